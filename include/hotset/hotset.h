@@ -1,0 +1,43 @@
+/*
+ * hotset.h - conventions shared by the whole hotset library.
+ *
+ * The library finds, measures and keeps a job's working set in the page
+ * cache. It never prints and never exits: every function that can fail
+ * returns 0 (or a count) on success and a negative errno value on failure,
+ * and leaves its output parameters untouched on failure unless its comment
+ * says otherwise. Where an errno alone would not tell the user what went
+ * wrong (a malformed profile, say), the function also fills a caller-owned
+ * struct hs_error with a sentence and a position.
+ *
+ * Ownership rule, stated once: whoever calls a function named *_open,
+ * *_new, *_load or *_init owns what it returns and releases it with the
+ * matching *_close, *_free or *_release. Strings and arrays reached through
+ * a returned structure belong to that structure unless documented otherwise.
+ */
+#ifndef HOTSET_HOTSET_H
+#define HOTSET_HOTSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HOTSET_VERSION "0.1.0"
+
+/*
+ * What went wrong, in words, for errors that deserve more than an errno.
+ * line is 1-based (0 when not applicable); offset is the byte offset in the
+ * input where the problem starts.
+ */
+struct hs_error {
+	unsigned line;
+	size_t offset;
+	char msg[256];
+};
+
+/* Fill err (if not NULL) with a printf-style message; returns -errnum. */
+int hs_error_set(struct hs_error *err, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Bytes per page on this machine (sysconf(_SC_PAGESIZE), cached). */
+uint32_t hs_page_size(void);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * cli.h - what the hotset commands share: the command table entry, exit
+ * codes, messages, and output helpers (JSON, sizes, bars, progress).
+ *
+ * The library never prints; everything a user sees is written here.
+ */
+#ifndef HOTSET_CLI_H
+#define HOTSET_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes that scripts can rely on (see hotset(1), EXIT STATUS). */
+enum {
+	EXIT_OK = 0,
+	EXIT_PARTIAL = 1,	/* some operands failed; the rest was done */
+	EXIT_USAGE = 2,		/* bad command line or unreadable profile */
+	EXIT_HOTSET = 125,	/* record/time: hotset itself failed */
+	EXIT_NOEXEC = 126,	/* record/time: command cannot be executed */
+	EXIT_NOTFOUND = 127,	/* record/time: command not found */
+};
+
+struct cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;	/* one line, for `hotset --help` */
+	const char *usage;	/* synopsis and options, for CMD --help */
+};
+
+extern const struct cmd cmd_record, cmd_show, cmd_snapshot, cmd_status, cmd_warm,
+	cmd_evict, cmd_time;
+
+/* The table, in the order `hotset --help` lists it; NULL-terminated. */
+extern const struct cmd *const commands[];
+const struct cmd *find_command(const char *name);
+
+/* ---- messages: "hotset: ..." on stderr ---------------------------------- */
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print an error; returns -1 so that callers can `return error(...)`. */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "usage: ..." for cmd with a reason and return EXIT_USAGE. */
+int usage_error(const struct cmd *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Print cmd's usage to stdout and return EXIT_OK (for --help). */
+int print_usage(const struct cmd *cmd);
+
+/* Flush stdout and turn a write error into an error message; returns the
+ * exit code to use (code, or EXIT_PARTIAL/EXIT_HOTSET if stdout failed). */
+int finish_stdout(int code);
+
+/* ---- options ------------------------------------------------------------ */
+
+/* Parse a size such as 512M, 1.5G, 4096 or 10% (of RAM); -1 if invalid. */
+int parse_size(const char *s, uint64_t *out);
+
+/* ---- human output -------------------------------------------------------- */
+
+/* "12.3 MiB"; buf holds at least 16 bytes. */
+const char *human_size(uint64_t bytes, char buf[16]);
+/* "45.2%" of part/whole ("-" if whole is 0); buf holds at least 8 bytes. */
+const char *percent(uint64_t part, uint64_t whole, char buf[8]);
+
+/*
+ * A bar of width cells for a file: 'O' fully resident cell, 'o' partly,
+ * ' ' none, '?' unknown. cells[i] is a fraction in [0,1] or < 0 if unknown.
+ */
+void print_bar(FILE *f, const double *cells, int width);
+
+/* ---- progress on a terminal ------------------------------------------- */
+
+struct progress {
+	bool on;		/* stderr is a TTY and not --quiet */
+	const char *label;
+	uint64_t total;		/* bytes (or items) expected, 0 if unknown */
+	double last;		/* monotonic seconds of the last redraw */
+	double start;
+};
+void progress_start(struct progress *p, const char *label, uint64_t total, bool quiet);
+/* Redraw at most ten times a second. */
+void progress_update(struct progress *p, uint64_t done, const char *unit);
+void progress_end(struct progress *p);
+
+double now_seconds(void);	/* CLOCK_MONOTONIC */
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+/*
+ * A streaming JSON writer. Keys are NULL inside arrays. Strings are bytes:
+ * valid UTF-8 passes through, any other byte b is written as \udcXX (the
+ * "surrogateescape" convention, so Python's os.fsencode() gives back the
+ * original path).
+ */
+struct json {
+	FILE *f;
+	int depth;
+	bool first[64];		/* no member written yet at this depth */
+};
+void json_init(struct json *j, FILE *f);
+void json_begin_object(struct json *j, const char *key);
+void json_end_object(struct json *j);
+void json_begin_array(struct json *j, const char *key);
+void json_end_array(struct json *j);
+void json_string(struct json *j, const char *key, const char *s);
+void json_bytes(struct json *j, const char *key, const char *s, size_t len);
+void json_u64(struct json *j, const char *key, uint64_t v);
+void json_i64(struct json *j, const char *key, int64_t v);
+void json_double(struct json *j, const char *key, double v);
+void json_bool(struct json *j, const char *key, bool v);
+void json_null(struct json *j, const char *key);
+/* Terminate the document with a newline. */
+void json_finish(struct json *j);
+
+#endif

@@ -1,0 +1,130 @@
+/*
+ * cmd-evict.c - hotset evict: drop files, or a profile's pages, from the
+ * page cache (to measure a cold run, or to make room).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <string.h>
+
+#include "hotset/evict.h"
+#include "operands.h"
+
+static const char usage[] =
+	"usage: hotset evict [-x] [-L] [-q] [--no-writeback] [--json] [-p PROFILE] [PATH...]\n"
+	"\n"
+	"Drop the files under PATHs, or the pages a profile lists, from the page\n"
+	"cache. Dirty pages are written back first, so that they can be dropped\n"
+	"too. Pages that stay (mapped by a process, locked, or dirtied again) are\n"
+	"reported.\n"
+	"\n"
+	"  -p, --profile PROFILE  evict only the profile's pages\n"
+	"      --no-writeback     do not write dirty pages back (they stay cached)\n"
+	"  -x, --one-file-system  do not cross mount points\n"
+	"  -L, --dereference      follow symlinks inside directories\n"
+	"  -q, --quiet            do not warn about files that are skipped\n"
+	"      --json             machine-readable summary\n"
+	"  -h, --help             show this help\n"
+	"\n"
+	"Exit status: 0 done, 1 some files could not be evicted, 2 usage error.\n";
+
+const struct cmd cmd_evict;
+
+struct evict {
+	bool writeback;
+	uint64_t files, pages, before, stayed, unknown_files;
+	struct operands *ops;
+};
+
+static int evict_one(void *ctx, const struct hs_target *t)
+{
+	struct evict *e = ctx;
+	struct hs_evict_result r;
+	int rc;
+
+	rc = hs_evict(t->fd, (uint64_t)t->st->st_size, t->ranges, t->nranges, e->writeback, &r);
+	if (rc) {
+		e->ops->skipped++;
+		warning("%s: cannot evict: %s", t->path, strerror(-rc));
+		return 0;
+	}
+	e->files++;
+	e->pages += t->pages;
+	if (!r.known) {
+		e->unknown_files++;
+		return 0;
+	}
+	e->before += r.before.cached;
+	e->stayed += r.after.cached;
+	return 0;
+}
+
+static int run_evict(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "profile", required_argument, NULL, 'p' },
+		{ "no-writeback", no_argument, NULL, 'W' },
+		{ "one-file-system", no_argument, NULL, 'x' },
+		{ "dereference", no_argument, NULL, 'L' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct operands ops = { .cmd = &cmd_evict };
+	struct evict e = { .writeback = true, .ops = &ops };
+	const uint64_t ps = hs_page_size();
+	bool json = false;
+	char a[16], b[16];
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "+p:xLqh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'p': ops.profile = optarg; break;
+		case 'W': e.writeback = false; break;
+		case 'x': ops.walk.one_filesystem = true; break;
+		case 'L': ops.walk.follow_symlinks = true; break;
+		case 'q': ops.quiet = true; break;
+		case 'J': json = true; break;
+		case 'h': return print_usage(&cmd_evict);
+		default: return usage_error(&cmd_evict, NULL);
+		}
+	}
+	ops.paths = argv + optind;
+	ops.npaths = argc - optind;
+	if ((rc = operands_open(&ops)))
+		return rc;
+	rc = operands_foreach(&ops, evict_one, &e);
+	operands_close(&ops);
+	if (rc)
+		return EXIT_USAGE;
+	if (json) {
+		struct json j;
+
+		json_init(&j, stdout);
+		json_begin_object(&j, NULL);
+		json_u64(&j, "files", e.files);
+		json_u64(&j, "pages", e.pages);
+		json_u64(&j, "evicted_pages", e.before - e.stayed);
+		json_u64(&j, "stayed_pages", e.stayed);
+		json_u64(&j, "unknown_files", e.unknown_files);
+		json_u64(&j, "skipped_files", ops.skipped);
+		json_end_object(&j);
+		json_finish(&j);
+	} else {
+		printf("Evicted %llu pages (%s) from %llu files", (unsigned long long)(e.before - e.stayed),
+		       human_size((e.before - e.stayed) * ps, a), (unsigned long long)e.files);
+		if (e.stayed)
+			printf("; %llu pages (%s) stayed: mapped, locked or dirty",
+			       (unsigned long long)e.stayed, human_size(e.stayed * ps, b));
+		putchar('\n');
+		if (e.unknown_files)
+			printf("Residency of %llu files is unknown (no write permission): they were\n"
+			       "evicted, but the result cannot be checked.\n",
+			       (unsigned long long)e.unknown_files);
+	}
+	return finish_stdout(ops.skipped ? EXIT_PARTIAL : EXIT_OK);
+}
+
+const struct cmd cmd_evict = {
+	"evict", run_evict, "drop files or a profile's pages from the page cache", usage,
+};

@@ -1,0 +1,169 @@
+/*
+ * cmd-snapshot.c - hotset snapshot: save what is in the page cache now as a
+ * profile, to be brought back later (after a reboot, say) with `warm -p`.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hotset/residency.h"
+#include "operands.h"
+
+static const char usage[] =
+	"usage: hotset snapshot [-x] [-L] [-q] [--json] -o PROFILE PATH...\n"
+	"\n"
+	"Write a profile of the pages of files under PATHs that are in the page\n"
+	"cache now. Restore them later with 'hotset warm -p PROFILE'.\n"
+	"\n"
+	"  -o, --output PROFILE   where to write the profile ('-' for stdout)\n"
+	"  -x, --one-file-system  do not cross mount points\n"
+	"  -L, --dereference      follow symlinks inside directories\n"
+	"  -q, --quiet            do not warn about files that are skipped\n"
+	"      --json             print the summary as JSON\n"
+	"  -h, --help             show this help\n"
+	"\n"
+	"Files whose residency cannot be known (no write permission) are left out\n"
+	"with a warning. Exit status: 0 done, 1 some files left out, 2 usage error.\n";
+
+const struct cmd cmd_snapshot;
+
+struct snapshot {
+	struct hs_profile_writer *w;
+	struct hs_range *runs;
+	size_t n, cap;
+	uint64_t files, pages;
+	struct operands *ops;
+};
+
+static int add_run(void *ctx, uint64_t first, uint64_t last)
+{
+	struct snapshot *s = ctx;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct hs_range *v = realloc(s->runs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->runs = v;
+		s->cap = cap;
+	}
+	s->runs[s->n++] = (struct hs_range){ first, last };
+	return 0;
+}
+
+static int snapshot_one(void *ctx, const struct hs_target *t)
+{
+	struct snapshot *s = ctx;
+	struct hs_profile_file f = { 0 };
+	int rc;
+
+	s->n = 0;
+	rc = hs_residency_runs(t->fd, (uint64_t)t->st->st_size, 0, UINT64_MAX, add_run, s);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc) {
+		s->ops->skipped++;
+		if (!s->ops->quiet)
+			warning("%s: left out: %s", t->path,
+				rc == -EPERM ? "residency unknown without write permission" : strerror(-rc));
+		return 0;
+	}
+	if (!s->n)
+		return 0;
+	f.path = t->path;
+	f.path_len = t->path_len;
+	f.id.dev = t->st->st_dev;
+	f.id.ino = t->st->st_ino;
+	f.id.size = (uint64_t)t->st->st_size;
+	f.id.mtime_sec = t->st->st_mtim.tv_sec;
+	f.id.mtime_nsec = (uint32_t)t->st->st_mtim.tv_nsec;
+	f.ranges = s->runs;
+	f.nranges = s->n;
+	f.pages = hs_ranges_pages(s->runs, s->n);
+	s->files++;
+	s->pages += f.pages;
+	return hs_profile_write_file(s->w, &f);
+}
+
+static int run_snapshot(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "one-file-system", no_argument, NULL, 'x' },
+		{ "dereference", no_argument, NULL, 'L' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct operands ops = { .cmd = &cmd_snapshot };
+	struct snapshot s = { .ops = &ops };
+	struct hs_profile_header h;
+	const char *out = NULL;
+	bool json = false;
+	char size[16];
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "+o:xLqh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o': out = optarg; break;
+		case 'x': ops.walk.one_filesystem = true; break;
+		case 'L': ops.walk.follow_symlinks = true; break;
+		case 'q': ops.quiet = true; break;
+		case 'J': json = true; break;
+		case 'h': return print_usage(&cmd_snapshot);
+		default: return usage_error(&cmd_snapshot, NULL);
+		}
+	}
+	if (!out)
+		return usage_error(&cmd_snapshot, "give the profile to write with -o PROFILE");
+	ops.paths = argv + optind;
+	ops.npaths = argc - optind;
+	if (!ops.npaths)
+		return usage_error(&cmd_snapshot, "give at least one PATH");
+	if ((rc = operands_open(&ops)))
+		return rc;
+	hs_profile_header_init(&h, "snapshot");
+	if ((rc = hs_profile_writer_open(out, &h, &s.w))) {
+		error("%s: cannot write: %s", out, strerror(-rc));
+		return EXIT_USAGE;
+	}
+	rc = operands_foreach(&ops, snapshot_one, &s);
+	free(s.runs);
+	if (rc) {
+		hs_profile_writer_abort(s.w);
+		if (rc < -1)
+			error("%s: %s", out, strerror(-rc));
+		return EXIT_PARTIAL;
+	}
+	if ((rc = hs_profile_writer_commit(s.w))) {
+		error("%s: cannot write: %s", out, strerror(-rc));
+		return EXIT_PARTIAL;
+	}
+	/* with -o -, stdout carries the profile: the summary goes to stderr */
+	FILE *report = strcmp(out, "-") ? stdout : stderr;
+	if (json) {
+		struct json j;
+
+		json_init(&j, report);
+		json_begin_object(&j, NULL);
+		json_string(&j, "profile", out);
+		json_u64(&j, "files", s.files);
+		json_u64(&j, "pages", s.pages);
+		json_u64(&j, "bytes", s.pages * hs_page_size());
+		json_u64(&j, "skipped_files", ops.skipped);
+		json_end_object(&j);
+		json_finish(&j);
+	} else {
+		fprintf(report, "Snapshot of %llu files, %llu resident pages (%s), written to %s\n",
+			(unsigned long long)s.files, (unsigned long long)s.pages,
+			human_size(s.pages * hs_page_size(), size), out);
+	}
+	return finish_stdout(ops.skipped ? EXIT_PARTIAL : EXIT_OK);
+}
+
+const struct cmd cmd_snapshot = {
+	"snapshot", run_snapshot, "save what is in the page cache now as a profile", usage,
+};

@@ -1,0 +1,152 @@
+/*
+ * hotset.c - the hotset command: one table maps each subcommand to the
+ * function that runs it, and feeds `hotset --help` and `hotset help CMD`.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hotset/hotset.h"
+#include "cli.h"
+
+const struct cmd *const commands[] = {
+	&cmd_record, &cmd_time, &cmd_show, &cmd_status, &cmd_warm, &cmd_evict,
+	&cmd_snapshot, NULL,
+};
+
+static const char main_usage[] =
+	"usage: hotset [--version] [--help] COMMAND [ARGS...]\n"
+	"\n"
+	"Find the files a slow job waits for, and keep them in memory.\n"
+	"\n"
+	"Commands:\n";
+
+const struct cmd *find_command(const char *name)
+{
+	for (size_t i = 0; commands[i]; i++)
+		if (strcmp(commands[i]->name, name) == 0)
+			return commands[i];
+	return NULL;
+}
+
+static void print_main_usage(FILE *f)
+{
+	fputs(main_usage, f);
+	for (size_t i = 0; commands[i]; i++)
+		fprintf(f, "   %-10s %s\n", commands[i]->name, commands[i]->summary);
+	fputs("\nRun 'hotset help COMMAND' or 'hotset COMMAND --help' for a command's options.\n", f);
+}
+
+static void vmessage(const char *prefix, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "hotset: %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("", fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("", fmt, ap);
+	va_end(ap);
+	exit(EXIT_USAGE);
+}
+
+int usage_error(const struct cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fmt) {
+		va_start(ap, fmt);
+		vmessage("", fmt, ap);
+		va_end(ap);
+	}
+	fprintf(stderr, "Try 'hotset %s --help' for more information.\n", cmd->name);
+	return EXIT_USAGE;
+}
+
+int print_usage(const struct cmd *cmd)
+{
+	fputs(cmd->usage, stdout);
+	return finish_stdout(EXIT_OK);
+}
+
+int finish_stdout(int code)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		/* a closed pipe is the reader's choice, not an error worth noise */
+		if (errno != EPIPE)
+			error("error writing to standard output: %s", strerror(errno));
+		return code ? code : EXIT_PARTIAL;
+	}
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd *cmd;
+
+	if (argc < 2) {
+		print_main_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		print_main_usage(stdout);
+		return finish_stdout(EXIT_OK);
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("hotset %s\n", HOTSET_VERSION);
+		return finish_stdout(EXIT_OK);
+	}
+	if (!strcmp(argv[1], "help")) {
+		if (argc < 3) {
+			print_main_usage(stdout);
+			return finish_stdout(EXIT_OK);
+		}
+		cmd = find_command(argv[2]);
+		if (!cmd) {
+			error("'%s' is not a hotset command; see 'hotset --help'", argv[2]);
+			return EXIT_USAGE;
+		}
+		return print_usage(cmd);
+	}
+	if (argv[1][0] == '-') {
+		error("unknown option '%s'", argv[1]);
+		print_main_usage(stderr);
+		return EXIT_USAGE;
+	}
+	cmd = find_command(argv[1]);
+	if (!cmd) {
+		error("'%s' is not a hotset command; see 'hotset --help'", argv[1]);
+		return EXIT_USAGE;
+	}
+	/* getopt's own messages then start with "hotset CMD:" */
+	static char prog[64];
+	snprintf(prog, sizeof(prog), "hotset %s", cmd->name);
+	argv[1] = prog;
+	return cmd->run(argc - 1, argv + 1);
+}

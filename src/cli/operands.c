@@ -1,0 +1,116 @@
+/*
+ * operands.c - PATH operands and -p PROFILE, shared by the cache commands.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "operands.h"
+
+void print_path(FILE *f, const char *path, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)path[i];
+
+		if (ch < 0x20 || ch == 0x7f || ch == '\\')
+			fprintf(f, ch == '\\' ? "\\\\" : "\\x%02x", ch);
+		else
+			fputc(ch, f);
+	}
+}
+
+unsigned default_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 8 ? 8 : (unsigned)n;
+}
+
+static void warn_file(void *ctx, const char *path, int errnum, const char *what)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct operands *o = ctx;
+
+	__atomic_fetch_add(&o->skipped, 1, __ATOMIC_RELAXED);
+	if (o->quiet)
+		return;
+	pthread_mutex_lock(&lock);
+	fflush(stdout);
+	fputs("hotset: ", stderr);
+	print_path(stderr, path, strlen(path));
+	if (errnum)
+		fprintf(stderr, ": %s: %s\n", what, strerror(errnum));
+	else
+		fprintf(stderr, ": %s\n", what);
+	pthread_mutex_unlock(&lock);
+}
+
+int operands_open(struct operands *o)
+{
+	struct hs_error err = { 0 };
+	int rc;
+
+	if (!o->profile && o->npaths == 0)
+		return usage_error(o->cmd, "give a PATH or -p PROFILE");
+	if (!o->profile)
+		return EXIT_OK;
+	rc = hs_profile_open(o->profile, &o->reader, &err);
+	if (rc == -EINVAL && err.line)
+		error("%s:%u: %s", o->profile, err.line, err.msg);
+	else if (rc)
+		error("%s: %s", o->profile, err.msg[0] ? err.msg : strerror(-rc));
+	return rc ? EXIT_USAGE : EXIT_OK;
+}
+
+/* With -p and PATHs, only profile entries at or under a PATH are targets. */
+static bool selected(const struct operands *o, const char *path)
+{
+	if (!o->npaths)
+		return true;
+	for (int i = 0; i < o->npaths; i++) {
+		const char *p = o->paths[i];
+		size_t n = strlen(p);
+
+		while (n > 1 && p[n - 1] == '/')
+			n--;
+		if (!strncmp(path, p, n) && (path[n] == '\0' || path[n] == '/' || p[n - 1] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* The callback for the library: o is the context of both fn and warn_file. */
+static int visit(void *ctx, const struct hs_target *t)
+{
+	struct operands *o = ctx;
+
+	if (o->reader && !selected(o, t->path))
+		return 0;
+	return o->fn(o->ctx, t);
+}
+
+int operands_foreach(struct operands *o, hs_target_fn fn, void *ctx)
+{
+	struct hs_error err = { 0 };
+	int rc;
+
+	o->fn = fn;
+	o->ctx = ctx;
+	if (!o->reader)
+		return hs_targets_walk((const char *const *)o->paths, (size_t)o->npaths, &o->walk,
+				       visit, warn_file, o);
+	hs_profile_rewind(o->reader);
+	rc = hs_targets_profile(o->reader, visit, warn_file, o, &err);
+	if (rc == -EINVAL)
+		return error("%s:%u: %s", o->profile, err.line, err.msg);
+	if (rc == -ENOMEM)
+		return error("out of memory");
+	return rc;
+}
+
+void operands_close(struct operands *o)
+{
+	hs_profile_close(o->reader);
+	o->reader = NULL;
+}

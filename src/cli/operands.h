@@ -1,0 +1,46 @@
+/*
+ * operands.h - what status, warm, evict and snapshot act on: PATH operands
+ * and/or a profile given with -p, with per-file warnings printed and
+ * counted so that the command can exit 1 after doing the rest.
+ */
+#ifndef HOTSET_CLI_OPERANDS_H
+#define HOTSET_CLI_OPERANDS_H
+
+#include "hotset/targets.h"
+#include "cli.h"
+
+struct operands {
+	const struct cmd *cmd;
+	const char *profile;		/* -p PROFILE, or NULL */
+	struct hs_target_opts walk;	/* -x, -L */
+	char **paths;			/* PATH operands (with -p: a filter) */
+	int npaths;
+	struct hs_profile_reader *reader;
+	unsigned skipped;		/* files skipped with a warning */
+	bool quiet;			/* do not print per-file warnings */
+	/* the callback and context of operands_foreach() */
+	hs_target_fn fn;
+	void *ctx;
+};
+
+/*
+ * Check the operands (PATHs or -p are required) and open the profile.
+ * Returns EXIT_OK, or the exit code after printing why not.
+ */
+int operands_open(struct operands *o);
+
+/*
+ * Call fn for each target. Returns 0, the callback's non-zero value, or -1
+ * after printing an error (a profile malformed part way).
+ */
+int operands_foreach(struct operands *o, hs_target_fn fn, void *ctx);
+
+void operands_close(struct operands *o);
+
+/* Threads for walking trees: the online CPUs, at most 8. */
+unsigned default_threads(void);
+
+/* Print a path with control characters escaped as \xHH. */
+void print_path(FILE *f, const char *path, size_t len);
+
+#endif

@@ -1,0 +1,321 @@
+/*
+ * output.c - how hotset talks to people and to scripts: readable sizes,
+ * residency bars, a progress line on terminals, and streaming JSON.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGTPE";
+	char *end;
+	double v;
+
+	errno = 0;
+	if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.'))
+		return -1;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -1;
+	if (*end == '%') {
+		struct sysinfo si;
+
+		if (end[1] || v > 100 || sysinfo(&si) < 0)
+			return -1;
+		*out = (uint64_t)((double)si.totalram * si.mem_unit * v / 100.0);
+		return 0;
+	}
+	if (*end) {
+		const char *u = strchr(units, toupper((unsigned char)*end));
+
+		if (!u || !*u)
+			return -1;
+		v *= pow(1024.0, (double)(u - units + 1));
+		end++;
+		/* accept K, KB, KiB, k, kb, kib */
+		if (*end == 'i' || *end == 'I')
+			end++;
+		if (*end == 'B' || *end == 'b')
+			end++;
+		if (*end)
+			return -1;
+	} else if (v != floor(v)) {
+		return -1;	/* fractional bytes */
+	}
+	if (v >= 18446744073709551615.0)
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+const char *human_size(uint64_t bytes, char buf[16])
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)bytes;
+	int u = 0;
+
+	while (v >= 1024.0 && u < 6) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, 16, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(buf, 16, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+const char *percent(uint64_t part, uint64_t whole, char buf[8])
+{
+	if (!whole)
+		snprintf(buf, 8, "-");
+	else
+		snprintf(buf, 8, "%.1f%%", 100.0 * (double)part / (double)whole);
+	return buf;
+}
+
+void print_bar(FILE *f, const double *cells, int width)
+{
+	fputc('[', f);
+	for (int i = 0; i < width; i++) {
+		double c = cells[i];
+
+		fputc(c < 0 ? '?' : c >= 1.0 ? 'O' : c > 0 ? 'o' : ' ', f);
+	}
+	fputc(']', f);
+}
+
+/* ---- progress --------------------------------------------------------------- */
+
+void progress_start(struct progress *p, const char *label, uint64_t total, bool quiet)
+{
+	p->on = !quiet && isatty(STDERR_FILENO);
+	p->label = label;
+	p->total = total;
+	p->start = p->last = now_seconds();
+}
+
+void progress_update(struct progress *p, uint64_t done, const char *unit)
+{
+	double t = now_seconds(), rate;
+	char a[16], b[16], r[16];
+	int width = 30, fill;
+
+	if (!p->on || t - p->last < 0.1)
+		return;
+	p->last = t;
+	rate = t > p->start ? (double)done / (t - p->start) : 0;
+	if (!strcmp(unit, "bytes")) {
+		human_size(done, a);
+		human_size(p->total, b);
+		human_size((uint64_t)rate, r);
+		strcat(r, "/s");
+	} else {
+		snprintf(a, sizeof(a), "%llu", (unsigned long long)done);
+		snprintf(b, sizeof(b), "%llu", (unsigned long long)p->total);
+		snprintf(r, sizeof(r), "%.0f/s", rate);
+	}
+	if (p->total) {
+		fill = (int)((double)width * (double)(done > p->total ? p->total : done) /
+			     (double)p->total);
+		fprintf(stderr, "\r%s [%.*s%*s] %s / %s  %s \033[K", p->label, fill,
+			"##############################", width - fill, "", a, b, r);
+	} else {
+		fprintf(stderr, "\r%s %s  %s \033[K", p->label, a, r);
+	}
+}
+
+void progress_end(struct progress *p)
+{
+	if (p->on)
+		fputs("\r\033[K", stderr);
+}
+
+/* ---- JSON ------------------------------------------------------------------- */
+
+void json_init(struct json *j, FILE *f)
+{
+	memset(j, 0, sizeof(*j));
+	j->f = f;
+	j->first[0] = true;
+}
+
+static void indent(struct json *j)
+{
+	fputc('\n', j->f);
+	for (int i = 0; i < j->depth; i++)
+		fputs("  ", j->f);
+}
+
+static void write_string(FILE *f, const char *s, size_t len);
+
+/* Separator, indentation and key before a value. */
+static void member(struct json *j, const char *key)
+{
+	if (j->depth > 0) {
+		if (!j->first[j->depth])
+			fputc(',', j->f);
+		indent(j);
+	}
+	j->first[j->depth] = false;
+	if (key) {
+		write_string(j->f, key, strlen(key));
+		fputs(": ", j->f);
+	}
+}
+
+static void open_scope(struct json *j, const char *key, char ch)
+{
+	member(j, key);
+	fputc(ch, j->f);
+	if (j->depth < 63)
+		j->depth++;
+	j->first[j->depth] = true;
+}
+
+static void close_scope(struct json *j, char ch)
+{
+	bool empty = j->first[j->depth];
+
+	j->depth--;
+	if (!empty)
+		indent(j);
+	fputc(ch, j->f);
+}
+
+void json_begin_object(struct json *j, const char *key) { open_scope(j, key, '{'); }
+void json_end_object(struct json *j) { close_scope(j, '}'); }
+void json_begin_array(struct json *j, const char *key) { open_scope(j, key, '['); }
+void json_end_array(struct json *j) { close_scope(j, ']'); }
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, surrogates and beyond U+10FFFF are not UTF-8 */
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+static void write_string(FILE *f, const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	fputc('"', f);
+	for (size_t i = 0; i < len;) {
+		unsigned char ch = s[i];
+		size_t n;
+
+		if (ch == '"' || ch == '\\') {
+			fputc('\\', f);
+			fputc(ch, f);
+			i++;
+		} else if (ch == '\n') {
+			fputs("\\n", f);
+			i++;
+		} else if (ch == '\t') {
+			fputs("\\t", f);
+			i++;
+		} else if (ch < 0x20 || ch == 0x7f) {
+			fprintf(f, "\\u%04x", ch);
+			i++;
+		} else if ((n = utf8_len(s + i, len - i)) > 0) {
+			fwrite(s + i, 1, n, f);
+			i += n;
+		} else {
+			fprintf(f, "\\udc%02x", ch);	/* surrogateescape */
+			i++;
+		}
+	}
+	fputc('"', f);
+}
+
+void json_bytes(struct json *j, const char *key, const char *s, size_t len)
+{
+	member(j, key);
+	write_string(j->f, s, len);
+}
+
+void json_string(struct json *j, const char *key, const char *s)
+{
+	if (!s) {
+		json_null(j, key);
+		return;
+	}
+	json_bytes(j, key, s, strlen(s));
+}
+
+void json_u64(struct json *j, const char *key, uint64_t v)
+{
+	member(j, key);
+	fprintf(j->f, "%llu", (unsigned long long)v);
+}
+
+void json_i64(struct json *j, const char *key, int64_t v)
+{
+	member(j, key);
+	fprintf(j->f, "%lld", (long long)v);
+}
+
+void json_double(struct json *j, const char *key, double v)
+{
+	member(j, key);
+	if (isfinite(v))
+		fprintf(j->f, "%.6g", v);
+	else
+		fputs("null", j->f);
+}
+
+void json_bool(struct json *j, const char *key, bool v)
+{
+	member(j, key);
+	fputs(v ? "true" : "false", j->f);
+}
+
+void json_null(struct json *j, const char *key)
+{
+	member(j, key);
+	fputs("null", j->f);
+}
+
+void json_finish(struct json *j)
+{
+	fputc('\n', j->f);
+}

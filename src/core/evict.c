@@ -1,0 +1,71 @@
+/*
+ * evict.c - drop pages from the page cache, and say what stayed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+
+#include "hotset/evict.h"
+
+/* Apply one action to the byte span of each range, clipped to the file. */
+static int each_span(int fd, uint64_t size, const struct hs_range *ranges, size_t nranges,
+		     int (*fn)(int fd, uint64_t off, uint64_t len))
+{
+	const uint64_t ps = hs_page_size();
+	int rc;
+
+	if (!ranges)
+		return size ? fn(fd, 0, size) : 0;
+	for (size_t i = 0; i < nranges; i++) {
+		uint64_t off = ranges[i].first * ps, end = (ranges[i].last + 1) * ps;
+
+		if (off >= size)
+			continue;
+		if (end > size)
+			end = size;
+		if ((rc = fn(fd, off, end - off)))
+			return rc;
+	}
+	return 0;
+}
+
+static int write_back(int fd, uint64_t off, uint64_t len)
+{
+	if (sync_file_range(fd, (off_t)off, (off_t)len,
+			    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+				    SYNC_FILE_RANGE_WAIT_AFTER) < 0)
+		return -errno;
+	return 0;
+}
+
+static int drop(int fd, uint64_t off, uint64_t len)
+{
+	/* posix_fadvise returns the error instead of setting errno */
+	return -posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
+}
+
+int hs_evict(int fd, uint64_t size, const struct hs_range *ranges, size_t nranges, bool writeback,
+	     struct hs_evict_result *res)
+{
+	struct hs_evict_result r = { .known = true };
+	enum hs_residency_method how = 0;
+	bool clean;
+	int rc;
+
+	rc = hs_residency_count(fd, size, ranges, nranges, &r.before, &how);
+	if (rc == -EPERM)
+		r.known = false;
+	else if (rc)
+		return rc;
+	/* only cachestat can tell that nothing is dirty */
+	clean = r.known && how == HS_RES_CACHESTAT && !r.before.dirty && !r.before.writeback;
+	if (writeback && !clean &&
+	    (rc = each_span(fd, size, ranges, nranges, write_back)))
+		return rc;
+	if ((rc = each_span(fd, size, ranges, nranges, drop)))
+		return rc;
+	if (r.known && (rc = hs_residency_count(fd, size, ranges, nranges, &r.after, NULL)))
+		return rc;
+	*res = r;
+	return 0;
+}

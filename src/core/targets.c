@@ -1,0 +1,656 @@
+/*
+ * targets.c - walking trees and profiles into a stream of open regular
+ * files (see targets.h for the rules).
+ *
+ * The tree walk reads directories with getdents64 into one buffer per
+ * thread and keeps a shared stack of directories still to read, so memory
+ * is bounded by the width of one path through the tree, not by its size.
+ * The only sets that grow with the tree are those of files with more than
+ * one hard link (to count them once) and, with -L, of directories (to stop
+ * symlink loops). Several threads may walk at once: on a warm cache the
+ * cost is all in syscalls, which run in parallel.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hotset/targets.h"
+
+/* ---- pseudo-filesystems ----------------------------------------------- */
+
+static const struct {
+	long magic;
+	const char *name;
+} pseudo_fs[] = {
+	{ PROC_SUPER_MAGIC, "proc" },	{ SYSFS_MAGIC, "sysfs" },
+	{ DEBUGFS_MAGIC, "debugfs" },	{ TRACEFS_MAGIC, "tracefs" },
+	{ CGROUP_SUPER_MAGIC, "cgroup" }, { CGROUP2_SUPER_MAGIC, "cgroup2" },
+	{ SECURITYFS_MAGIC, "securityfs" }, { BPF_FS_MAGIC, "bpf" },
+	{ DEVPTS_SUPER_MAGIC, "devpts" }, { PSTOREFS_MAGIC, "pstore" },
+	{ EFIVARFS_MAGIC, "efivarfs" }, { SELINUX_MAGIC, "selinuxfs" },
+	{ 0x62656570 /* CONFIGFS_MAGIC */, "configfs" },
+	{ 0x65735543 /* FUSE_CTL_SUPER_MAGIC */, "fusectl" },
+};
+
+static const char *pseudo_name(long magic)
+{
+	for (size_t i = 0; i < sizeof(pseudo_fs) / sizeof(pseudo_fs[0]); i++)
+		if (pseudo_fs[i].magic == magic)
+			return pseudo_fs[i].name;
+	return NULL;
+}
+
+const char *hs_pseudo_fs(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) < 0)
+		return NULL;
+	return pseudo_name((long)sf.f_type);
+}
+
+/*
+ * statfs is asked once per device: the answer for a device never changes,
+ * and a tree or a profile touches few devices.
+ */
+struct fs_cache {
+	struct {
+		dev_t dev;
+		const char *pseudo;
+	} e[16];
+	size_t n;
+};
+
+static const char *cached_pseudo_fs(struct fs_cache *c, int fd, dev_t dev)
+{
+	const char *name;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (c->e[i].dev == dev)
+			return c->e[i].pseudo;
+	name = hs_pseudo_fs(fd);
+	if (c->n < sizeof(c->e) / sizeof(c->e[0])) {
+		c->e[c->n].dev = dev;
+		c->e[c->n].pseudo = name;
+		c->n++;
+	}
+	return name;
+}
+
+/* ---- a set of (dev, ino) for hard links and symlink loops -------------- */
+
+struct id_set {
+	struct { uint64_t dev, ino; } *v;	/* open addressing; ino 0 = empty */
+	size_t cap, n;
+};
+
+static uint64_t id_hash(uint64_t dev, uint64_t ino)
+{
+	uint64_t h = ino * 0x9e3779b97f4a7c15ull ^ dev * 0xc2b2ae3d27d4eb4full;
+
+	return h ^ (h >> 29);
+}
+
+/* Insert; returns 1 if it was new, 0 if present, -ENOMEM. */
+static int id_set_add(struct id_set *s, uint64_t dev, uint64_t ino)
+{
+	size_t i;
+
+	if ((s->n + 1) * 2 > s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 1024;
+		__typeof__(s->v) v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		for (size_t k = 0; k < s->cap; k++) {
+			if (!s->v[k].ino)
+				continue;
+			i = id_hash(s->v[k].dev, s->v[k].ino) & (cap - 1);
+			while (v[i].ino)
+				i = (i + 1) & (cap - 1);
+			v[i] = s->v[k];
+		}
+		free(s->v);
+		s->v = v;
+		s->cap = cap;
+	}
+	ino += !ino;	/* inode 0 does not occur on real filesystems */
+	for (i = id_hash(dev, ino) & (s->cap - 1); s->v[i].ino; i = (i + 1) & (s->cap - 1))
+		if (s->v[i].ino == ino && s->v[i].dev == dev)
+			return 0;
+	s->v[i].dev = dev;
+	s->v[i].ino = ino;
+	s->n++;
+	return 1;
+}
+
+/* ---- the tree walk -------------------------------------------------------- */
+
+/*
+ * Directories waiting to be read, shared by the walking threads. It is a
+ * stack, so the walk stays depth-first-ish and the stack stays small: at
+ * most the subdirectories of the directories on one path.
+ */
+struct dir_job {
+	char *path;
+	dev_t dev;
+};
+
+struct walk {
+	const struct hs_target_opts *o;
+	hs_target_fn fn;
+	hs_target_warn_fn warn;
+	void *ctx;
+	int open_flags;
+
+	pthread_mutex_t lock;	/* guards everything below */
+	pthread_cond_t more;	/* a job was pushed, or the walk ended */
+	struct dir_job *jobs;
+	size_t njobs, jobs_cap;
+	unsigned busy;		/* threads reading a directory */
+	int rc;			/* first failure; stops every thread */
+	struct id_set links;	/* files with st_nlink > 1 already seen */
+	struct id_set dirs;	/* directories seen, with -L */
+	struct fs_cache fs;
+	uint64_t index;
+};
+
+/* What one walking thread owns. */
+struct walker {
+	struct walk *w;
+	char *path;		/* the path being looked at */
+	size_t cap;
+	char *dents;		/* getdents64 buffer */
+};
+
+#define DENTS_SIZE (64 << 10)
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static int path_set(struct walker *t, size_t at, const char *name)
+{
+	size_t n = strlen(name), need = at + n + 2;
+
+	if (need > t->cap) {
+		size_t cap = t->cap ? t->cap : 256;
+		char *p;
+
+		while (cap < need)
+			cap *= 2;
+		p = realloc(t->path, cap);
+		if (!p)
+			return -ENOMEM;
+		t->path = p;
+		t->cap = cap;
+	}
+	memcpy(t->path + at, name, n + 1);
+	return 0;
+}
+
+/* Append "/name" to the directory path of length at. */
+static int path_join(struct walker *t, size_t at, const char *name)
+{
+	int rc;
+
+	if (at > 0 && t->path[at - 1] == '/')
+		return path_set(t, at, name);
+	if ((rc = path_set(t, at + 1, name)))
+		return rc;
+	t->path[at] = '/';
+	return 0;
+}
+
+static void warn(struct walker *t, int errnum, const char *what)
+{
+	if (t->w->warn)
+		t->w->warn(t->w->ctx, t->path, errnum, what);
+}
+
+/* Record id in set under the walk's lock: 1 new, 0 seen, -ENOMEM. */
+static int seen_once(struct walk *w, struct id_set *set, const struct stat *st)
+{
+	int rc;
+
+	pthread_mutex_lock(&w->lock);
+	rc = id_set_add(set, st->st_dev, st->st_ino);
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+static const char *walk_pseudo_fs(struct walk *w, int fd, dev_t dev)
+{
+	const char *name;
+
+	pthread_mutex_lock(&w->lock);
+	name = cached_pseudo_fs(&w->fs, fd, dev);
+	pthread_mutex_unlock(&w->lock);
+	return name;
+}
+
+/* Hand an open regular file (fd, st) to the callback; closes fd. */
+static int visit_file(struct walker *t, int fd, const struct stat *st)
+{
+	const uint64_t ps = hs_page_size();
+	struct walk *w = t->w;
+	struct hs_target tg = { 0 };
+	int rc;
+
+	if (st->st_nlink > 1 && (rc = seen_once(w, &w->links, st)) <= 0) {
+		close(fd);
+		return rc;	/* 0: a hard link already counted */
+	}
+	tg.path = t->path;
+	tg.path_len = strlen(t->path);
+	tg.fd = fd;
+	tg.st = st;
+	tg.pages = ((uint64_t)st->st_size + ps - 1) / ps;
+	tg.index = __atomic_fetch_add(&w->index, 1, __ATOMIC_RELAXED);
+	rc = w->fn(w->ctx, &tg);
+	close(fd);
+	return rc;
+}
+
+/*
+ * Open name in dirfd as a regular file and visit it. Anything that turns
+ * out not to be a regular file is closed unread.
+ */
+static int open_file(struct walker *t, int dirfd, const char *name, bool follow)
+{
+	struct stat st;
+	int fd = openat(dirfd, name, t->w->open_flags | (follow ? 0 : O_NOFOLLOW));
+
+	if (fd < 0) {
+		/* vanished since readdir, or became a symlink: not worth a word */
+		if (errno != ENOENT && !(errno == ELOOP && !follow))
+			warn(t, errno, "cannot open");
+		return 0;
+	}
+	if (fstat(fd, &st) < 0) {
+		warn(t, errno, "cannot stat");
+		close(fd);
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	return visit_file(t, fd, &st);
+}
+
+static int push_job(struct walk *w, const char *path, dev_t dev)
+{
+	char *copy = strdup(path);
+	int rc = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	pthread_mutex_lock(&w->lock);
+	if (w->njobs == w->jobs_cap) {
+		size_t cap = w->jobs_cap ? w->jobs_cap * 2 : 64;
+		struct dir_job *v = realloc(w->jobs, cap * sizeof(*v));
+
+		if (!v)
+			rc = -ENOMEM;
+		else
+			w->jobs = v, w->jobs_cap = cap;
+	}
+	if (!rc) {
+		w->jobs[w->njobs++] = (struct dir_job){ copy, dev };
+		pthread_cond_signal(&w->more);
+	} else {
+		free(copy);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+/*
+ * A subdirectory found in the directory being read: queue it, if the
+ * options allow. Its path is in t->path.
+ */
+static int found_dir(struct walker *t, int dirfd, const char *name, dev_t parent_dev, bool follow)
+{
+	struct walk *w = t->w;
+	struct stat st;
+	int fd, rc;
+
+	if (fstatat(dirfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno != ENOENT)
+			warn(t, errno, "cannot stat");
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	if (st.st_dev != parent_dev) {
+		if (w->o->one_filesystem)
+			return 0;
+		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return 0;
+		rc = walk_pseudo_fs(w, fd, st.st_dev) != NULL;
+		close(fd);
+		if (rc)
+			return 0;	/* /proc, /sys...: never read, silently */
+	}
+	if (follow) {
+		rc = seen_once(w, &w->dirs, &st);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			warn(t, 0, "directory reached twice (symlink loop?), walked once");
+			return 0;
+		}
+	}
+	return push_job(w, t->path, st.st_dev);
+}
+
+/* Read one directory: visit its files, queue its subdirectories. */
+static int read_dir(struct walker *t, const struct dir_job *job)
+{
+	struct walk *w = t->w;
+	const bool follow = w->o->follow_symlinks;
+	size_t base;
+	int dirfd, rc = 0;
+	long n;
+
+	if ((rc = path_set(t, 0, job->path)))
+		return rc;
+	base = strlen(t->path);
+	dirfd = open(job->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		if (errno != ENOENT)
+			warn(t, errno, "cannot open directory");
+		return 0;
+	}
+	while (!rc && (n = syscall(SYS_getdents64, dirfd, t->dents, DENTS_SIZE)) > 0) {
+		for (long off = 0; off < n && !rc; ) {
+			struct linux_dirent64 *de = (void *)(t->dents + off);
+			const char *name = de->d_name;
+			unsigned char type = de->d_type;
+
+			off += de->d_reclen;
+			if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+				continue;
+			if ((rc = path_join(t, base, name)))
+				break;
+			if (type == DT_UNKNOWN || (type == DT_LNK && follow)) {
+				struct stat st;
+
+				if (fstatat(dirfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
+					if (errno != ENOENT)
+						warn(t, errno, type == DT_LNK ? "broken symlink" : "cannot stat");
+					continue;
+				}
+				type = S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR : DT_UNKNOWN;
+			}
+			if (type == DT_REG)
+				rc = open_file(t, dirfd, name, follow);
+			else if (type == DT_DIR)
+				rc = found_dir(t, dirfd, name, job->dev, follow);
+			/* FIFOs, sockets, devices and unfollowed symlinks: never opened */
+		}
+	}
+	if (n < 0 && !rc) {
+		t->path[base] = '\0';
+		warn(t, errno, "cannot read directory");
+	}
+	close(dirfd);
+	return rc;
+}
+
+/* The body of each walking thread: take directories until none are left. */
+static void *walker_main(void *arg)
+{
+	struct walker *t = arg;
+	struct walk *w = t->w;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		struct dir_job job;
+		int rc;
+
+		while (!w->njobs && w->busy && !w->rc)
+			pthread_cond_wait(&w->more, &w->lock);
+		if (!w->njobs || w->rc)
+			break;	/* nothing queued and nobody can queue more */
+		job = w->jobs[--w->njobs];
+		w->busy++;
+		pthread_mutex_unlock(&w->lock);
+		rc = read_dir(t, &job);
+		free(job.path);
+		pthread_mutex_lock(&w->lock);
+		w->busy--;
+		if (rc && !w->rc)
+			w->rc = rc;
+		if (!w->busy || w->rc)
+			pthread_cond_broadcast(&w->more);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* One command-line operand: a file, or a directory to queue. */
+static int walk_operand(struct walker *t, const char *operand)
+{
+	struct walk *w = t->w;
+	struct stat st;
+	const char *pseudo;
+	int fd, rc;
+
+	if ((rc = path_set(t, 0, operand)))
+		return rc;
+	fd = open(operand, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		warn(t, errno, "cannot open");
+		return 0;
+	}
+	if (fstat(fd, &st) < 0) {
+		warn(t, errno, "cannot stat");
+		close(fd);
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		warn(t, 0, "not a regular file or directory, skipped");
+		close(fd);
+		return 0;
+	}
+	if ((pseudo = cached_pseudo_fs(&w->fs, fd, st.st_dev))) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "on a %s filesystem, never read", pseudo);
+		warn(t, 0, what);
+		close(fd);
+		return 0;
+	}
+	if (S_ISREG(st.st_mode))
+		return visit_file(t, fd, &st);
+	close(fd);
+	if (w->o->follow_symlinks && (rc = id_set_add(&w->dirs, st.st_dev, st.st_ino)) <= 0)
+		return rc;
+	return push_job(w, operand, st.st_dev);
+}
+
+static int base_open_flags(void)
+{
+	/* O_NOATIME spares an inode write per file, but only owners may ask */
+	return O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (geteuid() == 0 ? O_NOATIME : 0);
+}
+
+int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_target_opts *o,
+		    hs_target_fn fn, hs_target_warn_fn warn_fn, void *ctx)
+{
+	struct walk w = { .o = o, .fn = fn, .warn = warn_fn, .ctx = ctx };
+	unsigned nthreads = o->threads ? o->threads : 1;
+	struct walker *t = calloc(nthreads, sizeof(*t));
+	pthread_t *tid = calloc(nthreads, sizeof(*tid));
+	unsigned started = 0;
+	int rc = 0;
+
+	if (!t || !tid) {
+		free(t);
+		free(tid);
+		return -ENOMEM;
+	}
+	w.open_flags = base_open_flags();
+	pthread_mutex_init(&w.lock, NULL);
+	pthread_cond_init(&w.more, NULL);
+	for (unsigned i = 0; i < nthreads; i++) {
+		t[i].w = &w;
+		t[i].dents = malloc(DENTS_SIZE);
+		if (!t[i].dents)
+			rc = -ENOMEM;
+	}
+	/*
+	 * Operands one at a time, each walked to the end before the next, so
+	 * that named files and trees come out in the order they were named.
+	 */
+	for (size_t i = 0; i < npaths && !rc; i++) {
+		rc = walk_operand(&t[0], paths[i]);
+		if (rc || !w.njobs)
+			continue;
+		for (started = 1; started < nthreads; started++)
+			if (pthread_create(&tid[started], NULL, walker_main, &t[started]))
+				break;
+		walker_main(&t[0]);
+		for (unsigned k = 1; k < started; k++)
+			pthread_join(tid[k], NULL);
+		rc = w.rc;
+	}
+	for (size_t i = 0; i < w.njobs; i++)
+		free(w.jobs[i].path);
+	for (unsigned i = 0; i < nthreads; i++) {
+		free(t[i].path);
+		free(t[i].dents);
+	}
+	free(t);
+	free(tid);
+	free(w.jobs);
+	free(w.links.v);
+	free(w.dirs.v);
+	pthread_mutex_destroy(&w.lock);
+	pthread_cond_destroy(&w.more);
+	return rc;
+}
+
+/* ---- profiles ------------------------------------------------------------- */
+
+/*
+ * Ranges of a profile recorded with another page size, in this machine's
+ * pages (a page of the profile may straddle two of ours, or hold several).
+ */
+static int convert_ranges(const struct hs_profile_file *f, uint32_t from, struct hs_range **buf,
+			  size_t *cap)
+{
+	const uint64_t to = hs_page_size();
+
+	if (f->nranges > *cap) {
+		struct hs_range *v = realloc(*buf, f->nranges * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		*buf = v;
+		*cap = f->nranges;
+	}
+	for (size_t i = 0; i < f->nranges; i++) {
+		(*buf)[i].first = f->ranges[i].first * from / to;
+		(*buf)[i].last = ((f->ranges[i].last + 1) * from - 1) / to;
+	}
+	return 0;
+}
+
+static uint64_t pages_within(const struct hs_range *r, size_t n, uint64_t npages)
+{
+	uint64_t pages = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].first >= npages)
+			continue;
+		pages += (r[i].last < npages ? r[i].last : npages - 1) - r[i].first + 1;
+	}
+	return pages;
+}
+
+static bool is_stale(const struct hs_file_id *id, const struct stat *st)
+{
+	return id->dev != st->st_dev || id->ino != st->st_ino || id->size != (uint64_t)st->st_size ||
+	       id->mtime_sec != st->st_mtim.tv_sec || id->mtime_nsec != st->st_mtim.tv_nsec;
+}
+
+int hs_targets_profile(struct hs_profile_reader *r, hs_target_fn fn, hs_target_warn_fn warn_fn,
+		       void *ctx, struct hs_error *err)
+{
+	const uint32_t from = hs_profile_header(r)->page_size, ps = hs_page_size();
+	const int flags = base_open_flags();
+	struct hs_profile_item it;
+	struct hs_range *conv = NULL;
+	size_t conv_cap = 0;
+	struct fs_cache fs = { 0 };
+	uint64_t index = 0;
+	int rc;
+
+	while ((rc = hs_profile_next(r, &it, err)) > 0) {
+		struct hs_target t = { 0 };
+		const char *pseudo;
+		struct stat st;
+		int fd;
+
+		if (it.kind != HS_ITEM_FILE)
+			continue;
+		fd = open(it.file.path, flags);
+		if (fd < 0) {
+			if (warn_fn)
+				warn_fn(ctx, it.file.path, errno,
+					errno == ENOENT ? "no longer exists, skipped" : "cannot open");
+			continue;
+		}
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			if (warn_fn)
+				warn_fn(ctx, it.file.path, 0, "is no longer a regular file, skipped");
+			close(fd);
+			continue;
+		}
+		if ((pseudo = cached_pseudo_fs(&fs, fd, st.st_dev))) {
+			if (warn_fn)
+				warn_fn(ctx, it.file.path, 0, "is on a pseudo-filesystem, never read");
+			close(fd);
+			continue;
+		}
+		t.ranges = it.file.ranges;
+		t.nranges = it.file.nranges;
+		if (from != ps) {
+			if ((rc = convert_ranges(&it.file, from, &conv, &conv_cap))) {
+				close(fd);
+				break;
+			}
+			t.ranges = conv;
+		}
+		t.path = it.file.path;
+		t.path_len = it.file.path_len;
+		t.fd = fd;
+		t.st = &st;
+		t.pages = pages_within(t.ranges, t.nranges, ((uint64_t)st.st_size + ps - 1) / ps);
+		t.index = index++;
+		t.entry = &it.file;
+		t.stale = is_stale(&it.file.id, &st);
+		rc = fn(ctx, &t);
+		close(fd);
+		if (rc)
+			break;
+	}
+	free(conv);
+	return rc;
+}

@@ -1,0 +1,92 @@
+# tests/lib.sh - helpers for the CLI tests (tests/cli/tNNNN-*.sh), TAP output.
+#
+# A test script sources this file, then calls
+#   test_expect_success [PREREQ,...] 'description' 'shell commands'
+# and finally test_done. Each test runs in a subshell inside a fresh scratch
+# directory ($TRASH) on a real filesystem; it passes if the commands exit 0.
+# A test whose prerequisites are missing is skipped with the reason.
+#
+# Prerequisites: ROOT, NOBODY (can run commands as user nobody), CACHESTAT,
+# REALFS (scratch space on a filesystem with real page-cache eviction, i.e.
+# not tmpfs or overlayfs), BPF (the eBPF record backend is built in).
+
+set -u
+: "${HOTSET:?HOTSET must point at the hotset binary (tests/run sets it)}"
+HOTSET=$(readlink -f "$HOTSET")
+TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+HELPERS=${HELPERS:-$(dirname "$HOTSET")/tests/helpers}
+test_count=0 test_failed=0
+test_name=$(basename "$0" .sh)
+TRASH_ROOT=${TRASH_ROOT:-/var/tmp}
+TRASH=$(mktemp -d "$TRASH_ROOT/hotset-test.$test_name.XXXXXX")
+chmod 755 "$TRASH"
+cleanup_trash() { rm -rf "$TRASH"; }
+trap cleanup_trash EXIT
+
+hotset() { "$HOTSET" "$@"; }
+
+# ---- prerequisites -------------------------------------------------------
+prereq_ROOT() { [ "$(id -u)" -eq 0 ]; }
+prereq_NOBODY() { [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; }
+prereq_CACHESTAT() { "$HELPERS/pagetool" has-cachestat; }
+prereq_REALFS() {
+	local fs; fs=$(stat -f -c %T "$TRASH")
+	[ "$fs" != tmpfs ] && [ "$fs" != overlayfs ] && [ "$fs" != overlay ]
+}
+prereq_BPF() { "$HOTSET" record --backend=bpf --probe >/dev/null 2>&1; }
+have_prereq() {
+	local p IFS=,
+	for p in $1; do "prereq_$p" || { missing_prereq=$p; return 1; }; done
+}
+
+# Run a command as the unprivileged user nobody.
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
+
+# ---- running tests -----------------------------------------------------------
+test_expect_success() {
+	local prereq="" desc body rc
+	[ $# -eq 3 ] && { prereq=$1; shift; }
+	desc=$1 body=$2
+	test_count=$((test_count + 1))
+	if [ -n "$prereq" ] && ! have_prereq "$prereq"; then
+		echo "ok $test_count # skip $desc (missing $missing_prereq)"
+		return 0
+	fi
+	local dir="$TRASH/$test_count"
+	mkdir -p "$dir"
+	chmod 755 "$dir"
+	( cd "$dir" && set -e && eval "$body" ) > "$TRASH/out.$test_count" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "ok $test_count - $desc"
+	else
+		echo "not ok $test_count - $desc"
+		sed -e 's/^/#   /' "$TRASH/out.$test_count" | tail -n 40
+		test_failed=$((test_failed + 1))
+	fi
+}
+
+test_done() {
+	echo "1..$test_count"
+	[ "$test_failed" -eq 0 ]
+}
+
+# ---- assertions (return non-zero with a message) --------------------------------
+
+# expect_code N cmd...: the command exits with status N.
+expect_code() {
+	local want=$1 rc=0; shift
+	"$@" || rc=$?
+	[ "$rc" -eq "$want" ] || { echo "expected exit $want, got $rc: $*" >&2; return 1; }
+}
+
+# json FILE EXPR: evaluate a Python expression over the parsed JSON in j.
+json() {
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=eval(sys.argv[2]); print(r if not isinstance(r,bool) else int(r))' "$1" "$2"
+}
+
+# check_eq A B: A equals B (strings).
+check_eq() { [ "$1" = "$2" ] || { echo "expected '$2', got '$1'" >&2; return 1; }; }
+
+# Evict a file's pages (so that tests start cold) and read given ranges.
+cold() { "$HELPERS/pagetool" evict "$@"; }
