@@ -1,0 +1,366 @@
+/*
+ * recording.c - turning a stream of accesses into a working set.
+ *
+ * Each file keeps a bitmap of the pages seen so far and the list of ranges
+ * in the order they were first read: a new access appends only the pages
+ * not seen before, extending the last range when it continues it, so a
+ * file read front to back is one range however many reads it took. The
+ * bitmap is flat (one bit per page up to the highest page seen): 32 KiB
+ * for a 1 GiB file read anywhere near its end.
+ *
+ * Files are found by (device, inode) in an open-addressing table. The
+ * trace, if kept, is spooled to an unlinked temporary file in binary,
+ * consecutive accesses that continue each other merged into one run.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hotset/recording.h"
+
+struct rfile {
+	struct hs_file_id id;
+	char *path;
+	size_t path_len;
+	unsigned flags;
+	bool output;		/* created or truncated by the job */
+	int64_t order;		/* position among accessed files, -1 before */
+	uint64_t *seen;		/* bitmap of pages accessed */
+	uint64_t seen_words;
+	struct hs_range *ranges;	/* first-access order */
+	size_t nranges, ranges_cap;
+	uint64_t pages;
+};
+
+/* One trace run as spooled: file (internal index) and pages. */
+struct run {
+	uint64_t file;
+	uint64_t first, last;
+};
+
+struct hs_recording {
+	struct rfile *files;
+	size_t nfiles, files_cap;
+	int64_t *table;		/* (dev, ino) -> index + 1; 0 = empty slot */
+	size_t table_cap;
+	int64_t *order;		/* order -> internal index */
+	size_t accessed;
+	uint64_t pages, accesses, outputs;
+	FILE *spool;		/* trace runs, NULL without a trace */
+	struct run pending;	/* the run being extended */
+	bool have_pending;
+	uint64_t spooled;
+	int spool_error;
+};
+
+int hs_recording_new(bool keep_trace, struct hs_recording **out)
+{
+	struct hs_recording *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	if (keep_trace) {
+		r->spool = tmpfile();	/* unlinked: nothing is left if we die */
+		if (!r->spool) {
+			int rc = -errno;
+
+			free(r);
+			return rc;
+		}
+	}
+	*out = r;
+	return 0;
+}
+
+void hs_recording_free(struct hs_recording *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nfiles; i++) {
+		free(r->files[i].path);
+		free(r->files[i].seen);
+		free(r->files[i].ranges);
+	}
+	free(r->files);
+	free(r->table);
+	free(r->order);
+	if (r->spool)
+		fclose(r->spool);
+	free(r);
+}
+
+static size_t slot_of(uint64_t dev, uint64_t ino, size_t cap)
+{
+	uint64_t h = ino * 0x9e3779b97f4a7c15ull ^ dev * 0xc2b2ae3d27d4eb4full;
+
+	return (size_t)(h ^ (h >> 31)) & (cap - 1);
+}
+
+static int table_grow(struct hs_recording *r)
+{
+	size_t cap = r->table_cap ? r->table_cap * 2 : 1024;
+	int64_t *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nfiles; i++) {
+		size_t s = slot_of(r->files[i].id.dev, r->files[i].id.ino, cap);
+
+		while (t[s])
+			s = (s + 1) & (cap - 1);
+		t[s] = (int64_t)i + 1;
+	}
+	free(r->table);
+	r->table = t;
+	r->table_cap = cap;
+	return 0;
+}
+
+int64_t hs_recording_file(struct hs_recording *r, const struct hs_file_id *id, const char *path,
+			  size_t path_len)
+{
+	struct rfile *f;
+	size_t s;
+	int rc;
+
+	if (r->table_cap) {
+		for (s = slot_of(id->dev, id->ino, r->table_cap); r->table[s];
+		     s = (s + 1) & (r->table_cap - 1)) {
+			f = &r->files[r->table[s] - 1];
+			if (f->id.dev == id->dev && f->id.ino == id->ino)
+				return r->table[s] - 1;
+		}
+	}
+	if ((r->nfiles + 1) * 2 > r->table_cap && (rc = table_grow(r)))
+		return rc;
+	if (r->nfiles == r->files_cap) {
+		size_t cap = r->files_cap ? r->files_cap * 2 : 256;
+		struct rfile *v = realloc(r->files, cap * sizeof(*v));
+		int64_t *o = realloc(r->order, cap * sizeof(*o));
+
+		if (v)
+			r->files = v;
+		if (o)
+			r->order = o;
+		if (!v || !o)
+			return -ENOMEM;
+		r->files_cap = cap;
+	}
+	f = &r->files[r->nfiles];
+	memset(f, 0, sizeof(*f));
+	f->path = malloc(path_len + 1);
+	if (!f->path)
+		return -ENOMEM;
+	memcpy(f->path, path, path_len);
+	f->path[path_len] = '\0';
+	f->path_len = path_len;
+	f->id = *id;
+	f->order = -1;
+	for (s = slot_of(id->dev, id->ino, r->table_cap); r->table[s]; s = (s + 1) & (r->table_cap - 1))
+		;
+	r->table[s] = (int64_t)r->nfiles + 1;
+	return (int64_t)r->nfiles++;
+}
+
+static int add_range(struct rfile *f, uint64_t first, uint64_t last)
+{
+	if (f->nranges && f->ranges[f->nranges - 1].last + 1 == first) {
+		f->ranges[f->nranges - 1].last = last;
+		return 0;
+	}
+	if (f->nranges == f->ranges_cap) {
+		size_t cap = f->ranges_cap ? f->ranges_cap * 2 : 4;
+		struct hs_range *v = realloc(f->ranges, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		f->ranges = v;
+		f->ranges_cap = cap;
+	}
+	f->ranges[f->nranges++] = (struct hs_range){ first, last };
+	return 0;
+}
+
+static bool page_seen(const struct rfile *f, uint64_t p)
+{
+	return p / 64 < f->seen_words && (f->seen[p / 64] >> (p % 64) & 1);
+}
+
+/* Append the pages of [first, last] not seen before, and mark them. */
+static int add_new_pages(struct rfile *f, uint64_t first, uint64_t last, uint64_t *added)
+{
+	uint64_t need = last / 64 + 1;
+	int rc;
+
+	if (need > f->seen_words) {
+		uint64_t words = f->seen_words ? f->seen_words : 1;
+		uint64_t *v;
+
+		while (words < need)
+			words *= 2;
+		v = realloc(f->seen, words * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memset(v + f->seen_words, 0, (words - f->seen_words) * sizeof(*v));
+		f->seen = v;
+		f->seen_words = words;
+	}
+	for (uint64_t p = first; p <= last;) {
+		uint64_t q;
+
+		if (page_seen(f, p)) {
+			p++;
+			continue;
+		}
+		for (q = p; q < last && !page_seen(f, q + 1); q++)
+			;
+		if ((rc = add_range(f, p, q)))
+			return rc;
+		for (uint64_t k = p; k <= q; k++)
+			f->seen[k / 64] |= 1ull << (k % 64);
+		*added += q - p + 1;
+		if (q == UINT64_MAX)
+			break;
+		p = q + 1;
+	}
+	return 0;
+}
+
+static void spool_run(struct hs_recording *r, uint64_t idx, uint64_t first, uint64_t last)
+{
+	struct run *p = &r->pending;
+
+	if (r->have_pending && p->file == idx && p->last + 1 == first) {
+		p->last = last;
+		return;
+	}
+	if (r->have_pending && fwrite(p, sizeof(*p), 1, r->spool) != 1)
+		r->spool_error = -EIO;
+	r->spooled += r->have_pending;
+	*p = (struct run){ idx, first, last };
+	r->have_pending = true;
+}
+
+int hs_recording_access(struct hs_recording *r, int64_t idx, uint64_t first, uint64_t last,
+			unsigned how)
+{
+	struct rfile *f;
+	uint64_t added = 0;
+	int rc;
+
+	if (idx < 0 || (size_t)idx >= r->nfiles)
+		return -EINVAL;
+	f = &r->files[idx];
+	if (f->output)
+		return 0;
+	if (last >= HS_PROFILE_MAX_PAGE)
+		last = HS_PROFILE_MAX_PAGE - 1;
+	if (f->order < 0) {
+		f->order = (int64_t)r->accessed;
+		r->order[r->accessed++] = idx;
+	}
+	f->flags |= how;
+	r->accesses++;
+	if (first > last)
+		return 0;
+	if ((rc = add_new_pages(f, first, last, &added)))
+		return rc;
+	f->pages += added;
+	r->pages += added;
+	if (r->spool)
+		spool_run(r, (uint64_t)idx, first, last);
+	return 0;
+}
+
+void hs_recording_flag(struct hs_recording *r, int64_t idx, unsigned flags)
+{
+	if (idx >= 0 && (size_t)idx < r->nfiles)
+		r->files[idx].flags |= flags;
+}
+
+int hs_recording_output(struct hs_recording *r, const struct hs_file_id *id, const char *path,
+			size_t path_len)
+{
+	int64_t idx = hs_recording_file(r, id, path, path_len);
+
+	if (idx < 0)
+		return (int)idx;
+	if (!r->files[idx].output)
+		r->outputs++;
+	r->files[idx].output = true;
+	r->files[idx].flags |= HS_FILE_WRITTEN;
+	return 0;
+}
+
+void hs_recording_stats(const struct hs_recording *r, struct hs_recording_stats *st)
+{
+	st->files = r->accessed;
+	st->pages = r->pages;
+	st->accesses = r->accesses;
+	st->outputs = r->outputs;
+}
+
+/* Emit the spooled trace, a "t" line per stretch of runs on one file. */
+static int save_trace(struct hs_recording *r, struct hs_profile_writer *w)
+{
+	struct hs_range ranges[1024];
+	struct hs_profile_trace t = { .ranges = ranges };
+	struct run run;
+	int rc = 0;
+
+	if (r->have_pending) {	/* flush the run being extended */
+		if (fwrite(&r->pending, sizeof(r->pending), 1, r->spool) != 1)
+			return -EIO;
+		r->spooled++;
+		r->have_pending = false;
+	}
+	if (r->spool_error || fflush(r->spool) != 0)
+		return -EIO;
+	rewind(r->spool);
+	for (uint64_t i = 0; i < r->spooled && !rc; i++) {
+		uint64_t order;
+
+		if (fread(&run, sizeof(run), 1, r->spool) != 1)
+			return -EIO;
+		order = (uint64_t)r->files[run.file].order;
+		if (t.nranges && (t.file != order || t.nranges == 1024)) {
+			rc = hs_profile_write_trace(w, &t);
+			t.nranges = 0;
+		}
+		t.file = order;
+		ranges[t.nranges++] = (struct hs_range){ run.first, run.last };
+	}
+	if (!rc && t.nranges)
+		rc = hs_profile_write_trace(w, &t);
+	fseek(r->spool, 0, SEEK_END);	/* a later access appends */
+	return rc;
+}
+
+int hs_recording_save(struct hs_recording *r, const char *path, const struct hs_profile_header *h)
+{
+	struct hs_profile_writer *w;
+	int rc;
+
+	if ((rc = hs_profile_writer_open(path, h, &w)))
+		return rc;
+	for (size_t i = 0; i < r->accessed && !rc; i++) {
+		const struct rfile *f = &r->files[r->order[i]];
+		struct hs_profile_file pf = {
+			.path = f->path, .path_len = f->path_len, .id = f->id, .flags = f->flags,
+			.ranges = f->ranges, .nranges = f->nranges, .pages = f->pages,
+		};
+
+		rc = hs_profile_write_file(w, &pf);
+	}
+	for (size_t i = 0; i < r->nfiles && !rc; i++)
+		if (r->files[i].output && r->files[i].order < 0)
+			rc = hs_profile_write_output(w, r->files[i].path, r->files[i].path_len);
+	if (!rc && r->spool)
+		rc = save_trace(r, w);
+	if (rc) {
+		hs_profile_writer_abort(w);
+		return rc;
+	}
+	return hs_profile_writer_commit(w);
+}
