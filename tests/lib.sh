@@ -24,6 +24,9 @@ cleanup_trash() { rm -rf "$TRASH"; }
 trap cleanup_trash EXIT
 
 hotset() { "$HOTSET" "$@"; }
+# The system Python: a python3 earlier on PATH (pyenv shims) can take seconds to start.
+PYTHON=/usr/bin/python3
+[ -x "$PYTHON" ] || PYTHON=$(command -v python3)
 
 # ---- prerequisites -------------------------------------------------------
 prereq_ROOT() { [ "$(id -u)" -eq 0 ]; }
@@ -82,7 +85,7 @@ expect_code() {
 
 # json FILE EXPR: evaluate a Python expression over the parsed JSON in j.
 json() {
-	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=eval(sys.argv[2]); print(r if not isinstance(r,bool) else int(r))' "$1" "$2"
+	"$PYTHON" -c 'import json,sys; j=json.load(open(sys.argv[1])); r=eval(sys.argv[2]); print(r if not isinstance(r,bool) else int(r))' "$1" "$2"
 }
 
 # check_eq A B: A equals B (strings).

@@ -190,6 +190,13 @@ int hs_profile_writer_commit(struct hs_profile_writer *w);
 /* Give up: remove the temporary file and free w. */
 void hs_profile_writer_abort(struct hs_profile_writer *w);
 
+/*
+ * The descriptor w writes to (the temporary file, or standard output), so
+ * that a caller walking a tree can tell the profile being written from the
+ * files it profiles. It belongs to w.
+ */
+int hs_profile_writer_fd(const struct hs_profile_writer *w);
+
 /* ---- text helpers shared with the CLI ----------------------------------- */
 
 /* Letters for flags ("rmx"), or "-" for none; buf holds at least 8 bytes. */

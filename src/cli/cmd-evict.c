@@ -18,7 +18,8 @@ static const char usage[] =
 	"reported.\n"
 	"\n"
 	"  -p, --profile PROFILE  evict only the profile's pages\n"
-	"      --no-writeback     do not write dirty pages back (they stay cached)\n"
+	"      --no-writeback     do not wait for dirty pages to be written back: they\n"
+	"                         stay cached (the kernel may still start writing them)\n"
 	"  -x, --one-file-system  do not cross mount points\n"
 	"  -L, --dereference      follow symlinks inside directories\n"
 	"  -q, --quiet            do not warn about files that are skipped\n"
@@ -31,7 +32,7 @@ const struct cmd cmd_evict;
 
 struct evict {
 	bool writeback;
-	uint64_t files, pages, before, stayed, unknown_files;
+	uint64_t files, pages, evicted, stayed, unknown_files;
 	struct operands *ops;
 };
 
@@ -43,8 +44,7 @@ static int evict_one(void *ctx, const struct hs_target *t)
 
 	rc = hs_evict(t->fd, (uint64_t)t->st->st_size, t->ranges, t->nranges, e->writeback, &r);
 	if (rc) {
-		e->ops->skipped++;
-		warning("%s: cannot evict: %s", t->path, strerror(-rc));
+		operands_warn(e->ops, t->path, -rc, "cannot evict");
 		return 0;
 	}
 	e->files++;
@@ -53,7 +53,9 @@ static int evict_one(void *ctx, const struct hs_target *t)
 		e->unknown_files++;
 		return 0;
 	}
-	e->before += r.before.cached;
+	/* pages read in by others meanwhile may leave more than there was */
+	if (r.before.cached > r.after.cached)
+		e->evicted += r.before.cached - r.after.cached;
 	e->stayed += r.after.cached;
 	return 0;
 }
@@ -77,7 +79,7 @@ static int run_evict(int argc, char **argv)
 	char a[16], b[16];
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "+p:xLqh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:xLqh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p': ops.profile = optarg; break;
 		case 'W': e.writeback = false; break;
@@ -104,15 +106,15 @@ static int run_evict(int argc, char **argv)
 		json_begin_object(&j, NULL);
 		json_u64(&j, "files", e.files);
 		json_u64(&j, "pages", e.pages);
-		json_u64(&j, "evicted_pages", e.before - e.stayed);
+		json_u64(&j, "evicted_pages", e.evicted);
 		json_u64(&j, "stayed_pages", e.stayed);
 		json_u64(&j, "unknown_files", e.unknown_files);
 		json_u64(&j, "skipped_files", ops.skipped);
 		json_end_object(&j);
 		json_finish(&j);
 	} else {
-		printf("Evicted %llu pages (%s) from %llu files", (unsigned long long)(e.before - e.stayed),
-		       human_size((e.before - e.stayed) * ps, a), (unsigned long long)e.files);
+		printf("Evicted %llu pages (%s) from %llu files", (unsigned long long)e.evicted,
+		       human_size(e.evicted * ps, a), (unsigned long long)e.files);
 		if (e.stayed)
 			printf("; %llu pages (%s) stayed: mapped, locked or dirty",
 			       (unsigned long long)e.stayed, human_size(e.stayed * ps, b));

@@ -1,12 +1,225 @@
-/* cmd-record.c - hotset record (placeholder until implemented). */
+/*
+ * cmd-record.c - hotset record: run a command and write the profile of the
+ * file pages it read.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hotset/job.h"
+#include "hotset/record.h"
 #include "cli.h"
 
-static const char usage[] = "usage: hotset record ...\n";
+static const char usage[] =
+	"usage: hotset record [-o PROFILE] [--trace] [--backend auto|ptrace|bpf] [-q] [--json] -- CMD [ARGS...]\n"
+	"\n"
+	"Run CMD, follow every process it starts, and write a profile of the\n"
+	"regular files they read: which pages, in the order they were first read.\n"
+	"CMD runs as if run bare; hotset exits with CMD's exit status.\n"
+	"\n"
+	"  -o, --output PROFILE  where to write the profile (default: hotset.profile)\n"
+	"      --trace           also keep the ordered page-access trace (for 'curve')\n"
+	"      --backend NAME    bpf (root, near-zero overhead), ptrace (any user), or\n"
+	"                        auto (default: bpf when it can run, else ptrace)\n"
+	"                        ptrace stops the job briefly at each close, seek and\n"
+	"                        read at an offset; the job cannot use io_uring or\n"
+	"                        Linux AIO (they fail with ENOSYS: programs fall back\n"
+	"                        to plain reads); setuid programs run unprivileged\n"
+	"                        unless hotset runs as root\n"
+	"      --probe           only check that the backend can run here\n"
+	"  -q, --quiet           no summary at the end\n"
+	"      --json            print the summary as JSON (on stderr)\n"
+	"  -h, --help            show this help\n"
+	"\n"
+	"Exit status: CMD's own, or 128+N if it was killed by signal N; 125 if\n"
+	"hotset failed, 126 if CMD cannot be executed, 127 if it was not found,\n"
+	"2 for a usage error.\n";
+
 const struct cmd cmd_record;
+
+static void warn_cb(void *ctx, const char *msg)
+{
+	(void)ctx;
+	warning("%s", msg);
+}
+
+/* The command line as one string, words separated by spaces. */
+static char *join_argv(char *const *argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (char *const *a = argv; *a; a++)
+		len += strlen(*a) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (char *const *a = argv; *a; a++) {
+		if (a != argv)
+			strcat(s, " ");
+		strcat(s, *a);
+	}
+	return s;
+}
+
+static int parse_backend(const char *s, enum hs_record_backend *b)
+{
+	if (!strcmp(s, "auto"))
+		*b = HS_BACKEND_AUTO;
+	else if (!strcmp(s, "ptrace"))
+		*b = HS_BACKEND_PTRACE;
+	else if (!strcmp(s, "bpf") || !strcmp(s, "ebpf"))
+		*b = HS_BACKEND_BPF;
+	else
+		return -1;
+	return 0;
+}
+
+static void report(const char *out, const struct hs_recording *rec,
+		   const struct hs_record_result *res, bool json)
+{
+	struct hs_recording_stats st;
+	int sig = hs_job_signal_received();
+	char size[16];
+
+	hs_recording_stats(rec, &st);
+	if (json) {
+		struct json j;
+
+		json_init(&j, stderr);
+		json_begin_object(&j, NULL);
+		json_string(&j, "profile", out);
+		json_string(&j, "backend", hs_record_backend_name(res->backend));
+		json_u64(&j, "files", st.files);
+		json_u64(&j, "pages", st.pages);
+		json_u64(&j, "bytes", st.pages * hs_page_size());
+		json_u64(&j, "outputs", st.outputs);
+		json_u64(&j, "lost_events", res->lost_events);
+		json_i64(&j, "exit_status", hs_job_exit_code(res->wait_status));
+		json_u64(&j, "still_running", (uint64_t)res->still_running);
+		json_i64(&j, "interrupted_by", sig);
+		json_end_object(&j);
+		json_finish(&j);
+		return;
+	}
+	fprintf(stderr, "hotset: recorded %llu files, %llu pages (%s) with the %s backend into %s\n",
+		(unsigned long long)st.files, (unsigned long long)st.pages,
+		human_size(st.pages * hs_page_size(), size), hs_record_backend_name(res->backend), out);
+	if (sig)
+		fprintf(stderr, "hotset: interrupted (%s): the profile holds what was read until "
+			"then\n", strsignal(sig));
+	if (res->still_running)
+		fprintf(stderr, "hotset: %d processes the command started are still running; what "
+			"they read from now on is not recorded\n", res->still_running);
+}
+
+/*
+ * Write the profile with the signals hotset forwards held back: one coming
+ * now (a second ^C) takes effect once the profile is whole.
+ */
+static int save(struct hs_recording *rec, const char *out, const struct hs_profile_header *h)
+{
+	sigset_t block, old;
+	int rc;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	rc = hs_recording_save(rec, out, h);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
 
 static int run_record(int argc, char **argv)
 {
-	return error("record is not implemented yet"), EXIT_USAGE;
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "trace", no_argument, NULL, 'T' },
+		{ "backend", required_argument, NULL, 'B' },
+		{ "probe", no_argument, NULL, 'P' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct hs_record_opts o = { .warn = warn_cb };
+	struct hs_record_result res;
+	struct hs_recording *rec;
+	struct hs_profile_header h;
+	struct hs_error err = { 0 };
+	const char *out = "hotset.profile";
+	bool trace = false, probe = false, quiet = false, json = false;
+	char *command, cwd[4096];
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "+o:qh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o': out = optarg; break;
+		case 'T': trace = true; break;
+		case 'B':
+			if (parse_backend(optarg, &o.backend))
+				return usage_error(&cmd_record, "--backend is auto, ptrace or bpf");
+			break;
+		case 'P': probe = true; break;
+		case 'q': quiet = true; break;
+		case 'J': json = true; break;
+		case 'h': return print_usage(&cmd_record);
+		default: return usage_error(&cmd_record, NULL);
+		}
+	}
+	if (probe) {
+		rc = hs_record_probe(o.backend, &err);
+		if (rc)
+			return error("%s backend: %s", hs_record_backend_name(o.backend), err.msg), 1;
+		return EXIT_OK;
+	}
+	if (optind >= argc)
+		return usage_error(&cmd_record, "give the command to record after --");
+	o.argv = argv + optind;
+	if ((rc = hs_recording_new(trace, &rec))) {
+		error("cannot start recording: %s", strerror(-rc));
+		return EXIT_HOTSET;
+	}
+	rc = hs_record_run(&o, rec, &res, &err);
+	if (rc) {
+		error("cannot record: %s", err.msg[0] ? err.msg : strerror(-rc));
+		hs_recording_free(rec);
+		return EXIT_HOTSET;
+	}
+	if (res.exec_error) {
+		error("%s: %s", o.argv[0], strerror(-res.exec_error));
+		hs_recording_free(rec);
+		return hs_job_failure_code(-res.exec_error, res.exec_stage);
+	}
+	hs_profile_header_init(&h, "record");
+	snprintf(h.backend, sizeof(h.backend), "%s", hs_record_backend_name(res.backend));
+	if (res.mmap_pages)
+		snprintf(h.mmap_pages, sizeof(h.mmap_pages), "%s", res.mmap_pages);
+	command = join_argv(o.argv);
+	h.command = command;
+	h.cwd = getcwd(cwd, sizeof(cwd));
+	rc = save(rec, out, &h);
+	free(command);
+	if (rc) {
+		error("%s: cannot write the profile: %s", out, strerror(-rc));
+		hs_recording_free(rec);
+		return EXIT_HOTSET;
+	}
+	if (res.lost_events)
+		warning("%llu accesses could not be recorded: the profile is incomplete",
+			res.lost_events);
+	if (!quiet)
+		report(out, rec, &res, json);
+	hs_recording_free(rec);
+	return hs_job_exit_code(res.wait_status);
 }
 
-const struct cmd cmd_record = { "record", run_record, "(not implemented yet)", usage };
+const struct cmd cmd_record = {
+	"record", run_record, "run a command and record the file pages it reads", usage,
+};

@@ -110,7 +110,9 @@ static void show_file(struct show *s, const struct hs_profile_file *f)
 		snprintf(dev, sizeof(dev), "%u:%u", major(f->id.dev), minor(f->id.dev));
 		json_string(&s->j, "dev", dev);
 		json_u64(&s->j, "ino", f->id.ino);
-		json_double(&s->j, "mtime", (double)f->id.mtime_sec + f->id.mtime_nsec / 1e9);
+		/* exact, as in the profile: a double would round the nanoseconds */
+		json_i64(&s->j, "mtime", f->id.mtime_sec);
+		fprintf(s->j.f, ".%09u", (unsigned)f->id.mtime_nsec);
 		json_end_object(&s->j);
 		return;
 	}
@@ -237,7 +239,7 @@ static int run_show(int argc, char **argv)
 	struct operands ops = { .cmd = &cmd_show };
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'J': s.json = true; break;
 		case 'T': s.trace = true; break;

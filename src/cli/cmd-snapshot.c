@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "hotset/residency.h"
 #include "operands.h"
@@ -14,7 +15,8 @@ static const char usage[] =
 	"usage: hotset snapshot [-x] [-L] [-q] [--json] -o PROFILE PATH...\n"
 	"\n"
 	"Write a profile of the pages of files under PATHs that are in the page\n"
-	"cache now. Restore them later with 'hotset warm -p PROFILE'.\n"
+	"cache now. Restore them later with 'hotset warm -p PROFILE'. The profile\n"
+	"names files by absolute path, so that it works from any directory.\n"
 	"\n"
 	"  -o, --output PROFILE   where to write the profile ('-' for stdout)\n"
 	"  -x, --one-file-system  do not cross mount points\n"
@@ -34,6 +36,7 @@ struct snapshot {
 	size_t n, cap;
 	uint64_t files, pages;
 	struct operands *ops;
+	struct stat self;	/* the profile being written: not profiled */
 };
 
 static int add_run(void *ctx, uint64_t first, uint64_t last)
@@ -59,15 +62,16 @@ static int snapshot_one(void *ctx, const struct hs_target *t)
 	struct hs_profile_file f = { 0 };
 	int rc;
 
+	if (t->st->st_ino == s->self.st_ino && t->st->st_dev == s->self.st_dev)
+		return 0;
 	s->n = 0;
 	rc = hs_residency_runs(t->fd, (uint64_t)t->st->st_size, 0, UINT64_MAX, add_run, s);
 	if (rc == -ENOMEM)
 		return rc;
 	if (rc) {
-		s->ops->skipped++;
-		if (!s->ops->quiet)
-			warning("%s: left out: %s", t->path,
-				rc == -EPERM ? "residency unknown without write permission" : strerror(-rc));
+		operands_warn(s->ops, t->path, rc == -EPERM ? 0 : -rc,
+			      rc == -EPERM ? "left out: residency unknown without write permission"
+					   : "left out");
 		return 0;
 	}
 	if (!s->n)
@@ -87,50 +91,22 @@ static int snapshot_one(void *ctx, const struct hs_target *t)
 	return hs_profile_write_file(s->w, &f);
 }
 
-static int run_snapshot(int argc, char **argv)
+/* Walk ops into the profile out; returns the exit code. */
+static int take_snapshot(struct operands *ops, const char *out, bool json)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "one-file-system", no_argument, NULL, 'x' },
-		{ "dereference", no_argument, NULL, 'L' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct operands ops = { .cmd = &cmd_snapshot };
-	struct snapshot s = { .ops = &ops };
+	struct snapshot s = { .ops = ops };
 	struct hs_profile_header h;
-	const char *out = NULL;
-	bool json = false;
 	char size[16];
-	int opt, rc;
+	int rc;
 
-	while ((opt = getopt_long(argc, argv, "+o:xLqh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'o': out = optarg; break;
-		case 'x': ops.walk.one_filesystem = true; break;
-		case 'L': ops.walk.follow_symlinks = true; break;
-		case 'q': ops.quiet = true; break;
-		case 'J': json = true; break;
-		case 'h': return print_usage(&cmd_snapshot);
-		default: return usage_error(&cmd_snapshot, NULL);
-		}
-	}
-	if (!out)
-		return usage_error(&cmd_snapshot, "give the profile to write with -o PROFILE");
-	ops.paths = argv + optind;
-	ops.npaths = argc - optind;
-	if (!ops.npaths)
-		return usage_error(&cmd_snapshot, "give at least one PATH");
-	if ((rc = operands_open(&ops)))
-		return rc;
 	hs_profile_header_init(&h, "snapshot");
 	if ((rc = hs_profile_writer_open(out, &h, &s.w))) {
 		error("%s: cannot write: %s", out, strerror(-rc));
 		return EXIT_USAGE;
 	}
-	rc = operands_foreach(&ops, snapshot_one, &s);
+	if (fstat(hs_profile_writer_fd(s.w), &s.self) < 0)
+		memset(&s.self, 0, sizeof(s.self));
+	rc = operands_foreach(ops, snapshot_one, &s);
 	free(s.runs);
 	if (rc) {
 		hs_profile_writer_abort(s.w);
@@ -153,7 +129,7 @@ static int run_snapshot(int argc, char **argv)
 		json_u64(&j, "files", s.files);
 		json_u64(&j, "pages", s.pages);
 		json_u64(&j, "bytes", s.pages * hs_page_size());
-		json_u64(&j, "skipped_files", ops.skipped);
+		json_u64(&j, "skipped_files", ops->skipped);
 		json_end_object(&j);
 		json_finish(&j);
 	} else {
@@ -161,7 +137,66 @@ static int run_snapshot(int argc, char **argv)
 			(unsigned long long)s.files, (unsigned long long)s.pages,
 			human_size(s.pages * hs_page_size(), size), out);
 	}
-	return finish_stdout(ops.skipped ? EXIT_PARTIAL : EXIT_OK);
+	return finish_stdout(ops->skipped ? EXIT_PARTIAL : EXIT_OK);
+}
+
+static int run_snapshot(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "one-file-system", no_argument, NULL, 'x' },
+		{ "dereference", no_argument, NULL, 'L' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct operands ops = { .cmd = &cmd_snapshot };
+	const char *out = NULL;
+	bool json = false;
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "o:xLqh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o': out = optarg; break;
+		case 'x': ops.walk.one_filesystem = true; break;
+		case 'L': ops.walk.follow_symlinks = true; break;
+		case 'q': ops.quiet = true; break;
+		case 'J': json = true; break;
+		case 'h': return print_usage(&cmd_snapshot);
+		default: return usage_error(&cmd_snapshot, NULL);
+		}
+	}
+	if (!out)
+		return usage_error(&cmd_snapshot, "give the profile to write with -o PROFILE");
+	ops.paths = argv + optind;
+	ops.npaths = argc - optind;
+	if (!ops.npaths)
+		return usage_error(&cmd_snapshot, "give at least one PATH");
+	if ((rc = operands_open(&ops)))
+		return rc;
+	/* a profile outlives the directory it was taken in: absolute paths */
+	char **abs = calloc((size_t)ops.npaths, sizeof(*abs));
+
+	rc = EXIT_OK;
+	if (!abs) {
+		error("out of memory");
+		rc = EXIT_USAGE;
+	}
+	for (int i = 0; abs && i < ops.npaths && !rc; i++) {
+		if (!(abs[i] = absolute_path(ops.paths[i]))) {
+			error("%s: cannot make the path absolute: %s", ops.paths[i], strerror(errno));
+			rc = EXIT_USAGE;
+		}
+	}
+	if (!rc) {
+		ops.paths = abs;
+		rc = take_snapshot(&ops, out, json);
+	}
+	for (int i = 0; abs && i < ops.npaths; i++)
+		free(abs[i]);
+	free(abs);
+	return rc;
 }
 
 const struct cmd cmd_snapshot = {

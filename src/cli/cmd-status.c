@@ -93,13 +93,11 @@ static int status_one(void *ctx, const struct hs_target *t)
 	int rc;
 
 	rc = hs_residency_count(t->fd, (uint64_t)t->st->st_size, t->ranges, t->nranges, &c, &m);
-	pthread_mutex_lock(&s->lock);
 	if (rc && rc != -EPERM) {
-		s->ops->skipped++;
-		warning("%s: cannot read residency: %s", t->path, strerror(-rc));
-		pthread_mutex_unlock(&s->lock);
+		operands_warn(s->ops, t->path, -rc, "cannot read residency");
 		return 0;
 	}
+	pthread_mutex_lock(&s->lock);
 	s->files++;
 	s->bytes += t->ranges ? t->pages * hs_page_size() : (uint64_t)t->st->st_size;
 	if (rc == -EPERM) {
@@ -180,7 +178,7 @@ static int run_status(int argc, char **argv)
 	struct status s = { .ops = &ops, .lock = PTHREAD_MUTEX_INITIALIZER };
 	int opt, rc, threads = 0;
 
-	while ((opt = getopt_long(argc, argv, "+p:vxLqj:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:vxLqj:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p': ops.profile = optarg; break;
 		case 'v': s.verbose = true; break;

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,6 +21,26 @@ void print_path(FILE *f, const char *path, size_t len)
 	}
 }
 
+char *absolute_path(const char *path)
+{
+	char *cwd, *abs = NULL;
+
+	if (path[0] == '/')
+		return strdup(path);
+	while (path[0] == '.' && path[1] == '/') {
+		path += 2;
+		while (path[0] == '/')
+			path++;
+	}
+	if (!strcmp(path, "."))
+		path = "";
+	cwd = getcwd(NULL, 0);
+	if (cwd && asprintf(&abs, "%s%s%s", cwd, *path && strcmp(cwd, "/") ? "/" : "", path) < 0)
+		abs = NULL;
+	free(cwd);
+	return abs;
+}
+
 unsigned default_threads(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -27,10 +48,9 @@ unsigned default_threads(void)
 	return n < 1 ? 1 : n > 8 ? 8 : (unsigned)n;
 }
 
-static void warn_file(void *ctx, const char *path, int errnum, const char *what)
+void operands_warn(struct operands *o, const char *path, int errnum, const char *what)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	struct operands *o = ctx;
 
 	__atomic_fetch_add(&o->skipped, 1, __ATOMIC_RELAXED);
 	if (o->quiet)
@@ -46,8 +66,14 @@ static void warn_file(void *ctx, const char *path, int errnum, const char *what)
 	pthread_mutex_unlock(&lock);
 }
 
+static void warn_file(void *ctx, const char *path, int errnum, const char *what)
+{
+	operands_warn(ctx, path, errnum, what);
+}
+
 int operands_open(struct operands *o)
 {
+	struct hs_profile_item it;
 	struct hs_error err = { 0 };
 	int rc;
 
@@ -60,7 +86,35 @@ int operands_open(struct operands *o)
 		error("%s:%u: %s", o->profile, err.line, err.msg);
 	else if (rc)
 		error("%s: %s", o->profile, err.msg[0] ? err.msg : strerror(-rc));
-	return rc ? EXIT_USAGE : EXIT_OK;
+	if (rc)
+		return EXIT_USAGE;
+	/*
+	 * Read it all once before acting on any of it: a profile malformed at
+	 * its end must not be half warmed or half evicted.
+	 */
+	while ((rc = hs_profile_next(o->reader, &it, &err)) > 0)
+		;
+	if (rc < 0) {
+		error("%s:%u: %s", o->profile, err.line, err.msg);
+		return EXIT_USAGE;
+	}
+	hs_profile_rewind(o->reader);
+	/* profiles hold absolute paths: "-p PROFILE ." means here */
+	if (o->npaths && !(o->abs_paths = calloc((size_t)o->npaths, sizeof(char *))))
+		return error("out of memory"), EXIT_USAGE;
+	for (int i = 0; i < o->npaths; i++)
+		o->abs_paths[i] = absolute_path(o->paths[i]);
+	return EXIT_OK;
+}
+
+/* Is path p, or something under it? */
+static bool under(const char *path, const char *p)
+{
+	size_t n = strlen(p);
+
+	while (n > 1 && p[n - 1] == '/')
+		n--;
+	return !strncmp(path, p, n) && (path[n] == '\0' || path[n] == '/' || p[n - 1] == '/');
 }
 
 /* With -p and PATHs, only profile entries at or under a PATH are targets. */
@@ -68,15 +122,9 @@ static bool selected(const struct operands *o, const char *path)
 {
 	if (!o->npaths)
 		return true;
-	for (int i = 0; i < o->npaths; i++) {
-		const char *p = o->paths[i];
-		size_t n = strlen(p);
-
-		while (n > 1 && p[n - 1] == '/')
-			n--;
-		if (!strncmp(path, p, n) && (path[n] == '\0' || path[n] == '/' || p[n - 1] == '/'))
+	for (int i = 0; i < o->npaths; i++)
+		if (under(path, o->paths[i]) || (o->abs_paths[i] && under(path, o->abs_paths[i])))
 			return true;
-	}
 	return false;
 }
 
@@ -113,4 +161,8 @@ void operands_close(struct operands *o)
 {
 	hs_profile_close(o->reader);
 	o->reader = NULL;
+	for (int i = 0; o->abs_paths && i < o->npaths; i++)
+		free(o->abs_paths[i]);
+	free(o->abs_paths);
+	o->abs_paths = NULL;
 }

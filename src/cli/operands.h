@@ -15,6 +15,7 @@ struct operands {
 	struct hs_target_opts walk;	/* -x, -L */
 	char **paths;			/* PATH operands (with -p: a filter) */
 	int npaths;
+	char **abs_paths;		/* with -p: the PATHs made absolute */
 	struct hs_profile_reader *reader;
 	unsigned skipped;		/* files skipped with a warning */
 	bool quiet;			/* do not print per-file warnings */
@@ -36,6 +37,20 @@ int operands_open(struct operands *o);
 int operands_foreach(struct operands *o, hs_target_fn fn, void *ctx);
 
 void operands_close(struct operands *o);
+
+/*
+ * Count a file as skipped and, unless quiet, say why on stderr:
+ * "hotset: PATH: what[: strerror(errnum)]", with the path escaped as by
+ * print_path(). Safe to call from several walking threads at once.
+ */
+void operands_warn(struct operands *o, const char *path, int errnum, const char *what);
+
+/*
+ * path made absolute against the working directory, without resolving
+ * symlinks ("./x" and "x" give "$PWD/x", "." gives "$PWD"); malloc'd, or
+ * NULL when out of memory or the working directory is gone.
+ */
+char *absolute_path(const char *path);
 
 /* Threads for walking trees: the online CPUs, at most 8. */
 unsigned default_threads(void);

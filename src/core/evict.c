@@ -11,16 +11,19 @@
 static int each_span(int fd, uint64_t size, const struct hs_range *ranges, size_t nranges,
 		     int (*fn)(int fd, uint64_t off, uint64_t len))
 {
-	const uint64_t ps = hs_page_size();
+	const uint64_t ps = hs_page_size(), npages = (size + ps - 1) / ps;
 	int rc;
 
 	if (!ranges)
 		return size ? fn(fd, 0, size) : 0;
 	for (size_t i = 0; i < nranges; i++) {
-		uint64_t off = ranges[i].first * ps, end = (ranges[i].last + 1) * ps;
+		uint64_t off, end;
 
-		if (off >= size)
+		/* clip in pages first: (last + 1) * ps may not fit in 64 bits */
+		if (ranges[i].first >= npages)
 			continue;
+		off = ranges[i].first * ps;
+		end = ranges[i].last < npages ? (ranges[i].last + 1) * ps : size;
 		if (end > size)
 			end = size;
 		if ((rc = fn(fd, off, end - off)))

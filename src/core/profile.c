@@ -89,6 +89,7 @@ struct hs_profile_reader {
 	const char *buf;	/* the whole profile */
 	size_t len;
 	void *map;		/* our mapping of buf, or NULL if borrowed */
+	size_t released;	/* map pages before this were given back */
 	size_t body;		/* offset of the first item line */
 	unsigned body_line;
 
@@ -338,7 +339,8 @@ static int parse_mtime(struct cursor *c, struct hs_file_id *id, struct hs_error 
 	}
 	if ((rc = parse_u64(c, &sec, err, "the mtime")))
 		return rc;
-	if (sec > INT64_MAX)
+	/* the writer can write INT64_MIN, so the reader takes it back */
+	if (sec > (uint64_t)INT64_MAX + neg)
 		return fail(err, c, "mtime out of range");
 	if (c->p >= c->end || *c->p != '.')
 		return fail(err, c, "expected SECONDS.NANOSECONDS for the mtime");
@@ -348,7 +350,7 @@ static int parse_mtime(struct cursor *c, struct hs_file_id *id, struct hs_error 
 		return rc;
 	if (c->p - frac != 9)
 		return fail(err, c, "mtime nanoseconds must have nine digits");
-	id->mtime_sec = neg ? -(int64_t)sec : (int64_t)sec;
+	id->mtime_sec = neg ? (int64_t)(0 - sec) : (int64_t)sec;
 	id->mtime_nsec = (uint32_t)nsec;
 	return 0;
 }
@@ -491,7 +493,7 @@ static int parse_created(struct cursor *c, int64_t *out, struct hs_error *err)
 	memcpy(buf, c->p, n);
 	buf[n] = '\0';
 	end = strptime(buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (!end || *end)
+	if (!end || end != buf + n)	/* a NUL in the value stops strptime early */
 		return fail(err, c, "created must be YYYY-MM-DDTHH:MM:SSZ");
 	t = timegm(&tm);
 	*out = (int64_t)t;
@@ -513,6 +515,10 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 	       K_BACKEND = 32, K_MMAP = 64, K_COMMAND = 128, K_CWD = 256 };
 
 	memset(h, 0, sizeof(*h));
+	/* an empty input has no line to point at: say line 1, offset 0 */
+	c.line_start = c.p = c.end = r->buf;
+	c.line = line;
+	c.base = 0;
 	if (!next_line(r, pos, line, &c) || !keyword(&c, "hotset-profile"))
 		return fail(err, &c, "not a hotset profile (it must start with \"" MAGIC "%d\")",
 			    HS_PROFILE_VERSION);
@@ -602,42 +608,65 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 	return 0;
 }
 
-/* The last line must be "end FILES OUTPUTS TRACE" followed by a newline. */
-static int parse_trailer(struct hs_profile_reader *r, struct hs_error *err)
+/* How many lines end before offset pos. */
+static unsigned lines_before(const struct hs_profile_reader *r, size_t pos)
+{
+	unsigned lines = 0;
+
+	for (const char *p = r->buf, *end = r->buf + pos;
+	     (p = memchr(p, '\n', (size_t)(end - p))); p++)
+		lines++;
+	return lines;
+}
+
+/* The "end" line at c: the counts the profile promises. */
+static int parse_end_line(struct hs_profile_reader *r, struct cursor *c, struct hs_error *err)
 {
 	struct hs_profile_totals *t = &r->totals;
-	struct cursor c;
-	size_t start;
-	unsigned lines = 0;
 	int rc;
 
-	for (size_t i = 0; i < r->len; i++)
-		lines += r->buf[i] == '\n';
+	if (!keyword(c, "end"))
+		return fail(err, c, "truncated profile: the last line is not \"end\"");
+	if ((rc = expect_space(c, err, "the file count")) ||
+	    (rc = parse_u64(c, &t->files, err, "the file count")) ||
+	    (rc = expect_space(c, err, "the output count")) ||
+	    (rc = parse_u64(c, &t->outputs, err, "the output count")) ||
+	    (rc = expect_space(c, err, "the trace count")) ||
+	    (rc = parse_u64(c, &t->trace_lines, err, "the trace count")))
+		return rc;
+	if (c->p != c->end)
+		return fail(err, c, "unexpected text after the counts");
+	if (t->files >= HS_PROFILE_MAX_ITEMS || t->outputs >= HS_PROFILE_MAX_ITEMS ||
+	    t->trace_lines >= HS_PROFILE_MAX_ITEMS)
+		return fail(err, c, "more items than a profile may hold");
+	return 0;
+}
+
+/*
+ * The last line must be "end FILES OUTPUTS TRACE" followed by a newline.
+ * Its line number is only counted for a message, so that opening a big
+ * profile does not read all of it.
+ */
+static int parse_trailer(struct hs_profile_reader *r, struct hs_error *err)
+{
+	struct cursor c;
+	size_t start;
+	int rc;
+
 	if (!r->len || r->buf[r->len - 1] != '\n') {
 		c.line_start = c.p = c.end = r->buf + r->len;
-		c.line = lines + 1;
+		c.line = lines_before(r, r->len) + 1;
 		c.base = r->len;
 		return fail(err, &c, "truncated profile: it does not end with a newline");
 	}
 	start = r->len - 1;
 	while (start > 0 && r->buf[start - 1] != '\n')
 		start--;
-	next_line(r, start, lines, &c);
-	if (!keyword(&c, "end"))
-		return fail(err, &c, "truncated profile: the last line is not \"end\"");
-	if ((rc = expect_space(&c, err, "the file count")) ||
-	    (rc = parse_u64(&c, &t->files, err, "the file count")) ||
-	    (rc = expect_space(&c, err, "the output count")) ||
-	    (rc = parse_u64(&c, &t->outputs, err, "the output count")) ||
-	    (rc = expect_space(&c, err, "the trace count")) ||
-	    (rc = parse_u64(&c, &t->trace_lines, err, "the trace count")))
-		return rc;
-	if (c.p != c.end)
-		return fail(err, &c, "unexpected text after the counts");
-	if (t->files >= HS_PROFILE_MAX_ITEMS || t->outputs >= HS_PROFILE_MAX_ITEMS ||
-	    t->trace_lines >= HS_PROFILE_MAX_ITEMS)
-		return fail(err, &c, "more items than a profile may hold");
-	return 0;
+	next_line(r, start, 0, &c);
+	rc = parse_end_line(r, &c, err);
+	if (rc && err)
+		err->line = lines_before(r, start) + 1;
+	return rc;
 }
 
 int hs_profile_open_buffer(const void *buf, size_t len, struct hs_profile_reader **out,
@@ -720,6 +749,7 @@ const struct hs_profile_totals *hs_profile_totals(const struct hs_profile_reader
 
 void hs_profile_rewind(struct hs_profile_reader *r)
 {
+	r->released = 0;
 	r->pos = r->body;
 	r->line = r->body_line;
 	r->sec = SEC_FILES;
@@ -793,6 +823,25 @@ static int next_item(struct hs_profile_reader *r, struct hs_profile_item *it,
 	return hs_error_set(err, EINVAL, "truncated profile");
 }
 
+/*
+ * A mapped profile is read once, front to back: give back the pages of the
+ * mapping already parsed, so that a profile of a million files does not
+ * end up resident in our address space (an item points only to copies).
+ * After a rewind they are mapped again from the page cache.
+ */
+#define RELEASE_CHUNK (1u << 20)
+
+static void release_parsed(struct hs_profile_reader *r)
+{
+	size_t upto;
+
+	if (!r->map || r->pos < r->released + RELEASE_CHUNK)
+		return;
+	upto = r->pos & ~(size_t)(hs_page_size() - 1);
+	madvise((char *)r->map + r->released, upto - r->released, MADV_DONTNEED);
+	r->released = upto;
+}
+
 int hs_profile_next(struct hs_profile_reader *r, struct hs_profile_item *item,
 		    struct hs_error *err)
 {
@@ -808,6 +857,7 @@ int hs_profile_next(struct hs_profile_reader *r, struct hs_profile_item *item,
 		return 0;
 	}
 	rc = next_item(r, item, &r->failure);
+	release_parsed(r);
 	if (rc < 0) {
 		r->failed = rc;
 		if (err)
@@ -1114,6 +1164,11 @@ int hs_profile_writer_commit(struct hs_profile_writer *w)
 	}
 	writer_free(w);
 	return rc;
+}
+
+int hs_profile_writer_fd(const struct hs_profile_writer *w)
+{
+	return w->fd;
 }
 
 void hs_profile_writer_abort(struct hs_profile_writer *w)

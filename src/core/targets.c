@@ -7,8 +7,9 @@
  * is bounded by the width of one path through the tree, not by its size.
  * The only sets that grow with the tree are those of files with more than
  * one hard link (to count them once) and, with -L, of directories (to stop
- * symlink loops). Several threads may walk at once: on a warm cache the
- * cost is all in syscalls, which run in parallel.
+ * symlink loops) and of all files (a symlink may lead to a file met
+ * elsewhere). Several threads may walk at once: on a warm cache the cost
+ * is all in syscalls, which run in parallel.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -249,9 +250,14 @@ static int visit_file(struct walker *t, int fd, const struct stat *st)
 	struct hs_target tg = { 0 };
 	int rc;
 
-	if (st->st_nlink > 1 && (rc = seen_once(w, &w->links, st)) <= 0) {
+	/*
+	 * Hard links, and with -L any file (a symlink may lead to a file the
+	 * walk also meets by its own name): each file once.
+	 */
+	if ((st->st_nlink > 1 || w->o->follow_symlinks) &&
+	    (rc = seen_once(w, &w->links, st)) <= 0) {
 		close(fd);
-		return rc;	/* 0: a hard link already counted */
+		return rc;	/* 0: already counted */
 	}
 	tg.path = t->path;
 	tg.path_len = strlen(t->path);
@@ -274,8 +280,9 @@ static int open_file(struct walker *t, int dirfd, const char *name, bool follow)
 	int fd = openat(dirfd, name, t->w->open_flags | (follow ? 0 : O_NOFOLLOW));
 
 	if (fd < 0) {
-		/* vanished since readdir, or became a symlink: not worth a word */
-		if (errno != ENOENT && !(errno == ELOOP && !follow))
+		if (errno == ENOENT)
+			warn(t, 0, "vanished during the walk, skipped");
+		else if (!(errno == ELOOP && !follow))	/* became a symlink: not followed */
 			warn(t, errno, "cannot open");
 		return 0;
 	}
@@ -453,6 +460,16 @@ static int walk_operand(struct walker *t, const char *operand)
 
 	if ((rc = path_set(t, 0, operand)))
 		return rc;
+	/*
+	 * Look before opening: opening a FIFO, even without blocking, would
+	 * release a writer waiting for a reader, and opening a device can
+	 * have effects of its own. The type is checked again on the open
+	 * descriptor, in case the operand was swapped meanwhile.
+	 */
+	if (stat(operand, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		warn(t, 0, "not a regular file or directory, skipped");
+		return 0;
+	}
 	fd = open(operand, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		warn(t, errno, "cannot open");
@@ -548,27 +565,57 @@ int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_tar
 
 /* ---- profiles ------------------------------------------------------------- */
 
+static int cmp_first(const void *a, const void *b)
+{
+	const struct hs_range *x = a, *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
 /*
  * Ranges of a profile recorded with another page size, in this machine's
  * pages (a page of the profile may straddle two of ours, or hold several).
+ * Byte offsets past 2^64 saturate: no file reaches them. Small pages can
+ * fall into one of ours from several ranges; unless they still come in
+ * increasing order, the ranges are then sorted and merged (their access
+ * order is lost), so that no page counts twice.
  */
 static int convert_ranges(const struct hs_profile_file *f, uint32_t from, struct hs_range **buf,
-			  size_t *cap)
+			  size_t *cap, size_t *count)
 {
-	const uint64_t to = hs_page_size();
+	const uint64_t to = hs_page_size(), max = UINT64_MAX / from;
+	struct hs_range *v = *buf;
+	size_t n = 0;
+	bool sorted = true;
 
 	if (f->nranges > *cap) {
-		struct hs_range *v = realloc(*buf, f->nranges * sizeof(*v));
-
+		v = realloc(*buf, f->nranges * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		*buf = v;
 		*cap = f->nranges;
 	}
 	for (size_t i = 0; i < f->nranges; i++) {
-		(*buf)[i].first = f->ranges[i].first * from / to;
-		(*buf)[i].last = ((f->ranges[i].last + 1) * from - 1) / to;
+		uint64_t a = f->ranges[i].first, b = f->ranges[i].last;
+
+		v[i].first = a < max ? a * from / to : UINT64_MAX / to;
+		v[i].last = b < max ? ((b + 1) * from - 1) / to : UINT64_MAX / to;
+		sorted &= !i || v[i].first > v[i - 1].last;
 	}
+	if (sorted || from > to) {	/* large pages never share one of ours */
+		*count = f->nranges;
+		return 0;
+	}
+	qsort(v, f->nranges, sizeof(*v), cmp_first);
+	for (size_t i = 0; i < f->nranges; i++) {
+		if (n && v[i].first <= v[n - 1].last + 1) {
+			if (v[i].last > v[n - 1].last)
+				v[n - 1].last = v[i].last;
+		} else {
+			v[n++] = v[i];
+		}
+	}
+	*count = n;
 	return 0;
 }
 
@@ -610,6 +657,12 @@ int hs_targets_profile(struct hs_profile_reader *r, hs_target_fn fn, hs_target_w
 
 		if (it.kind != HS_ITEM_FILE)
 			continue;
+		/* as for operands: a FIFO or device in its place is not opened */
+		if (stat(it.file.path, &st) == 0 && !S_ISREG(st.st_mode)) {
+			if (warn_fn)
+				warn_fn(ctx, it.file.path, 0, "is no longer a regular file, skipped");
+			continue;
+		}
 		fd = open(it.file.path, flags);
 		if (fd < 0) {
 			if (warn_fn)
@@ -632,7 +685,7 @@ int hs_targets_profile(struct hs_profile_reader *r, hs_target_fn fn, hs_target_w
 		t.ranges = it.file.ranges;
 		t.nranges = it.file.nranges;
 		if (from != ps) {
-			if ((rc = convert_ranges(&it.file, from, &conv, &conv_cap))) {
+			if ((rc = convert_ranges(&it.file, from, &conv, &conv_cap, &t.nranges))) {
 				close(fd);
 				break;
 			}

@@ -1,0 +1,304 @@
+# bench/lib.sh - what the benchmarks share: the peer tools, timing with
+# repeats and medians, cold caches, a throttled cgroup, and result tables.
+#
+# A bench script sources this file after setting HOTSET (default: build/hotset
+# of this checkout). Everything that changes the machine (the page cache,
+# cgroups) is undone by the EXIT trap, which bench_cleanup installs; scripts
+# that need their own cleanup add it with bench_on_exit.
+#
+# Timing: bench_run LABEL CMD... runs a command REPEATS times (env REPEATS,
+# default 5) and records the median wall time; on this shared machine other
+# people's jobs come and go, so medians, never single runs. A command's
+# stdout is discarded, its stderr kept in $BENCH_DIR/LABEL.err.
+
+set -euo pipefail
+
+BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+HOTSET=${HOTSET:-$BENCH_ROOT/build/hotset}
+BENCH_DATA=${BENCH_DATA:-/var/tmp/hotset-bench}	# reused between runs
+REPEATS=${REPEATS:-5}
+BENCH_DIR=$(mktemp -d "${TMPDIR:-/tmp}/hotset-bench.XXXXXX")
+
+declare -A BENCH_SECONDS=()	# label -> median seconds
+declare -A BENCH_EXTRA=()	# label -> free text (MB/s, device reads...)
+declare -A BENCH_CPU=()		# label -> median CPU seconds (bench_run)
+BENCH_LABELS=()
+BENCH_EXIT_HOOKS=()
+
+say() { printf '%s\n' "$*" >&2; }
+die() { say "bench: $*"; exit 1; }
+
+bench_on_exit() { BENCH_EXIT_HOOKS+=("$1"); }
+
+bench_cleanup() {
+	local hook
+	for hook in "${BENCH_EXIT_HOOKS[@]}"; do "$hook" || true; done
+	rm -rf "$BENCH_DIR"
+}
+trap bench_cleanup EXIT
+trap 'exit 130' INT TERM
+
+need_root() { [ "$(id -u)" -eq 0 ] || die "run as root (drop_caches, cgroups)"; }
+
+need_hotset() {
+	[ -x "$HOTSET" ] || die "no hotset binary at $HOTSET (run make)"
+}
+
+# Install Debian packages that are missing (the peers this bench compares with).
+need_pkgs() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	command -v apt-get >/dev/null || die "missing ${missing[*]} and no apt-get to install them"
+	say "bench: installing ${missing[*]}"
+	apt-get update -qq || true
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >/dev/null
+}
+
+# ---- caches ------------------------------------------------------------------
+
+# Empty the page cache (and dentries/inodes): the cold start of a warm run.
+drop_caches() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+}
+
+# ---- timing ------------------------------------------------------------------
+
+now_ns() { date +%s%N; }
+
+# Seconds since the epoch, as a decimal, without forking when bash has
+# $EPOCHREALTIME (5.0+): a command substitution or a date(1) costs
+# milliseconds on a busy machine, which short runs would feel.
+now_s() {
+	if [ -n "${EPOCHREALTIME:-}" ]; then
+		NOW=${EPOCHREALTIME/,/.}
+	else
+		NOW=$(date +%s.%N)
+	fi
+}
+
+# median of numbers on stdin
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# bench_once CMD...: run once, print wall seconds; fail loudly if CMD fails
+# with a status other than 0 or 1 (1 = some files skipped, still a result).
+# The CPU time (user + system, children included) goes to $BENCH_DIR/last.cpu:
+# on a machine shared with other jobs it tells work done from time waited.
+bench_once() {
+	local t0 t1 rc=0 err=$BENCH_DIR/last.err timed=0
+	# /usr/bin/time runs programs, not shell functions (decided before the clock starts)
+	[ -x /usr/bin/time ] && [ "$(type -t "$1")" = file ] && timed=1
+	now_s; t0=$NOW
+	if [ $timed = 1 ]; then
+		/usr/bin/time -f '%U %S' -o "$BENCH_DIR/last.time" "$@" > /dev/null 2> "$err" || rc=$?
+	else
+		"$@" > /dev/null 2> "$err" || rc=$?
+	fi
+	now_s; t1=$NOW
+	if [ $rc -gt 1 ]; then
+		say "bench: '$*' failed with status $rc:"; tail -n 5 "$err" >&2
+		return 1
+	fi
+	rm -f "$BENCH_DIR/last.cpu"
+	[ -f "$BENCH_DIR/last.time" ] &&
+		awk '/^[0-9.]+ [0-9.]+$/ { printf "%.2f\n", $1 + $2 }' "$BENCH_DIR/last.time" \
+			> "$BENCH_DIR/last.cpu"
+	rm -f "$BENCH_DIR/last.time"
+	[ -s "$BENCH_DIR/last.cpu" ] || echo 0 > "$BENCH_DIR/last.cpu"
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'
+}
+
+# bench_record LABEL SECONDS [EXTRA]: store a result for the table.
+bench_record() {
+	[ -n "${BENCH_SECONDS[$1]+x}" ] || BENCH_LABELS+=("$1")
+	BENCH_SECONDS[$1]=$2
+	BENCH_EXTRA[$1]=${3:-}
+}
+
+# bench_run LABEL CMD...: REPEATS runs, record the median wall and CPU time;
+# runs in $BENCH_DIR/LABEL.{runs,cpu}
+bench_run() {
+	local label=$1 i s f=$BENCH_DIR/$1; shift
+	: > "$f.runs"; : > "$f.cpu"
+	for ((i = 0; i < REPEATS; i++)); do
+		s=$(bench_once "$@") || return 1
+		echo "$s" >> "$f.runs"
+		cat "$BENCH_DIR/last.cpu" >> "$f.cpu"
+	done
+	bench_record "$label" "$(median < "$f.runs")" "$(printf '%8s s CPU' "$(median < "$f.cpu")")"
+	BENCH_CPU[$label]=$(median < "$f.cpu")
+	say "  $label: $(tr '\n' ' ' < "$f.runs")-> median ${BENCH_SECONDS[$label]} s" \
+	    "(CPU $(tr '\n' ' ' < "$f.cpu"))"
+}
+
+# ratio A B: A / B with two decimals
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+# print_table TITLE: one row per recorded label
+print_table() {
+	local l
+	printf '\n== %s (median of %s runs)\n' "$1" "$REPEATS"
+	printf '%-34s %10s  %s\n' "tool" "seconds" ""
+	for l in "${BENCH_LABELS[@]}"; do
+		printf '%-34s %10.3f  %s\n' "$l" "${BENCH_SECONDS[$l]}" "${BENCH_EXTRA[$l]}"
+	done
+}
+
+# check_goal TEXT VALUE OP LIMIT: print PASS/MISS for a ratio goal (never fails)
+check_goal() {
+	local ok
+	ok=$(awk -v v="$2" -v l="$4" -v op="$3" 'BEGIN {
+		if (v == "-") { print "n/a"; exit }
+		r = (op == ">=") ? v >= l : v <= l; print r ? "PASS" : "MISS" }')
+	printf '  %-58s %6s (goal %s %s)  %s\n' "$1" "$2" "$3" "$4" "$ok"
+}
+
+# ---- devices -------------------------------------------------------------------
+
+# The whole disk (MAJ:MIN) under the filesystem holding a path: throttles
+# apply to disks, not partitions.
+disk_of() {
+	local mm sys
+	mm=$(findmnt -no MAJ:MIN -T "$1" 2>/dev/null | head -n1 | tr -d ' ')
+	[ -n "$mm" ] || mm=$(stat -c '%Hd:%Ld' "$1")
+	sys=/sys/dev/block/$mm
+	[ -e "$sys" ] || die "$1 is not on a block device ($mm): cannot throttle it"
+	if [ -e "$sys/partition" ]; then
+		cat "$sys/../dev"
+	else
+		echo "$mm"
+	fi
+}
+
+# ---- a throttled cgroup ----------------------------------------------------------
+#
+# cg_create NAME DISK [IOPS BPS]: a cgroup of our own for reads on DISK,
+# limited to IOPS reads/s and BPS bytes/s if given (else only counting).
+# cgroup v1 blkio (blkio.throttle.read_{iops,bps}_device) where it is
+# mounted, else cgroup v2 io.max (enabling the io controller if needed).
+# Always removed at exit. cg_exec NAME CMD... runs a command inside it;
+# cg_reads NAME / cg_read_bytes NAME give the device reads counted so far
+# (blkio.throttle.io_serviced / io_service_bytes, or io.stat rios / rbytes).
+
+declare -A CG_PATH=() CG_DISK=()
+CG_MODE="" CG_V1="" CG_V2="" CG_V2_ENABLED=0
+
+cg_detect() {
+	[ -n "$CG_MODE" ] && return 0
+	local _d mnt fs opts _r
+	while read -r _d mnt fs opts _r; do
+		case $fs in
+		cgroup) [[ ,$opts, == *,blkio,* ]] && CG_V1=$mnt ;;
+		cgroup2) [ -z "$CG_V2" ] && CG_V2=$mnt ;;
+		esac
+	done < /proc/mounts
+	if [ -n "$CG_V1" ] && [ -f "$CG_V1/blkio.throttle.read_iops_device" ]; then
+		CG_MODE=v1
+	elif [ -n "$CG_V2" ] && grep -qw io "$CG_V2/cgroup.controllers" 2>/dev/null; then
+		CG_MODE=v2
+	else
+		die "no blkio (cgroup v1) or io (cgroup v2) controller to throttle with"
+	fi
+}
+
+cg_create() {
+	local name=$1 disk=$2 iops=${3:-} bps=${4:-} dir
+	cg_detect
+	if [ $CG_MODE = v1 ]; then
+		dir=$CG_V1/hotset-bench.$$.$name
+		mkdir "$dir"
+		CG_PATH[$name]=$dir CG_DISK[$name]=$disk
+		if [ -n "$iops" ]; then
+			echo "$disk $iops" > "$dir/blkio.throttle.read_iops_device"
+			echo "$disk $bps" > "$dir/blkio.throttle.read_bps_device"
+		fi
+	else
+		if ! grep -qw io "$CG_V2/cgroup.subtree_control"; then
+			echo +io > "$CG_V2/cgroup.subtree_control"
+			CG_V2_ENABLED=1
+		fi
+		dir=$CG_V2/hotset-bench.$$.$name
+		mkdir "$dir"
+		CG_PATH[$name]=$dir CG_DISK[$name]=$disk
+		[ -n "$iops" ] && echo "$disk riops=$iops rbps=$bps" > "$dir/io.max"
+	fi
+	return 0
+}
+
+# The command line that runs CMD inside a cgroup directory: sh moves itself
+# in, then becomes CMD (so that a timer outside sees CMD's own CPU time).
+CG_ENTER='echo $$ > "$1/cgroup.procs" && shift && exec "$@"'
+
+cg_exec() {
+	local dir=${CG_PATH[$1]}; shift
+	sh -c "$CG_ENTER" sh "$dir" "$@"
+}
+
+cg_reads() {
+	local dir=${CG_PATH[$1]} disk=${CG_DISK[$1]}
+	if [ $CG_MODE = v1 ]; then
+		awk -v d="$disk" '$1 == d && $2 == "Read" { n = $3 } END { printf "%.0f\n", n }' \
+			"$dir/blkio.throttle.io_serviced"
+	else
+		awk -v d="$disk" '$1 == d { for (i = 2; i <= NF; i++) if ($i ~ /^rios=/) n = substr($i, 6) }
+			END { printf "%.0f\n", n }' "$dir/io.stat"
+	fi
+}
+
+cg_read_bytes() {
+	local dir=${CG_PATH[$1]} disk=${CG_DISK[$1]}
+	if [ $CG_MODE = v1 ]; then
+		awk -v d="$disk" '$1 == d && $2 == "Read" { n = $3 } END { printf "%.0f\n", n }' \
+			"$dir/blkio.throttle.io_service_bytes"
+	else
+		awk -v d="$disk" '$1 == d { for (i = 2; i <= NF; i++) if ($i ~ /^rbytes=/) n = substr($i, 8) }
+			END { printf "%.0f\n", n }' "$dir/io.stat"
+	fi
+}
+
+cg_remove_all() {
+	local name dir pid
+	for name in "${!CG_PATH[@]}"; do
+		dir=${CG_PATH[$name]}
+		[ -d "$dir" ] || continue
+		# anything left inside (a run interrupted by ^C) goes back to the root
+		while read -r pid; do
+			[ -n "$pid" ] && echo "$pid" > "$(dirname "$dir")/cgroup.procs" 2>/dev/null || true
+		done < "$dir/cgroup.procs"
+		rmdir "$dir" 2>/dev/null || say "bench: could not remove $dir"
+	done
+	if [ $CG_V2_ENABLED = 1 ]; then
+		echo -io > "$CG_V2/cgroup.subtree_control" 2>/dev/null || true
+	fi
+}
+bench_on_exit cg_remove_all
+
+# cg_run_cold NAME LABEL CMD...: REPEATS cold runs (drop_caches first) inside
+# cgroup NAME; records the median time, and in the extra column the median
+# MB/s (over the cgroup's bytes read) and device reads. Per-run values stay
+# in $BENCH_DIR/LABEL.{runs,reads,bytes,mbs}.
+cg_run_cold() {
+	local name=$1 label=$2 i s r0 r1 b0 b1 f=$BENCH_DIR/$2; shift 2
+	: > "$f.runs"; : > "$f.reads"; : > "$f.mbs"; : > "$f.bytes"; : > "$f.cpu"
+	for ((i = 0; i < REPEATS; i++)); do
+		drop_caches
+		r0=$(cg_reads "$name"); b0=$(cg_read_bytes "$name")
+		s=$(bench_once sh -c "$CG_ENTER" sh "${CG_PATH[$name]}" "$@") || return 1
+		cat "$BENCH_DIR/last.cpu" >> "$f.cpu"
+		r1=$(cg_reads "$name"); b1=$(cg_read_bytes "$name")
+		echo "$s" >> "$f.runs"
+		echo $((r1 - r0)) >> "$f.reads"
+		echo $((b1 - b0)) >> "$f.bytes"
+		awk -v b=$((b1 - b0)) -v s="$s" 'BEGIN { printf "%.1f\n", b / 1e6 / s }' >> "$f.mbs"
+	done
+	bench_record "$label" "$(median < "$f.runs")" \
+		"$(printf '%8s MB/s %8s device reads %6s s CPU' "$(median < "$f.mbs")" \
+			"$(median < "$f.reads")" "$(median < "$f.cpu")")"
+	say "  $label: $(tr '\n' ' ' < "$f.runs")-> median ${BENCH_SECONDS[$label]} s," \
+	    "reads $(tr '\n' ' ' < "$f.reads")"
+}

@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# bench/record.sh - what hotset record costs a job, next to the job run bare
+# and under strace (the usual way to see which files a job opens):
+#
+#   bare      the job alone
+#   ptrace    hotset record --backend=ptrace   (any user)
+#   bpf       hotset record --backend=bpf      (root; left out if it cannot run)
+#   strace    strace -f --seccomp-bpf -e trace=%file -o /dev/null
+#
+# on two jobs, with a warm cache (each job runs once before the timed runs):
+#
+#   compile   a small C++ project whose build time is Boost's headers
+#             (written under $BENCH_DATA/record-cxx), make -j1 after make clean
+#   tar       tar c /usr/include | cat > /dev/null: many small files read
+#             whole. Not `tar c ... > /dev/null`: GNU tar sees that its
+#             archive is /dev/null and then does not read the files at all.
+#
+# The tools run interleaved, round after round, so that the load of other
+# people's jobs on this shared machine falls on all of them alike; the table
+# gives medians, the spread (min-max), and ratios to bare (of the medians,
+# and the median of each round's own ratio), and the CPU time used (user +
+# system, the job's, hotset's and the tracer's): when the machine is busy,
+# waiting inflates wall times, CPU time much less. Then the profiles: a --trace
+# profile of the compile is far smaller than the data the compile read.
+#
+#   bench/record.sh       (as root for bpf; REPEATS=N rounds, default 5;
+#                          RECORD_JOBS="compile tar" to choose)
+#
+# Goals: ptrace <= 1.10x bare on the compile, <= 2x on tar; bpf <= 1.05x on both.
+. "$(dirname "$0")/lib.sh"
+
+need_hotset
+need_pkgs time strace g++ make libboost-dev
+JOBS=${RECORD_JOBS:-compile tar}
+CXX_DIR=$BENCH_DATA/record-cxx
+
+TOOLS=(bare ptrace)
+if "$HOTSET" record --backend=bpf --probe > /dev/null 2>&1; then
+	TOOLS+=(bpf)
+else
+	say "bench: the bpf backend cannot run here: $("$HOTSET" record --backend=bpf --probe 2>&1 | head -n1)"
+fi
+TOOLS+=(strace)
+
+# ---- the C++ project ----------------------------------------------------------------
+
+write_project() {
+	[ -f "$CXX_DIR/.complete" ] && return 0
+	say "bench: writing a C++ project under $CXX_DIR"
+	rm -rf "$CXX_DIR" && mkdir -p "$CXX_DIR"
+	cat > "$CXX_DIR/geometry.cpp" <<-'EOF'
+	#include <boost/geometry.hpp>
+	#include <boost/geometry/geometries/point_xy.hpp>
+	#include <boost/geometry/geometries/polygon.hpp>
+	namespace bg = boost::geometry;
+	typedef bg::model::d2::point_xy<double> point;
+	double area_of(const char *wkt)
+	{
+		bg::model::polygon<point> poly;
+		bg::read_wkt(wkt, poly);
+		bg::correct(poly);
+		return bg::area(poly);
+	}
+	EOF
+	cat > "$CXX_DIR/graph.cpp" <<-'EOF'
+	#include <boost/graph/adjacency_list.hpp>
+	#include <boost/graph/dijkstra_shortest_paths.hpp>
+	#include <vector>
+	typedef boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+				      boost::property<boost::edge_weight_t, int>> graph;
+	int farthest(int n, const std::vector<std::pair<int, int>> &edges, const std::vector<int> &w)
+	{
+		graph g(edges.begin(), edges.end(), w.begin(), n);
+		std::vector<int> d(boost::num_vertices(g));
+		boost::dijkstra_shortest_paths(g, boost::vertex(0, g), boost::distance_map(
+			boost::make_iterator_property_map(d.begin(), boost::get(boost::vertex_index, g))));
+		return d.empty() ? 0 : d.back();
+	}
+	EOF
+	cat > "$CXX_DIR/text.cpp" <<-'EOF'
+	#include <boost/algorithm/string.hpp>
+	#include <boost/format.hpp>
+	#include <boost/lexical_cast.hpp>
+	#include <boost/tokenizer.hpp>
+	#include <string>
+	std::string summary(const std::string &line)
+	{
+		boost::tokenizer<boost::char_separator<char>> tok(line, boost::char_separator<char>(","));
+		int n = 0;
+		for (auto it = tok.begin(); it != tok.end(); ++it)
+			n += boost::lexical_cast<int>(boost::trim_copy(*it));
+		return (boost::format("%1% -> %2%") % boost::to_upper_copy(line) % n).str();
+	}
+	EOF
+	cat > "$CXX_DIR/store.cpp" <<-'EOF'
+	#include <boost/multi_index_container.hpp>
+	#include <boost/multi_index/ordered_index.hpp>
+	#include <boost/multi_index/hashed_index.hpp>
+	#include <boost/multi_index/member.hpp>
+	#include <boost/property_tree/ptree.hpp>
+	#include <boost/property_tree/json_parser.hpp>
+	#include <boost/variant.hpp>
+	#include <boost/optional.hpp>
+	#include <sstream>
+	#include <string>
+	struct item { int id; std::string name; };
+	namespace mi = boost::multi_index;
+	typedef mi::multi_index_container<item, mi::indexed_by<
+		mi::ordered_unique<mi::member<item, int, &item::id>>,
+		mi::hashed_non_unique<mi::member<item, std::string, &item::name>>>> items;
+	std::string store(const std::string &json)
+	{
+		boost::property_tree::ptree t;
+		std::istringstream in(json);
+		boost::property_tree::read_json(in, t);
+		items s;
+		for (auto &kv : t)
+			s.insert(item{ kv.second.get<int>("id", 0), kv.first });
+		boost::variant<int, std::string> v = (int)s.size();
+		boost::optional<int> o = boost::get<int>(v);
+		std::ostringstream out;
+		boost::property_tree::write_json(out, t);
+		return out.str() + std::to_string(o.value_or(0));
+	}
+	EOF
+	cat > "$CXX_DIR/main.cpp" <<-'EOF'
+	#include <iostream>
+	#include <string>
+	#include <vector>
+	double area_of(const char *wkt);
+	int farthest(int n, const std::vector<std::pair<int, int>> &edges, const std::vector<int> &w);
+	std::string summary(const std::string &line);
+	std::string store(const std::string &json);
+	int main()
+	{
+		std::cout << area_of("POLYGON((0 0,0 1,1 1,1 0,0 0))") << '\n'
+			  << farthest(3, { { 0, 1 }, { 1, 2 } }, { 1, 2 }) << '\n'
+			  << summary("1, 2, 3") << '\n' << store("{\"a\":{\"id\":1}}") << '\n';
+	}
+	EOF
+	printf '%s\n' \
+		'CXX = g++' \
+		'CXXFLAGS = -std=c++17 -O0 -g -DBOOST_BIND_GLOBAL_PLACEHOLDERS -DBOOST_ALLOW_DEPRECATED_HEADERS' \
+		'OBJS = geometry.o graph.o text.o store.o main.o' \
+		'app: $(OBJS)' \
+		'	$(CXX) -o $@ $(OBJS)' \
+		'%.o: %.cpp' \
+		'	$(CXX) $(CXXFLAGS) -c -o $@ $<' \
+		'clean:' \
+		'	rm -f app $(OBJS)' > "$CXX_DIR/Makefile"
+	make -s -C "$CXX_DIR" > /dev/null && "$CXX_DIR/app" > /dev/null ||
+		die "the C++ project does not build"
+	touch "$CXX_DIR/.complete"
+}
+
+# ---- the jobs and the tools ----------------------------------------------------------
+
+job_cmd() {
+	case $1 in
+	compile) JOB=(make -s -j1 -C "$CXX_DIR") ;;
+	tar) JOB=(sh -c 'tar c /usr/include 2> /dev/null | cat > /dev/null') ;;
+	esac
+}
+
+job_prepare() {
+	case $1 in
+	compile) make -s -C "$CXX_DIR" clean > /dev/null ;;
+	esac
+}
+
+# tool_cmd TOOL JOB PROFILE: the command line in CMD
+tool_cmd() {
+	case $1 in
+	bare) CMD=("${JOB[@]}") ;;
+	ptrace|bpf) CMD=("$HOTSET" record -q --backend="$1" -o "$3" -- "${JOB[@]}") ;;
+	strace) CMD=(strace -f --seccomp-bpf -e trace=%file -o /dev/null "${JOB[@]}") ;;
+	esac
+}
+
+# ---- running -----------------------------------------------------------------------
+
+# spread FILE: "min-max" of the numbers in FILE
+spread() { sort -g "$1" | awk 'NR == 1 { a = $1 } { b = $1 } END { printf "%.2f-%.2f", a, b }'; }
+
+run_job() {
+	local job=$1 r i n=${#TOOLS[@]} tool s f
+	job_cmd "$job"
+	say "bench: $job: warming up"
+	job_prepare "$job" && bench_once "${JOB[@]}" > /dev/null
+	for tool in "${TOOLS[@]}"; do : > "$BENCH_DIR/$job.$tool.runs"; : > "$BENCH_DIR/$job.$tool.cpu"; done
+	: > "$BENCH_DIR/$job.rounds"
+	for ((r = 0; r < REPEATS; r++)); do
+		local line="$r"
+		for ((i = 0; i < n; i++)); do
+			tool=${TOOLS[$(((i + r) % n))]}
+			tool_cmd "$tool" "$job" "$BENCH_DIR/$job.$tool.prof"
+			job_prepare "$job"
+			s=$(bench_once "${CMD[@]}") || die "$job under $tool failed"
+			echo "$s" >> "$BENCH_DIR/$job.$tool.runs"
+			cat "$BENCH_DIR/last.cpu" >> "$BENCH_DIR/$job.$tool.cpu"
+			eval "round_$tool=$s"
+		done
+		for tool in "${TOOLS[@]}"; do line="$line $(eval echo \$round_$tool)"; done
+		echo "$line" >> "$BENCH_DIR/$job.rounds"
+		say "  round $((r + 1)): $(for tool in "${TOOLS[@]}"; do printf '%s %ss  ' $tool "$(eval echo \$round_$tool)"; done)"
+	done
+	printf '\n== %s, warm cache (%s rounds, interleaved; load average now %s)\n' "$job" "$REPEATS" \
+		"$(cut -d' ' -f1-3 /proc/loadavg)"
+	printf '%-8s %9s %13s %11s %12s %9s %10s\n' tool median min-max "x bare" "x bare/round" CPU \
+		"CPU x bare"
+	local bare_med bare_cpu
+	bare_med=$(median < "$BENCH_DIR/$job.bare.runs")
+	bare_cpu=$(median < "$BENCH_DIR/$job.bare.cpu")
+	for ((i = 0; i < n; i++)); do
+		tool=${TOOLS[$i]}
+		f=$BENCH_DIR/$job.$tool
+		local med cpu paired
+		med=$(median < "$f.runs")
+		cpu=$(median < "$f.cpu")
+		# the median of this round's time over the same round's bare time
+		paired=$(awk -v c=$((i + 2)) '{ if ($2 > 0) printf "%.4f\n", $c / $2 }' "$BENCH_DIR/$job.rounds" | median)
+		printf '%-8s %8.2fs %13s %10sx %11.2fx %8.2fs %9sx\n' "$tool" "$med" "$(spread "$f.runs")" \
+			"$(ratio "$med" "$bare_med")" "$paired" "$cpu" "$(ratio "$cpu" "$bare_cpu")"
+		eval "ratio_${job}_$tool=$(ratio "$med" "$bare_med")"
+	done
+}
+
+# The compile's --trace profile next to what the compile read.
+profile_sizes() {
+	local tool p
+	job_cmd compile
+	printf '\n== profiles of the compile (with --trace)\n'
+	printf '%-8s %8s %10s %12s %12s %9s\n' backend files pages "data read" "profile" "ratio"
+	for tool in ptrace bpf; do
+		[[ " ${TOOLS[*]} " == *" $tool "* ]] || continue
+		p=$BENCH_DIR/compile.$tool.trace.prof
+		job_prepare compile
+		"$HOTSET" record -q --trace --backend=$tool -o "$p" -- "${JOB[@]}" > /dev/null
+		"$HOTSET" show --json "$p" > "$p.json"
+		python3 - "$p" "$p.json" "$tool" <<-'EOF'
+		import json, os, sys
+		path, jpath, tool = sys.argv[1:4]
+		j = json.load(open(jpath))
+		pages = sum(f["pages"] for f in j["files"])
+		data = pages * j.get("page_size", os.sysconf("SC_PAGESIZE"))
+		size = os.path.getsize(path)
+		print("%-8s %8d %10d %10.1f MB %10.1f KB %8.1f%%" % (tool, len(j["files"]), pages,
+		      data / 1e6, size / 1e3, 100.0 * size / data if data else 0))
+		EOF
+	done
+}
+
+[[ " $JOBS " == *" compile "* ]] && write_project
+for job in $JOBS; do run_job "$job"; done
+[[ " $JOBS " == *" compile "* ]] && profile_sizes
+
+printf '\n== goals (ratios of medians; this machine is shared: see the spread)\n'
+for job in $JOBS; do
+	case $job in compile) g=1.10 ;; *) g=2 ;; esac
+	check_goal "$job: hotset record --backend=ptrace vs bare" "$(eval echo \${ratio_${job}_ptrace:--})" "<=" $g
+	check_goal "$job: hotset record --backend=bpf vs bare" "$(eval echo \${ratio_${job}_bpf:--})" "<=" 1.05
+done

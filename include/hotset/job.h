@@ -1,0 +1,83 @@
+/*
+ * job.h - running the user's command as hotset's child.
+ *
+ * `record` and `time` run a command so that it behaves as if run bare: same
+ * standard streams, environment and process group, and hotset's exit status
+ * is the command's. This module does the parts they share: fork and exec
+ * with a hook between them, telling "not found" (127) and "cannot execute"
+ * (126) from the command's own exit codes, forwarding the signals somebody
+ * sends to hotset, and collecting descendants that outlive their parents.
+ */
+#ifndef HOTSET_JOB_H
+#define HOTSET_JOB_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct hs_job_spec {
+	char *const *argv;	/* argv[0] is looked up in PATH */
+	/*
+	 * Run in the child after fork, before exec (optional). It must only
+	 * use async-signal-safe calls. Returning -errno makes the child exit
+	 * with 125 after reporting the error (hs_job_exec_result gives it).
+	 */
+	int (*before_exec)(void *ctx);
+	void *ctx;
+	/* If set, the child writes its pid to this cgroup.procs file first. */
+	const char *cgroup_procs;
+};
+
+struct hs_job {
+	pid_t pid;		/* the command's first process */
+	int status_fd;		/* read end of the exec-status pipe, or -1 */
+};
+
+/*
+ * Fork, run spec->before_exec in the child, and exec argv. Returns 0 with
+ * job filled in, or -errno if the fork itself failed.
+ */
+int hs_job_start(const struct hs_job_spec *spec, struct hs_job *job);
+
+/*
+ * How the exec went. Call once the child has exec'd or exited (it blocks
+ * until then). Returns 0 if the command runs, or the -errno that exec (or
+ * before_exec, or joining the cgroup) failed with. *stage (optional) tells
+ * which: "exec", "setup" or "cgroup".
+ */
+int hs_job_exec_result(struct hs_job *job, const char **stage);
+
+/* The exit code for a failed start: 127 not found, 126 not executable, 125 else. */
+int hs_job_failure_code(int err, const char *stage);
+
+/* The exit code that mirrors a wait status: the exit code, or 128+signal. */
+int hs_job_exit_code(int wait_status);
+
+/*
+ * Forward SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to hotset by another
+ * process to pid. Signals the terminal sends reach the whole foreground
+ * process group, the job included, so those are not sent again.
+ */
+int hs_job_forward_signals(pid_t pid);
+
+/* Put back the signal dispositions hs_job_forward_signals() replaced. */
+void hs_job_restore_signals(void);
+
+/* The first signal forwarded so far, or 0 (e.g. to note an interrupted run). */
+int hs_job_signal_received(void);
+
+/*
+ * Make hotset the reaper of orphaned descendants (PR_SET_CHILD_SUBREAPER),
+ * so that their resource usage is counted when they are waited for.
+ */
+int hs_job_become_subreaper(void);
+
+/*
+ * Wait for the job's first process (*status gets its wait status), then
+ * reap every other child that has already exited (orphans adopted as
+ * subreaper), so that their usage is accounted. Descendants still running
+ * are not waited for: a job may leave a daemon behind. Returns how many
+ * children are still running, or -errno.
+ */
+int hs_job_wait_all(const struct hs_job *job, int *status);
+
+#endif

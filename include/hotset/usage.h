@@ -1,0 +1,114 @@
+/*
+ * usage.h - what a job cost: wall and CPU time, the time it spent blocked
+ * on I/O, page faults, and the bytes it read from storage versus from the
+ * page cache, for the whole process tree.
+ *
+ * Time blocked on I/O comes from the pressure stall information (PSI) of a
+ * cgroup v2 directory made for the job: io.pressure's "some" total grows
+ * while at least one of the job's tasks waits for I/O, "full" while all of
+ * them do. The machine-wide /proc/pressure/io is never used, since it counts
+ * everybody's stalls; neither is delay accounting (off by default, and
+ * unreliable on recent kernels). Where no cgroup can be had (an
+ * unprivileged user whose cgroup is not delegated), the figure is unknown
+ * and a note says why and how to fix it: it is never guessed.
+ *
+ * CPU time, faults and disk bytes are those of the children the caller has
+ * waited for (getrusage(RUSAGE_CHILDREN) and /proc/self/io deltas: a
+ * child's counts are added to its parent when it is reaped), checked
+ * against the cgroup's cpu.stat, which also sees processes nobody waited
+ * for.
+ *
+ * Use: hs_usage_begin() just before starting the job; start it in the
+ * cgroup that hs_usage_cgroup_procs() names (hs_job_spec.cgroup_procs);
+ * reap it however the caller likes (the caller must reap every child it
+ * can, subreaper included); then hs_usage_end(). The probe does not care
+ * how the job is run or waited for. One probe at a time per process: the
+ * /proc/self/io and rusage deltas would overlap.
+ */
+#ifndef HOTSET_USAGE_H
+#define HOTSET_USAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct hs_usage_probe;
+
+/* Where the pressure figures (io_wait_s and friends) come from. */
+enum hs_pressure_source {
+	HS_PRESSURE_UNKNOWN = 0,	/* not measured; the notes say why */
+	HS_PRESSURE_JOB_CGROUP,		/* a cgroup made for the job */
+	HS_PRESSURE_OWN_CGROUP,		/* hotset's own cgroup, which held only hotset */
+};
+
+#define HS_USAGE_NOTES 8
+#define HS_USAGE_NOTE_LEN 400
+
+struct hs_usage {
+	double wall_s;			/* from hs_usage_begin() to hs_usage_end() */
+	double user_s, sys_s;		/* CPU time of the job's processes */
+
+	/* Pressure stall times, valid when pressure != HS_PRESSURE_UNKNOWN. */
+	enum hs_pressure_source pressure;
+	double io_wait_s;		/* some task of the job blocked on I/O */
+	double io_wait_full_s;		/* every runnable task of the job blocked on I/O */
+	double cpu_wait_s;		/* some task runnable but waiting for a CPU */
+	double memory_wait_s;		/* some task stalled on memory (reclaim, refaults) */
+
+	uint64_t major_faults, minor_faults;
+	uint64_t read_bytes_disk;	/* bytes the job made the kernel read from storage */
+	bool rchar_known;		/* false: no per-task I/O accounting in this kernel */
+	uint64_t rchar;			/* bytes returned by read(2) and friends, pipes too */
+	/*
+	 * Bytes served from the page cache. Without better knowledge it is
+	 * estimated as rchar - read_bytes_disk (it counts pipes and sockets
+	 * too, and misses pages touched through mmap): read_bytes_cache_exact
+	 * is false. A caller that counted pages itself (a record backend) may
+	 * overwrite both fields before printing.
+	 */
+	bool read_bytes_cache_known;
+	bool read_bytes_cache_exact;
+	uint64_t read_bytes_cache;
+
+	int still_running;		/* processes of the job left running at the end */
+
+	/* Why a figure is unknown or approximate, one sentence each. */
+	int nnotes;
+	char notes[HS_USAGE_NOTES][HS_USAGE_NOTE_LEN];
+};
+
+/*
+ * Start measuring: find or make a cgroup for the job, take the baselines,
+ * and start a thread that reads the cgroup's io.pressure every 100 ms (PSI
+ * folds per-CPU stall times into the total when it is read; reading it
+ * rarely under-counts a job that moves between CPUs). Failing to get a
+ * cgroup is not an error: the figures it gives are then unknown, with a
+ * note. To check that the job will be able to join the new cgroup, it
+ * forks a child that joins it and exits, and reaps it (by pid: a caller's
+ * SIGCHLD handler must not reap it first). The sampler thread blocks all
+ * signals.
+ *
+ * Returns 0 and sets *out (release it with hs_usage_end()), or -errno
+ * (out of memory).
+ */
+int hs_usage_begin(struct hs_usage_probe **out);
+
+/*
+ * The cgroup.procs file the job's first process must write itself into
+ * before it execs (see hs_job_spec.cgroup_procs), or NULL when the job
+ * needs to go nowhere (it inherits hotset's cgroup, or nothing is measured).
+ * The probe checked at begin that a child of ours can join it.
+ */
+const char *hs_usage_cgroup_procs(const struct hs_usage_probe *p);
+
+/*
+ * Stop measuring, once the job has been reaped. still_running is the
+ * number of the job's processes the caller knows are still running (e.g.
+ * what hs_job_wait_all() returned); the cgroup may reveal more. Those are
+ * moved back to hotset's cgroup, and the job's cgroup is removed (with
+ * retries: the kernel lets go of exited tasks a little after wait returns).
+ * Fills *out if not NULL (NULL: the job never started, just clean up) and
+ * frees p. Always returns 0: every failure becomes a note in *out.
+ */
+int hs_usage_end(struct hs_usage_probe *p, int still_running, struct hs_usage *out);
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * usage-report.h - how `time` and `record` show what a job cost: a short
+ * text report for people (on standard error, like /usr/bin/time) and the
+ * same figures as JSON members.
+ */
+#ifndef HOTSET_CLI_USAGE_REPORT_H
+#define HOTSET_CLI_USAGE_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "hotset/usage.h"
+#include "cli.h"
+
+/*
+ * The figures, one per line, then a one-line verdict in plain words and,
+ * if notes is set, the notes ("note: ...") that say what is unknown or
+ * approximate and why.
+ */
+void print_usage_report(FILE *f, const struct hs_usage *u, bool notes);
+
+/*
+ * The figures as members of the JSON object being written (the caller
+ * opens and closes it): wall_s, user_s, sys_s, io_wait_s, io_wait_full_s,
+ * io_pressure_some_pct, io_pressure_full_pct, cpu_wait_s, memory_wait_s,
+ * io_wait_method, major_faults, minor_faults, read_bytes_disk, rchar,
+ * read_bytes_cache, read_bytes_cache_estimated, still_running, notes.
+ * Unknown figures are null.
+ */
+void json_usage(struct json *j, const struct hs_usage *u);
+
+#endif

@@ -1,0 +1,500 @@
+/*
+ * record-ptrace-fds.c - the job's file descriptors, for the ptrace backend:
+ * which open file description each fd refers to, and where the stretch of
+ * it being read started (see record-ptrace.h, position inference).
+ *
+ * Descriptors are learnt lazily: an fd the model does not know was opened
+ * for reading by a call that did not stop the job, so its description
+ * starts at position 0. Descriptions are shared as the kernel shares them:
+ * by dup, by fork (the child's table is a copy pointing to the same
+ * descriptions, so every fd of the parent gets one at that point) and by
+ * threads (one table). The tables follow exec (close-on-exec fds are gone)
+ * from the list in /proc/TID/fd.
+ *
+ * Sampling a position reads /proc/TID/fdinfo/FD through a handle kept open
+ * per table and fd: a pread() of it is cheaper than an open/read/close. The
+ * handle shows whatever the fd is at the time of reading, so it survives
+ * the fd being closed and reused; it is reopened through another thread
+ * when the one it was opened through is gone.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "record-ptrace.h"
+
+/* ---- descriptions and tables ------------------------------------------------------ */
+
+struct pt_ofd *pt_ofd_new(int64_t start, int kind)
+{
+	struct pt_ofd *o = calloc(1, sizeof(*o));
+
+	if (o) {
+		o->refs = 1;
+		o->start = start;
+		o->kind = kind;
+	}
+	return o;
+}
+
+void pt_ofd_put(struct pt_ofd *ofd)
+{
+	if (ofd && --ofd->refs == 0)
+		free(ofd);
+}
+
+struct pt_fdtable *pt_fdtable_new(struct pt_tracer *tr)
+{
+	struct pt_fdtable *ft = calloc(1, sizeof(*ft));
+
+	if (!ft) {
+		tr->error = -ENOMEM;
+		return NULL;
+	}
+	ft->users = 1;
+	ft->next = tr->fdtables;
+	if (ft->next)
+		ft->next->prev = ft;
+	tr->fdtables = ft;
+	return ft;
+}
+
+/* The slot of fd, grown to if need be; NULL without memory or for fd < 0. */
+static struct pt_fdslot *slot_of(struct pt_tracer *tr, struct pt_fdtable *ft, int fd)
+{
+	if (fd < 0)
+		return NULL;
+	if (fd >= ft->nslots) {
+		int n = ft->nslots ? ft->nslots : 64;
+		struct pt_fdslot *v;
+
+		while (n <= fd)
+			n *= 2;
+		v = realloc(ft->slots, (size_t)n * sizeof(*v));
+		if (!v) {
+			tr->error = -ENOMEM;
+			return NULL;
+		}
+		for (int i = ft->nslots; i < n; i++)
+			v[i] = (struct pt_fdslot){ NULL, -1 };
+		ft->slots = v;
+		ft->nslots = n;
+	}
+	return &ft->slots[fd];
+}
+
+/* The description behind fd, made (at position 0) if unknown. */
+struct pt_ofd *pt_ofd_of(struct pt_tracer *tr, struct pt_fdtable *ft, int fd)
+{
+	struct pt_fdslot *s = slot_of(tr, ft, fd);
+
+	if (!s)
+		return NULL;
+	if (!s->ofd && !(s->ofd = pt_ofd_new(0, PT_OFD_UNKNOWN)))
+		tr->error = -ENOMEM;
+	return s->ofd;
+}
+
+/* fd now refers to ofd (dup2, or a fresh open). */
+void pt_fd_set(struct pt_tracer *tr, struct pt_fdtable *ft, int fd, struct pt_ofd *ofd)
+{
+	struct pt_fdslot *s = slot_of(tr, ft, fd);
+
+	if (!s || !ofd)
+		return;
+	ofd->refs++;
+	pt_ofd_put(s->ofd);
+	s->ofd = ofd;
+}
+
+void pt_fd_drop(struct pt_tracer *tr, struct pt_fdtable *ft, int fd)
+{
+	if (fd >= 0 && fd < ft->nslots) {
+		pt_ofd_put(ft->slots[fd].ofd);
+		ft->slots[fd].ofd = NULL;
+	}
+}
+
+void pt_fd_close_handles(struct pt_tracer *tr, struct pt_fdtable *ft)
+{
+	for (int i = 0; i < ft->nslots; i++) {
+		if (ft->slots[i].info_fd >= 0) {
+			close(ft->slots[i].info_fd);
+			ft->slots[i].info_fd = -1;
+			tr->handles--;
+		}
+	}
+	ft->handle_tid = 0;
+}
+
+/* Out of file descriptors: close every handle (they are reopened as needed). */
+void pt_fd_purge_handles(struct pt_tracer *tr)
+{
+	for (struct pt_fdtable *ft = tr->fdtables; ft; ft = ft->next)
+		pt_fd_close_handles(tr, ft);
+}
+
+/* The fds open in task tid, in *fds (malloc'd); returns how many, or -errno. */
+int pt_fd_list(pid_t tid, int **fds)
+{
+	char path[64];
+	struct dirent *de;
+	int n = 0, cap = 0, *v = NULL;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)tid);
+	if (!(d = opendir(path)))
+		return -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		if (n == cap) {
+			int *nv = realloc(v, (size_t)(cap = cap ? cap * 2 : 32) * sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[n++] = atoi(de->d_name);
+	}
+	closedir(d);
+	*fds = v;
+	return n;
+}
+
+/*
+ * A forked child's table: a copy of the parent's pointing to the same
+ * descriptions. Every fd the parent has gets a description first, so that
+ * the two processes share where their reads started.
+ */
+struct pt_fdtable *pt_fdtable_fork(struct pt_tracer *tr, struct pt_task *parent)
+{
+	struct pt_fdtable *src = parent->fds, *ft = pt_fdtable_new(tr);
+	int *fds = NULL, n;
+
+	if (!ft || !src)
+		return ft;
+	n = pt_fd_list(parent->tid, &fds);
+	for (int i = 0; i < n; i++)
+		pt_ofd_of(tr, src, fds[i]);
+	free(fds);
+	for (int i = 0; i < src->nslots; i++)
+		if (src->slots[i].ofd)
+			pt_fd_set(tr, ft, i, src->slots[i].ofd);
+	return ft;
+}
+
+/* Task `leaving` stops using ft (exit, exec, unshare). */
+void pt_fdtable_put(struct pt_tracer *tr, struct pt_fdtable *ft, pid_t leaving)
+{
+	if (!ft)
+		return;
+	if (ft->handle_tid == leaving)
+		pt_fd_close_handles(tr, ft);
+	if (--ft->users > 0)
+		return;
+	pt_fd_close_handles(tr, ft);
+	for (int i = 0; i < ft->nslots; i++)
+		pt_ofd_put(ft->slots[i].ofd);
+	free(ft->slots);
+	if (ft->prev)
+		ft->prev->next = ft->next;
+	else
+		tr->fdtables = ft->next;
+	if (ft->next)
+		ft->next->prev = ft->prev;
+	free(ft);
+}
+
+/*
+ * After t's exec: a table of its own (exec unshares it) holding the fds
+ * that survived, with their descriptions.
+ */
+struct pt_fdtable *pt_fdtable_after_exec(struct pt_tracer *tr, struct pt_task *t)
+{
+	struct pt_fdtable *old = t->fds, *ft = pt_fdtable_new(tr);
+	int *fds = NULL, n;
+
+	if (ft && old) {
+		n = pt_fd_list(t->tid, &fds);
+		for (int i = 0; i < n; i++)
+			if (fds[i] < old->nslots && old->slots[fds[i]].ofd)
+				pt_fd_set(tr, ft, fds[i], old->slots[fds[i]].ofd);
+		free(fds);
+	}
+	pt_fdtable_put(tr, old, t->tid);
+	return ft;
+}
+
+/* ---- fdinfo --------------------------------------------------------------------- */
+
+static void parse_fdinfo(const char *buf, struct pt_fdinfo *fi)
+{
+	const char *s = buf;
+
+	memset(fi, 0, sizeof(*fi));
+	while (s && *s) {
+		if (!strncmp(s, "pos:", 4))
+			fi->pos = strtoll(s + 4, NULL, 10);
+		else if (!strncmp(s, "flags:", 6))
+			fi->flags = (unsigned)strtoul(s + 6, NULL, 8);
+		else if (!strncmp(s, "mnt_id:", 7))
+			fi->mnt_id = (int)strtol(s + 7, NULL, 10);
+		else if (!strncmp(s, "ino:", 4))
+			fi->ino = strtoull(s + 4, NULL, 10);
+		if ((s = strchr(s, '\n')))
+			s++;
+	}
+}
+
+static void warn_nondumpable(struct pt_tracer *tr, pid_t tid)
+{
+	char path[64], comm[64] = "?";
+	FILE *f;
+
+	tr->lost++;
+	if (tr->warned_nondumpable)
+		return;
+	tr->warned_nondumpable = true;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)tid);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	pt_report_warning(tr, "process %d (%s) is not dumpable (it ran a program it may not "
+			  "read, or changed credentials): its reads are not recorded; as root, "
+			  "or with CAP_SYS_PTRACE, they would be", (int)tid, comm);
+}
+
+/*
+ * Read fd's fdinfo in task t. Returns 0, -ENOENT if fd is not open, or
+ * another -errno (-EACCES: the process hides its /proc files).
+ */
+int pt_fdinfo_read(struct pt_tracer *tr, struct pt_task *t, int fd, struct pt_fdinfo *fi)
+{
+	struct pt_fdtable *ft = t->fds;
+	struct pt_fdslot *s;
+	char path[64], buf[1024];
+	ssize_t n;
+	int h;
+
+	if (!ft || !(s = slot_of(tr, ft, fd)))
+		return -ENOENT;
+	if (s->info_fd >= 0) {
+		n = pread(s->info_fd, buf, sizeof(buf) - 1, 0);
+		if (n > 0)
+			goto parse;
+		if (n < 0 && errno == ENOENT)
+			return -ENOENT;
+		pt_fd_close_handles(tr, ft);	/* the task it was opened through is gone */
+	}
+	if (ft->handle_tid != t->tid) {
+		struct pt_task *ht = u64map_get(&tr->tasks, (uint64_t)ft->handle_tid);
+
+		if (!ht || ht->fds != ft) {
+			pt_fd_close_handles(tr, ft);
+			ft->handle_tid = t->tid;
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)ft->handle_tid, fd);
+	h = open(path, O_RDONLY | O_CLOEXEC);
+	if (h < 0 && (errno == EMFILE || errno == ENFILE)) {
+		pt_fd_purge_handles(tr);
+		ft->handle_tid = t->tid;
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)t->tid, fd);
+		h = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (h < 0) {
+		if (errno == EACCES || errno == EPERM) {
+			warn_nondumpable(tr, t->tid);
+			return -EACCES;
+		}
+		return -errno;
+	}
+	s->info_fd = h;
+	tr->handles++;
+	n = pread(h, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENOENT;
+parse:
+	buf[n] = '\0';
+	parse_fdinfo(buf, fi);
+	return 0;
+}
+
+/* ---- sampling --------------------------------------------------------------------- */
+
+/* Is the filesystem of mount mnt_id (where t's fd is) left out? */
+static bool mount_excluded(struct pt_tracer *tr, struct pt_task *t, int fd, int mnt_id)
+{
+	uintptr_t v = (uintptr_t)u64map_get(&tr->mount_magic, (uint64_t)(uint32_t)mnt_id);
+	struct statfs sf;
+	char path[64];
+
+	if (!v) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)t->tid, fd);
+		if (statfs(path, &sf) < 0)
+			return false;
+		v = (uint32_t)sf.f_type | PT_MAGIC_SET;
+		if (u64map_put(&tr->mount_magic, (uint64_t)(uint32_t)mnt_id, (void *)v))
+			tr->error = -ENOMEM;
+	}
+	return pt_magic_excluded((long)(v & ~PT_MAGIC_SET));
+}
+
+/*
+ * Fill p with what fd (description ofd, fdinfo fi) is, for a read of
+ * [p->start, p->end). Returns false if it is not an input (ofd says so
+ * from now on).
+ */
+static bool identify(struct pt_tracer *tr, struct pt_task *t, int fd, struct pt_ofd *ofd,
+		     const struct pt_fdinfo *fi, struct pt_pending *p)
+{
+	unsigned acc = fi->flags & O_ACCMODE;
+	char link[64], name[4096 + 16];
+	struct pt_ident *id;
+	ssize_t n;
+
+	if (acc == O_WRONLY || (fi->flags & (O_PATH | O_DIRECTORY)) ||
+	    mount_excluded(tr, t, fd, fi->mnt_id)) {
+		ofd->kind = PT_OFD_SKIP;
+		return false;
+	}
+	p->how = fi->flags & O_DIRECT ? HS_FILE_DIRECT : HS_FILE_READ;
+	p->flags = acc == O_RDWR ? HS_FILE_WRITTEN : 0;
+	if (ofd->kind == PT_OFD_INPUT) {
+		p->file = ofd->file;
+		return true;
+	}
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)t->tid, fd);
+	n = readlink(link, name, sizeof(name) - 1);
+	tr->stats.idents++;
+	if (n <= 0)
+		return false;
+	name[n] = '\0';
+	if (name[0] != '/' || hs_record_excluded(name, 0)) {
+		ofd->kind = PT_OFD_SKIP;
+		return false;
+	}
+	if (!(id = pt_ident_get(tr, fi->mnt_id, fi->ino, name)))
+		return false;
+	switch (id->state) {
+	case PT_IDENT_SKIP:
+		ofd->kind = PT_OFD_SKIP;
+		return false;
+	case PT_IDENT_FILE:
+		ofd->kind = PT_OFD_INPUT;
+		ofd->file = p->file = id->file;
+		return true;
+	default:
+		p->ident = id;	/* stat()ed after the tracee resumes */
+		p->ofd = ofd;
+		return true;
+	}
+}
+
+/*
+ * Record what was read through t's fd since its stretch started, and start
+ * a new stretch there. closing: the fd goes away (close, close_range).
+ * Returns the fd's description, with *fi filled, if it may be an input
+ * (and is not closing); else NULL.
+ */
+struct pt_ofd *pt_fd_sample(struct pt_tracer *tr, struct pt_task *t, int fd, bool closing,
+			    struct pt_fdinfo *fi)
+{
+	struct pt_fdtable *ft = t->fds;
+	struct pt_pending p = { 0 };
+	struct pt_ofd *ofd;
+
+	if (!ft || fd < 0)
+		return NULL;
+	tr->stats.samples++;
+	ofd = fd < ft->nslots ? ft->slots[fd].ofd : NULL;
+	if ((ofd && ofd->kind == PT_OFD_SKIP) || pt_fdinfo_read(tr, t, fd, fi)) {
+		ofd = NULL;
+		goto out;
+	}
+	if (!ofd && !(ofd = pt_ofd_of(tr, ft, fd)))
+		goto out;
+	if (fi->pos < ofd->start) {	/* moved back by something unseen */
+		ofd->start = fi->pos;
+		goto out;
+	}
+	/* nothing read, unless it is an empty file nobody identified yet */
+	if (fi->pos == ofd->start && (fi->pos || ofd->kind != PT_OFD_UNKNOWN))
+		goto out;
+	p.start = (uint64_t)ofd->start;
+	p.end = (uint64_t)fi->pos;
+	if (identify(tr, t, fd, ofd, fi, &p))
+		pt_queue(tr, &p);
+	ofd->start = fi->pos;
+out:
+	if (closing) {
+		pt_fd_drop(tr, ft, fd);
+		return NULL;
+	}
+	return ofd && ofd->kind != PT_OFD_SKIP ? ofd : NULL;
+}
+
+/* Sample every fd t has open (before exec, at exit). */
+void pt_fd_sample_all(struct pt_tracer *tr, struct pt_task *t)
+{
+	int *fds = NULL, n = pt_fd_list(t->tid, &fds);
+	struct pt_fdinfo fi;
+
+	for (int i = 0; i < n; i++)
+		pt_fd_sample(tr, t, fds[i], false, &fi);
+	free(fds);
+}
+
+/* A read of len bytes at offset off of t's fd (pread, sendfile with an offset...). */
+void pt_fd_read_at(struct pt_tracer *tr, struct pt_task *t, int fd, uint64_t off, uint64_t len,
+		   bool clip)
+{
+	struct pt_fdtable *ft = t->fds;
+	struct pt_pending p = { .start = off, .clip = clip };
+	struct pt_fdinfo fi;
+	struct pt_ofd *ofd;
+
+	if (!ft || fd < 0 || !len || (int64_t)off < 0)
+		return;
+	tr->stats.reads_at++;
+	ofd = fd < ft->nslots ? ft->slots[fd].ofd : NULL;
+	if ((ofd && ofd->kind == PT_OFD_SKIP) || pt_fdinfo_read(tr, t, fd, &fi))
+		return;
+	if (!ofd && !(ofd = pt_ofd_of(tr, ft, fd)))
+		return;
+	p.end = off + len < off ? UINT64_MAX : off + len;
+	if (identify(tr, t, fd, ofd, &fi, &p))
+		pt_queue(tr, &p);
+}
+
+/*
+ * The first process's table: the fds it inherits from hotset's caller,
+ * each starting where its position is now.
+ */
+int pt_fdtable_adopt_inherited(struct pt_tracer *tr, struct pt_task *t)
+{
+	int *fds = NULL, n = pt_fd_list(t->tid, &fds);
+
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		struct pt_fdinfo fi;
+		struct pt_ofd *ofd;
+
+		if (pt_fdinfo_read(tr, t, fds[i], &fi) == 0 && (ofd = pt_ofd_of(tr, t->fds, fds[i])))
+			ofd->start = fi.pos;
+	}
+	free(fds);
+	return 0;
+}

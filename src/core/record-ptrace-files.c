@@ -1,0 +1,343 @@
+/*
+ * record-ptrace-files.c - which file a read was from, for the ptrace
+ * backend.
+ *
+ * A sampled fd gives, from /proc/TID/fdinfo, its mount id and inode number,
+ * and from the /proc/TID/fd/N link its path. The identity the profile needs
+ * (device, inode, size, mtime) takes a stat(), which is done after the
+ * tracee has been resumed (it overlaps with the job instead of stopping
+ * it): reads wait in a queue, flushed after each resume. Once a (mount id,
+ * inode, path) is known it costs nothing more; the path is compared each
+ * time because inode numbers are reused (a compiler's temporary files get
+ * the number of the one deleted just before).
+ *
+ * The profile keys files by (device, inode). When the same number comes
+ * back as another file during the run (the job deleted one and created
+ * another, or its birth time differs), the new file gets an identity of
+ * its own: its inode number with a generation folded into the high bits,
+ * as the eBPF backend does.
+ *
+ * Left out: what hs_record_excluded() says (/proc, /sys, /dev, memfd,
+ * pseudo filesystems, tmpfs), files that are not regular, files already
+ * deleted when looked up.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+
+#include "record-ptrace.h"
+
+static uint64_t inode_key(uint64_t dev, uint64_t ino)
+{
+	return ino * 0x9e3779b97f4a7c15ull ^ dev;
+}
+
+bool pt_magic_excluded(long magic)
+{
+	return hs_record_excluded("/", magic);
+}
+
+/* The filesystem type of device dev, path being a file on it. */
+long pt_dev_magic(struct pt_tracer *tr, uint64_t dev, const char *path)
+{
+	uintptr_t v = (uintptr_t)u64map_get(&tr->dev_magic, dev);
+	struct statfs sf;
+
+	if (v)
+		return (long)(v & ~PT_MAGIC_SET);
+	if (statfs(path, &sf) < 0)
+		return 0;
+	if (u64map_put(&tr->dev_magic, dev, (void *)(uintptr_t)((uint32_t)sf.f_type | PT_MAGIC_SET)))
+		tr->error = -ENOMEM;
+	return (long)(uint32_t)sf.f_type;
+}
+
+static bool deleted_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len > 10 && !strcmp(name + len - 10, " (deleted)");
+}
+
+static struct pt_file *new_file(struct pt_tracer *tr, const struct statx *sx, uint64_t dev,
+				const char *name)
+{
+	struct pt_file *f = calloc(1, sizeof(*f));
+
+	if (!f || !(f->path = strdup(name))) {
+		free(f);
+		tr->error = -ENOMEM;
+		return NULL;
+	}
+	if (tr->nfiles == tr->files_cap) {
+		size_t cap = tr->files_cap ? tr->files_cap * 2 : 256;
+		struct pt_file **v = realloc(tr->files, cap * sizeof(*v));
+
+		if (!v) {
+			free(f->path);
+			free(f);
+			tr->error = -ENOMEM;
+			return NULL;
+		}
+		tr->files = v;
+		tr->files_cap = cap;
+	}
+	f->local = (uint32_t)tr->nfiles;
+	tr->files[tr->nfiles++] = f;
+	f->ino = sx->stx_ino;
+	f->id = (struct hs_file_id){
+		.dev = dev, .ino = sx->stx_ino, .size = sx->stx_size,
+		.mtime_sec = sx->stx_mtime.tv_sec, .mtime_nsec = sx->stx_mtime.tv_nsec,
+	};
+	f->size_now = sx->stx_size;
+	if (sx->stx_mask & STATX_BTIME) {
+		f->btime_sec = sx->stx_btime.tv_sec;
+		f->btime_nsec = sx->stx_btime.tv_nsec;
+	}
+	return f;
+}
+
+/*
+ * The file at stat_path (a path the tracer can stat: the job's name for it,
+ * or /proc/TID/fd/N), to be reported under name. want_ino: the inode the
+ * caller saw (0 for any). opts: PT_LOOKUP_CREATED if the job created it.
+ * Returns NULL if it is left out, gone, or is another inode by now.
+ */
+struct pt_file *pt_file_lookup(struct pt_tracer *tr, const char *stat_path, const char *name,
+			       uint64_t want_ino, unsigned opts)
+{
+	struct statx sx;
+	struct pt_file *f, *nf;
+	uint64_t dev, key;
+
+	if (hs_record_excluded(name, 0) || deleted_name(name))
+		return NULL;
+	tr->stats.lookups++;
+	if (statx(AT_FDCWD, stat_path, 0, STATX_TYPE | STATX_INO | STATX_SIZE | STATX_MTIME |
+		  STATX_BTIME, &sx) < 0)
+		return NULL;
+	if ((want_ino && sx.stx_ino != want_ino) || !S_ISREG(sx.stx_mode))
+		return NULL;
+	dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	if (pt_magic_excluded(pt_dev_magic(tr, dev, stat_path)))
+		return NULL;
+	key = inode_key(dev, sx.stx_ino);
+	f = u64map_get(&tr->file_by_inode, key);
+	if (f && f->id.dev == dev && f->ino == sx.stx_ino) {
+		bool same = !(opts & PT_LOOKUP_CREATED) &&
+			    (!(sx.stx_mask & STATX_BTIME) || !f->btime_sec ||
+			     (f->btime_sec == sx.stx_btime.tv_sec &&
+			      f->btime_nsec == sx.stx_btime.tv_nsec));
+
+		if (same)
+			return f;
+	}
+	nf = new_file(tr, &sx, dev, name);
+	if (!nf)
+		return NULL;
+	if (f && f->id.dev == dev && f->ino == sx.stx_ino && f->reported) {
+		/* the number names another file now: a new identity */
+		tr->generation++;
+		nf->id.ino ^= (tr->generation << 32) | 1ull << 63;
+	}
+	if (u64map_put(&tr->file_by_inode, key, nf))
+		tr->error = -ENOMEM;
+	return nf;
+}
+
+/*
+ * The file of a mapping that /proc/PID/maps shows as dev:ino name (dev as
+ * the kernel encodes it there). NULL if left out.
+ */
+struct pt_file *pt_file_of_mapping(struct pt_tracer *tr, uint64_t dev, uint64_t ino,
+				   const char *name)
+{
+	uint64_t key = inode_key(dev, ino);
+	struct pt_file *f = u64map_get(&tr->file_by_mapping, key);
+
+	if (f && f->ino == ino && !strcmp(f->path, name))
+		return f;
+	f = pt_file_lookup(tr, name, name, ino, 0);
+	if (f && u64map_put(&tr->file_by_mapping, key, f))
+		tr->error = -ENOMEM;
+	return f;
+}
+
+/* The job created or truncated f. */
+void pt_file_output(struct pt_tracer *tr, struct pt_file *f)
+{
+	if (f->output)
+		return;
+	f->output = true;
+	f->flags |= HS_FILE_WRITTEN;
+	pt_report_file(tr, f);
+}
+
+void pt_file_flag(struct pt_tracer *tr, struct pt_file *f, unsigned flags)
+{
+	f->flags |= flags;
+}
+
+/* Bytes [start, end) of f were read (how: HS_FILE_READ...); start == end: none. */
+void pt_file_access(struct pt_tracer *tr, struct pt_file *f, uint64_t start, uint64_t end,
+		    unsigned how)
+{
+	uint32_t ps = tr->page_size;
+
+	if (f->output || !tr->recording)
+		return;
+	if (end > start)
+		pt_report_access(tr, f, start / ps, (end - 1) / ps, how);
+	else
+		pt_report_access(tr, f, 1, 0, how);	/* in the working set, no page */
+}
+
+/* ---- files seen through fdinfo ----------------------------------------------------- */
+
+static uint64_t ident_key(int mnt_id, uint64_t ino)
+{
+	return ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)mnt_id;
+}
+
+/*
+ * The ident for (mnt_id, ino) seen at path. A known one whose path differs
+ * is replaced (the old one is retired: pending reads may point to it).
+ * Returns NULL without memory.
+ */
+struct pt_ident *pt_ident_get(struct pt_tracer *tr, int mnt_id, uint64_t ino, const char *path)
+{
+	uint64_t key = ident_key(mnt_id, ino);
+	struct pt_ident *id = u64map_get(&tr->idents, key), *nid;
+
+	if (id && id->mnt_id == mnt_id && id->ino == ino && !strcmp(id->path, path))
+		return id;
+	nid = calloc(1, sizeof(*nid));
+	if (!nid || !(nid->path = strdup(path))) {
+		free(nid);
+		tr->error = -ENOMEM;
+		return NULL;
+	}
+	nid->mnt_id = mnt_id;
+	nid->ino = ino;
+	if (u64map_put(&tr->idents, key, nid)) {
+		free(nid->path);
+		free(nid);
+		tr->error = -ENOMEM;
+		return NULL;
+	}
+	if (id) {
+		id->next_retired = tr->retired;
+		tr->retired = id;
+	}
+	return nid;
+}
+
+static struct pt_file *resolve(struct pt_tracer *tr, struct pt_ident *id)
+{
+	if (id->state == PT_IDENT_UNRESOLVED) {
+		id->file = pt_file_lookup(tr, id->path, id->path, id->ino, 0);
+		id->state = id->file ? PT_IDENT_FILE : PT_IDENT_SKIP;
+	}
+	return id->file;
+}
+
+void pt_queue(struct pt_tracer *tr, const struct pt_pending *p)
+{
+	if (tr->npending == tr->pending_cap) {
+		size_t cap = tr->pending_cap ? tr->pending_cap * 2 : 64;
+		struct pt_pending *v = realloc(tr->pending, cap * sizeof(*v));
+
+		if (!v) {
+			tr->error = -ENOMEM;
+			return;
+		}
+		tr->pending = v;
+		tr->pending_cap = cap;
+	}
+	tr->pending[tr->npending++] = *p;
+	if (p->ofd)
+		p->ofd->refs++;
+}
+
+/* The size of f now, if end is past the size last seen. */
+static uint64_t size_for(struct pt_tracer *tr, struct pt_file *f, uint64_t end)
+{
+	struct statx sx;
+
+	if (end > f->size_now && !statx(AT_FDCWD, f->path, 0, STATX_INO | STATX_SIZE, &sx) &&
+	    sx.stx_ino == f->ino)
+		f->size_now = sx.stx_size;
+	return f->size_now;
+}
+
+/* Identify and report the queued reads (the tracee runs meanwhile). */
+void pt_flush(struct pt_tracer *tr)
+{
+	for (size_t i = 0; i < tr->npending; i++) {
+		struct pt_pending *p = &tr->pending[i];
+		struct pt_file *f = p->file ? p->file : resolve(tr, p->ident);
+		uint64_t end = p->end;
+
+		if (p->ofd) {
+			if (p->ofd->kind == PT_OFD_UNKNOWN) {
+				p->ofd->kind = f ? PT_OFD_INPUT : PT_OFD_SKIP;
+				p->ofd->file = f;
+			}
+			pt_ofd_put(p->ofd);
+		}
+		if (!f)
+			continue;
+		if (p->flags)
+			pt_file_flag(tr, f, p->flags);
+		if (p->clip) {
+			uint64_t size = size_for(tr, f, end);
+
+			if (end > size)
+				end = size > p->start ? size : p->start;
+			if (end == p->start)
+				continue;	/* at or past the end: nothing read */
+		} else if (end == p->start && (p->start || size_for(tr, f, 1) != 0)) {
+			continue;	/* only an empty file is read by reading nothing */
+		}
+		pt_file_access(tr, f, p->start, end, p->how);
+	}
+	tr->npending = 0;
+	while (tr->retired) {
+		struct pt_ident *id = tr->retired;
+
+		tr->retired = id->next_retired;
+		free(id->path);
+		free(id);
+	}
+}
+
+void pt_files_free(struct pt_tracer *tr)
+{
+	size_t pos = 0;
+	void *val;
+
+	for (size_t i = 0; i < tr->nfiles; i++) {
+		free(tr->files[i]->path);
+		free(tr->files[i]);
+	}
+	free(tr->files);
+	while (u64map_next(&tr->idents, &pos, NULL, &val)) {
+		struct pt_ident *id = val;
+
+		free(id->path);
+		free(id);
+	}
+	tr->npending = 0;
+	pt_flush(tr);	/* frees the retired */
+	u64map_free(&tr->idents);
+	u64map_free(&tr->file_by_inode);
+	u64map_free(&tr->file_by_mapping);
+	u64map_free(&tr->mount_magic);
+	u64map_free(&tr->dev_magic);
+	free(tr->pending);
+}

@@ -1,0 +1,773 @@
+/*
+ * usage.c - measure what a job costs, for the whole process tree.
+ *
+ * The job gets a cgroup v2 directory of its own, a child of hotset's
+ * cgroup (so that every limit hotset runs under still applies to it), and
+ * its pressure files give the time its tasks spent stalled on I/O, CPU and
+ * memory. An unprivileged user may create one only where the cgroup was
+ * delegated to them; failing that, if hotset's own cgroup holds nothing but
+ * hotset, the job simply stays there and that cgroup is measured. Before
+ * the job starts, a throwaway child checks that it can join the new cgroup,
+ * so that a cgroup the job could not enter never stops the job from
+ * running.
+ *
+ * CPU time, faults and bytes read come from the children the caller reaped:
+ * getrusage(RUSAGE_CHILDREN), and /proc/self/io less the I/O of hotset's
+ * own live threads (a reaped child's counts join its parent's). The
+ * sampler thread, which keeps PSI's per-CPU aggregation windows short,
+ * counts the bytes it reads itself so that they can be taken out too.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hotset/usage.h"
+
+/*
+ * How often the sampler reads io.pressure. A read folds each CPU's stall
+ * time into the total, weighted by that CPU's busy time in jiffies: long
+ * windows dilute a job that moves between CPUs, windows of a few jiffies
+ * round the busy time away. 100 ms under-counted least in measurements.
+ */
+#define SAMPLE_MS 100
+#define CGROUP_PREFIX "hotset-job."
+
+struct pressure {
+	uint64_t some, full;	/* totals, microseconds */
+};
+
+/* Everything that is read at both ends of the run. */
+struct snapshot {
+	double t;
+	struct rusage children, self;
+	bool io_ok;
+	uint64_t rchar, read_bytes;	/* reaped children (and ended threads) only */
+	bool cg_ok;
+	struct pressure io, cpu, memory;
+	uint64_t cg_user_us, cg_sys_us;
+};
+
+struct hs_usage_probe {
+	enum hs_pressure_source source;
+	bool made_dir;			/* dir is ours to remove */
+	char dir[PATH_MAX];		/* the measured cgroup */
+	char parent[PATH_MAX];		/* where leftover processes go back to */
+	char procs[PATH_MAX + 16];	/* dir/cgroup.procs, for the job to join */
+
+	pthread_t sampler;
+	bool sampler_on;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stop;
+	int pressure_fd;		/* dir/io.pressure, for the sampler */
+	uint64_t sampler_rchar;		/* bytes the sampler read (under lock) */
+
+	struct snapshot begin;
+	int nnotes;
+	char notes[HS_USAGE_NOTES][HS_USAGE_NOTE_LEN];
+};
+
+static void note(struct hs_usage_probe *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void note(struct hs_usage_probe *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->nnotes >= HS_USAGE_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->notes[p->nnotes++], HS_USAGE_NOTE_LEN, fmt, ap);
+	va_end(ap);
+}
+
+static double monotonic_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double tv_seconds(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* Read a small file whole, NUL-terminated. Returns its length or -errno. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = errno;
+			close(fd);
+			return -err;
+		}
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+/* The number after "key" and a separator (' ', ':' or '=') on some line of buf. */
+static bool find_u64(const char *buf, const char *key, uint64_t *out)
+{
+	size_t klen = strlen(key);
+	const char *line = buf;
+
+	while (line && *line) {
+		const char *v = line + klen;
+
+		if (!strncmp(line, key, klen) && (*v == ' ' || *v == ':' || *v == '=')) {
+			*out = strtoull(v + 1, NULL, 10);
+			return true;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return false;
+}
+
+/* "some avg10=.. total=N\nfull ... total=N\n"; a missing "full" line reads as 0. */
+static bool parse_pressure(const char *buf, struct pressure *out)
+{
+	const char *some = strstr(buf, "some "), *full = strstr(buf, "full ");
+	const char *t;
+
+	if (!some || !(t = strstr(some, "total=")))
+		return false;
+	out->some = strtoull(t + 6, NULL, 10);
+	out->full = full && (t = strstr(full, "total=")) ? strtoull(t + 6, NULL, 10) : 0;
+	return true;
+}
+
+/* Read dir/name into buf. */
+static ssize_t read_cgroup_file(const char *dir, const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX + 32];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return read_small(path, buf, size);
+}
+
+/* ---- finding the cgroup v2 hierarchy ---------------------------------------- */
+
+/* Undo mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape_octal(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+/* Our cgroup v2 path ("0::/a/b" in /proc/self/cgroup); -ENOENT if none. */
+static int own_cgroup(char *out, size_t size)
+{
+	char buf[8192], *line, *end;
+
+	if (read_small("/proc/self/cgroup", buf, sizeof(buf)) < 0)
+		return -ENOENT;
+	for (line = buf; line && *line; line = end ? end + 1 : NULL) {
+		end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		if (!strncmp(line, "0::", 3)) {
+			snprintf(out, size, "%s", line + 3);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * The directory of our own cgroup under a cgroup2 mount (*own), and the
+ * mount point (*mount). With a cgroup namespace, or a mount of a subtree,
+ * the mount's root is a prefix of our path to take off; when it is not,
+ * *own is left empty. Returns 0, or -ENOENT when no cgroup2 is mounted.
+ */
+static int find_cgroup_dirs(char *own, char *mount, size_t size)
+{
+	char self[PATH_MAX], *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	FILE *f;
+
+	own[0] = mount[0] = '\0';
+	if (own_cgroup(self, sizeof(self)) < 0)
+		self[0] = '\0';
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -ENOENT;
+	/* id parent maj:min root mountpoint options [optional...] - fstype source super */
+	while (getline(&line, &cap, f) > 0) {
+		char root[PATH_MAX], point[PATH_MAX];
+		const char *sep = strstr(line, " - ");
+		size_t rlen;
+
+		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2)
+			continue;
+		unescape_octal(root);
+		unescape_octal(point);
+		if (!found) {
+			snprintf(mount, size, "%s", point);
+			found = true;
+		}
+		rlen = strcmp(root, "/") ? strlen(root) : 0;
+		if (self[0] == '/' && !strncmp(self, root, rlen) &&
+		    (self[rlen] == '/' || self[rlen] == '\0')) {
+			snprintf(mount, size, "%s", point);
+			/* "/" alone would add a trailing slash */
+			snprintf(own, size, "%s%s", point, strcmp(self + rlen, "/") ? self + rlen : "");
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
+/* ---- making the job's cgroup ---------------------------------------------- */
+
+/* Remove empty hotset-job.PID[.N] directories left by a hotset that was killed. */
+static void remove_stale(const char *base)
+{
+	DIR *d = opendir(base);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX + 300];
+		long pid;
+		char *end;
+
+		if (strncmp(de->d_name, CGROUP_PREFIX, strlen(CGROUP_PREFIX)))
+			continue;
+		pid = strtol(de->d_name + strlen(CGROUP_PREFIX), &end, 10);
+		if (pid <= 0 || (*end && *end != '.') || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", base, de->d_name);
+		rmdir(path);	/* fails, harmlessly, if something still runs there */
+	}
+	closedir(d);
+}
+
+/*
+ * Can a child of ours move itself into the cgroup behind procs? A
+ * throwaway child tries, so that the real job never fails to start for
+ * want of a cgroup. Returns 0 or -errno.
+ */
+static int try_join(const char *procs)
+{
+	int status, fd;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		fd = open(procs, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			_exit(errno);
+		_exit(write(fd, "0", 1) == 1 ? 0 : errno);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (!WIFEXITED(status))
+		return -EIO;
+	return -WEXITSTATUS(status);
+}
+
+/* The steps of making the job's cgroup, as the verbs of an error message. */
+static const char *const step_verb[] = { "create", "read io.pressure in", "move a process into" };
+enum step { STEP_MKDIR, STEP_PRESSURE, STEP_JOIN };
+
+/*
+ * Make BASE/hotset-job.PID, check that pressure can be read there and that
+ * a child can join it. Returns 0 with p->dir/procs/parent set, or -errno
+ * (with *step saying which step failed) and nothing left behind.
+ */
+static int make_job_cgroup(struct hs_usage_probe *p, const char *base, enum step *step)
+{
+	char buf[512];
+	int rc = 0;
+	ssize_t n;
+
+	remove_stale(base);
+	*step = STEP_MKDIR;
+	for (int i = 0; i < 10; i++) {
+		if (i == 0)
+			snprintf(p->dir, sizeof(p->dir), "%s/" CGROUP_PREFIX "%d", base, (int)getpid());
+		else
+			snprintf(p->dir, sizeof(p->dir), "%s/" CGROUP_PREFIX "%d.%d", base,
+				 (int)getpid(), i);
+		rc = mkdir(p->dir, 0755) < 0 ? -errno : 0;
+		if (rc != -EEXIST)
+			break;
+	}
+	if (rc)
+		return rc;
+	*step = STEP_PRESSURE;
+	n = read_cgroup_file(p->dir, "io.pressure", buf, sizeof(buf));
+	if (n < 0) {
+		rc = (int)n;
+		goto fail;
+	}
+	*step = STEP_JOIN;
+	snprintf(p->procs, sizeof(p->procs), "%s/cgroup.procs", p->dir);
+	if ((rc = try_join(p->procs)))
+		goto fail;
+	snprintf(p->parent, sizeof(p->parent), "%s", base);
+	p->made_dir = true;
+	p->source = HS_PRESSURE_JOB_CGROUP;
+	return 0;
+fail:
+	rmdir(p->dir);
+	p->dir[0] = p->procs[0] = '\0';
+	return rc;
+}
+
+/* Does the cgroup at dir hold this process alone? */
+static bool holds_only_us(const char *dir)
+{
+	char buf[64];
+	char *end;
+	long pid;
+
+	if (read_cgroup_file(dir, "cgroup.procs", buf, sizeof(buf)) <= 0)
+		return false;
+	pid = strtol(buf, &end, 10);
+	return pid == (long)getpid() && end[0] == '\n' && end[1] == '\0';
+}
+
+/* Why pressure cannot be read, as the rest of a sentence. */
+static const char *pressure_error(int err)
+{
+	if (err == -ENOENT)
+		return "the kernel does not track pressure stalls (PSI); it needs CONFIG_PSI and, "
+		       "on some distributions, the boot option psi=1";
+	if (err == -EOPNOTSUPP)
+		return "pressure tracking is switched off for this cgroup (cgroup.pressure is 0)";
+	return strerror(-err);
+}
+
+static void find_cgroup(struct hs_usage_probe *p)
+{
+	char own[PATH_MAX], mount[PATH_MAX], buf[512];
+	enum step step = STEP_MKDIR;
+	const char *base;
+	ssize_t n;
+	int rc;
+
+	if (find_cgroup_dirs(own, mount, sizeof(own)) < 0) {
+		note(p, "io_wait is unknown: no cgroup2 filesystem is mounted, and the job needs a "
+			"cgroup v2 of its own to measure it");
+		return;
+	}
+	/* the job's own cgroup goes under ours, or at the top if ours is not visible */
+	base = own[0] ? own : mount;
+	rc = make_job_cgroup(p, base, &step);
+	if (!rc)
+		return;
+	if (step == STEP_PRESSURE) {
+		note(p, "io_wait is unknown: %s", pressure_error(rc));
+		return;
+	}
+	/* a cgroup holding hotset alone can be measured in place */
+	if (own[0] && holds_only_us(own)) {
+		n = read_cgroup_file(own, "io.pressure", buf, sizeof(buf));
+		if (n >= 0) {
+			snprintf(p->dir, sizeof(p->dir), "%s", own);
+			p->source = HS_PRESSURE_OWN_CGROUP;
+			note(p, "I/O, CPU and memory pressure were measured in hotset's own cgroup, "
+				"which the job shares with hotset (hotset could not %s a cgroup in %s: %s)",
+			     step_verb[step], base, strerror(-rc));
+			return;
+		}
+	}
+	if (rc == -EACCES || rc == -EPERM || rc == -EROFS)
+		note(p, "io_wait is unknown: it is measured in a cgroup made for the job, and uid %u "
+			"may not %s one in %s (%s: that cgroup is not delegated to it). Run hotset as "
+			"root, or inside a cgroup delegated to you, e.g. with "
+			"'systemd-run --user --scope -- hotset ...'",
+		     (unsigned)geteuid(), step_verb[step], base, strerror(-rc));
+	else
+		note(p, "io_wait is unknown: hotset could not %s a cgroup for the job in %s: %s",
+		     step_verb[step], base, strerror(-rc));
+}
+
+/* Move what still runs in the job's cgroup back to the parent, and remove it. */
+static void remove_job_cgroup(struct hs_usage_probe *p)
+{
+	char parent_procs[PATH_MAX + 16], buf[4096];
+	useconds_t delay = 1000;
+	int err = 0;
+
+	snprintf(parent_procs, sizeof(parent_procs), "%s/cgroup.procs", p->parent);
+	for (int attempt = 0; attempt < 40; attempt++) {
+		if (rmdir(p->dir) == 0 || errno == ENOENT)
+			return;
+		err = errno;
+		if (err != EBUSY)
+			break;
+		/* leftover processes (a daemon the job started) go back where they came from */
+		if (read_cgroup_file(p->dir, "cgroup.procs", buf, sizeof(buf)) > 0) {
+			int fd = open(parent_procs, O_WRONLY | O_CLOEXEC);
+
+			for (char *s = buf, *end; fd >= 0 && *s; s = end) {
+				end = strchr(s, '\n');
+				end = end ? end + 1 : s + strlen(s);
+				if (write(fd, s, (size_t)(end - s)) < 0 && errno != ESRCH)
+					err = errno;
+			}
+			if (fd >= 0)
+				close(fd);
+		}
+		/* an exited task leaves its cgroup a little after wait() returns */
+		usleep(delay);
+		if (delay < 50000)
+			delay *= 2;
+	}
+	note(p, "the job's cgroup %s could not be removed: %s; remove it with rmdir once it is empty",
+	     p->dir, strerror(err));
+}
+
+/* Processes in the measured cgroup, other than hotset itself. */
+static int cgroup_processes(const struct hs_usage_probe *p)
+{
+	char buf[16384];
+	int n = 0;
+
+	if (p->source == HS_PRESSURE_UNKNOWN ||
+	    read_cgroup_file(p->dir, "cgroup.procs", buf, sizeof(buf)) < 0)
+		return 0;
+	for (char *s = buf; *s; s++)
+		n += *s == '\n';
+	return p->source == HS_PRESSURE_OWN_CGROUP && n > 0 ? n - 1 : n;
+}
+
+/* ---- snapshots -------------------------------------------------------------- */
+
+struct io_counts {
+	uint64_t rchar, read_bytes;
+};
+
+static bool parse_io(const char *buf, struct io_counts *io)
+{
+	return find_u64(buf, "rchar", &io->rchar) && find_u64(buf, "read_bytes", &io->read_bytes);
+}
+
+/*
+ * The I/O counted to the process but not to any live thread: what reaped
+ * children (and ended threads) did. extra_rchar is what ended threads of
+ * the probe itself read, to be taken out. The threads are read first:
+ * what those reads return is counted to this thread only afterwards, so
+ * the whole-process figure read last includes it, and it is taken out.
+ */
+static bool children_io(uint64_t extra_rchar, uint64_t *rchar, uint64_t *read_bytes)
+{
+	struct io_counts total = { 0 }, thread;
+	uint64_t self_reads = 0;
+	char buf[1024], path[300];
+	struct dirent *de;
+	ssize_t n;
+	DIR *d;
+
+	d = opendir("/proc/self/task");
+	if (!d)
+		return false;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/io", de->d_name);
+		if ((n = read_small(path, buf, sizeof(buf))) <= 0 || !parse_io(buf, &thread))
+			continue;	/* the thread ended: its counts moved to the process */
+		self_reads += (uint64_t)n;
+		total.rchar += thread.rchar;
+		total.read_bytes += thread.read_bytes;
+	}
+	closedir(d);
+	if (read_small("/proc/self/io", buf, sizeof(buf)) <= 0 || !parse_io(buf, &thread))
+		return false;
+	total.rchar += self_reads + extra_rchar;
+	*rchar = thread.rchar > total.rchar ? thread.rchar - total.rchar : 0;
+	*read_bytes = thread.read_bytes > total.read_bytes ? thread.read_bytes - total.read_bytes : 0;
+	return true;
+}
+
+static void take_snapshot(struct hs_usage_probe *p, uint64_t extra_rchar, struct snapshot *s)
+{
+	char buf[1024];
+
+	memset(s, 0, sizeof(*s));
+	if (p->source != HS_PRESSURE_UNKNOWN) {
+		s->cg_ok = read_cgroup_file(p->dir, "io.pressure", buf, sizeof(buf)) > 0 &&
+			   parse_pressure(buf, &s->io);
+		/* cpu and memory pressure are extras: a failure leaves them at 0 */
+		if (read_cgroup_file(p->dir, "cpu.pressure", buf, sizeof(buf)) > 0)
+			parse_pressure(buf, &s->cpu);
+		if (read_cgroup_file(p->dir, "memory.pressure", buf, sizeof(buf)) > 0)
+			parse_pressure(buf, &s->memory);
+		if (read_cgroup_file(p->dir, "cpu.stat", buf, sizeof(buf)) <= 0 ||
+		    !find_u64(buf, "user_usec", &s->cg_user_us) ||
+		    !find_u64(buf, "system_usec", &s->cg_sys_us))
+			s->cg_ok = false;
+	}
+	getrusage(RUSAGE_SELF, &s->self);
+	getrusage(RUSAGE_CHILDREN, &s->children);
+	s->io_ok = children_io(extra_rchar, &s->rchar, &s->read_bytes);
+	s->t = monotonic_seconds();
+}
+
+/* ---- the sampler -------------------------------------------------------------- */
+
+static void *sample_pressure(void *arg)
+{
+	struct hs_usage_probe *p = arg;
+	struct timespec deadline;
+	char buf[512];
+	ssize_t n;
+
+	pthread_mutex_lock(&p->lock);
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	while (!p->stop) {
+		deadline.tv_nsec += SAMPLE_MS * 1000000L;
+		if (deadline.tv_nsec >= 1000000000L) {
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000L;
+		}
+		while (!p->stop && pthread_cond_timedwait(&p->wake, &p->lock, &deadline) != ETIMEDOUT)
+			;
+		if (p->stop)
+			break;
+		pthread_mutex_unlock(&p->lock);
+		/* reading runs PSI's aggregation; the figures themselves are read at the end */
+		n = pread(p->pressure_fd, buf, sizeof(buf), 0);
+		pthread_mutex_lock(&p->lock);
+		if (n > 0)
+			p->sampler_rchar += (uint64_t)n;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static void start_sampler(struct hs_usage_probe *p)
+{
+	char path[PATH_MAX + 16];
+	pthread_condattr_t attr;
+	sigset_t all, old;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/io.pressure", p->dir);
+	p->pressure_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (p->pressure_fd < 0) {
+		note(p, "io.pressure could not be sampled during the run (%s): io_wait may be "
+			"under-counted", strerror(errno));
+		return;
+	}
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	/* signals are for the caller's threads: forwarding, SIGCHLD */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&p->sampler, NULL, sample_pressure, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		pthread_cond_destroy(&p->wake);
+		close(p->pressure_fd);
+		p->pressure_fd = -1;
+		note(p, "io.pressure could not be sampled during the run (%s): io_wait may be "
+			"under-counted", strerror(rc));
+		return;
+	}
+	p->sampler_on = true;
+}
+
+/* Stop the sampler; returns the bytes it read. */
+static uint64_t stop_sampler(struct hs_usage_probe *p)
+{
+	if (!p->sampler_on)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_signal(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->sampler, NULL);
+	pthread_cond_destroy(&p->wake);
+	close(p->pressure_fd);
+	p->sampler_on = false;
+	return p->sampler_rchar;
+}
+
+/* ---- the API ------------------------------------------------------------------ */
+
+int hs_usage_begin(struct hs_usage_probe **out)
+{
+	struct hs_usage_probe *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	pthread_mutex_init(&p->lock, NULL);
+	p->pressure_fd = -1;
+	find_cgroup(p);
+	if (p->source != HS_PRESSURE_UNKNOWN)
+		start_sampler(p);
+	take_snapshot(p, 0, &p->begin);
+	*out = p;
+	return 0;
+}
+
+const char *hs_usage_cgroup_procs(const struct hs_usage_probe *p)
+{
+	return p->source == HS_PRESSURE_JOB_CGROUP ? p->procs : NULL;
+}
+
+static double usec_delta(uint64_t a, uint64_t b)
+{
+	return b > a ? (double)(b - a) / 1e6 : 0;
+}
+
+static uint64_t u64_delta(long a, long b)
+{
+	return b > a ? (uint64_t)(b - a) : 0;
+}
+
+/* Fill u from the two snapshots, with notes on what is incomplete. */
+static void compute(struct hs_usage_probe *p, const struct snapshot *a, const struct snapshot *b,
+		    int still_running, struct hs_usage *u)
+{
+	double ru_user, ru_sys, cg_user, cg_sys, slack;
+	int in_cgroup;
+	bool cg = a->cg_ok && b->cg_ok;
+
+	memset(u, 0, sizeof(*u));
+	u->wall_s = b->t - a->t;
+	ru_user = tv_seconds(b->children.ru_utime) - tv_seconds(a->children.ru_utime);
+	ru_sys = tv_seconds(b->children.ru_stime) - tv_seconds(a->children.ru_stime);
+	u->user_s = ru_user > 0 ? ru_user : 0;
+	u->sys_s = ru_sys > 0 ? ru_sys : 0;
+	u->major_faults = u64_delta(a->children.ru_majflt, b->children.ru_majflt);
+	u->minor_faults = u64_delta(a->children.ru_minflt, b->children.ru_minflt);
+
+	if (a->io_ok && b->io_ok) {
+		u->read_bytes_disk = b->read_bytes > a->read_bytes ? b->read_bytes - a->read_bytes : 0;
+		u->rchar_known = true;
+		u->rchar = b->rchar > a->rchar ? b->rchar - a->rchar : 0;
+		u->read_bytes_cache_known = true;
+		u->read_bytes_cache = u->rchar > u->read_bytes_disk ? u->rchar - u->read_bytes_disk : 0;
+	} else {
+		u->read_bytes_disk = 512 * u64_delta(a->children.ru_inblock, b->children.ru_inblock);
+		note(p, "the kernel keeps no per-process I/O counts (/proc/self/io): bytes read from "
+			"disk come from block input counts, and bytes read from the cache are unknown");
+	}
+
+	if (p->source != HS_PRESSURE_UNKNOWN && !cg)
+		note(p, "io_wait is unknown: the cgroup's pressure files could not be read at the end");
+	if (cg) {
+		u->pressure = p->source;
+		u->io_wait_s = usec_delta(a->io.some, b->io.some);
+		u->io_wait_full_s = usec_delta(a->io.full, b->io.full);
+		u->cpu_wait_s = usec_delta(a->cpu.some, b->cpu.some);
+		u->memory_wait_s = usec_delta(a->memory.some, b->memory.some);
+		/* stall time cannot exceed the run; PSI's aggregation can round over it */
+		if (u->io_wait_s > u->wall_s)
+			u->io_wait_s = u->wall_s;
+		if (u->io_wait_full_s > u->io_wait_s)
+			u->io_wait_full_s = u->io_wait_s;
+	}
+
+	/* the cgroup also sees the CPU time of processes nobody waited for */
+	in_cgroup = cg ? cgroup_processes(p) : 0;
+	u->still_running = still_running > in_cgroup ? still_running : in_cgroup;
+	if (cg) {
+		cg_user = usec_delta(a->cg_user_us, b->cg_user_us);
+		cg_sys = usec_delta(a->cg_sys_us, b->cg_sys_us);
+		if (p->source == HS_PRESSURE_OWN_CGROUP) {
+			/* hotset's own CPU time is in there too */
+			cg_user -= tv_seconds(b->self.ru_utime) - tv_seconds(a->self.ru_utime);
+			cg_sys -= tv_seconds(b->self.ru_stime) - tv_seconds(a->self.ru_stime);
+			cg_user = cg_user > 0 ? cg_user : 0;
+			cg_sys = cg_sys > 0 ? cg_sys : 0;
+		}
+		slack = 0.05 * (ru_user + ru_sys);
+		if (slack < 0.05)
+			slack = 0.05;
+		if (cg_user + cg_sys > u->user_s + u->sys_s + slack) {
+			u->user_s = cg_user;
+			u->sys_s = cg_sys;
+			if (!u->still_running)
+				note(p, "some processes of the job ended without being waited for (a "
+					"parent ignored SIGCHLD): user and system time come from the "
+					"job's cgroup, but their faults and disk reads are not counted, "
+					"so those figures are lower bounds");
+		}
+	}
+	if (u->still_running)
+		note(p, "%d process%s started by the command %s still running when it exited and "
+			"%s left running: what %s after that is not counted, and faults and disk "
+			"reads are lower bounds",
+		     u->still_running, u->still_running == 1 ? "" : "es",
+		     u->still_running == 1 ? "was" : "were", u->still_running == 1 ? "was" : "were",
+		     u->still_running == 1 ? "it does" : "they do");
+}
+
+int hs_usage_end(struct hs_usage_probe *p, int still_running, struct hs_usage *out)
+{
+	struct snapshot end;
+	uint64_t sampled;
+
+	sampled = stop_sampler(p);
+	if (out) {
+		take_snapshot(p, sampled, &end);
+		compute(p, &p->begin, &end, still_running, out);
+	}
+	if (p->made_dir)
+		remove_job_cgroup(p);
+	if (out) {
+		/* notes from setup come first, then those of the run and the cleanup */
+		for (int i = 0; i < p->nnotes && out->nnotes < HS_USAGE_NOTES; i++)
+			memcpy(out->notes[out->nnotes++], p->notes[i], HS_USAGE_NOTE_LEN);
+	}
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	return 0;
+}

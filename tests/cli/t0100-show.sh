@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# hotset show: every file with its ranges and sizes, and totals, in words
+# and in JSON; paths with any byte but NUL come out intact.
+. "$(dirname "$0")/../lib.sh"
+# pyenv's python3 shim costs a second a call here; the system one will do
+if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
+
+# A profile with every line type; the second path has a space, a newline,
+# a backslash and a byte that is not UTF-8.
+write_profile() {
+	cat > p.prof <<'PROFILE'
+hotset-profile 1
+# hotset profile: see docs/profile.md
+created 2026-11-30T06:14:14Z
+host vm
+kernel 6.18.44
+source record
+backend ptrace
+mmap-pages faulted
+page-size 4096
+command make -j1
+cwd /src/a\x0ab
+f 254:0 1048602 23870 1700000000.000000000 r 0-5 /usr/include/stdio.h
+f 254:0 12 8192 1700000001.123456789 rmx 1,0 /usr/lib/with space\x0anewline\\ \xff.so
+f 8:1 13 0 1700000002.000000000 - - /empty
+o /tmp/out.o
+t 0 0-5
+t 1 1,0,1
+end 3 1 2
+PROFILE
+}
+
+test_expect_success 'text: header, each file with flags, pages, size and ranges, totals' '
+	write_profile &&
+	hotset show p.prof > out &&
+	grep -q "^Source:   record (ptrace backend), mmap pages faulted$" out &&
+	grep -q "^Command:  make -j1$" out &&
+	grep -q "^Created:  2026-11-30T06:14:14Z on vm, Linux 6.18.44, 4096-byte pages$" out &&
+	grep -Eq "^r +6 +23.3 KiB  /usr/include/stdio.h \[0-5\]$" out &&
+	grep -Fq "/usr/lib/with space\\x0anewline\\\\ " out &&
+	grep -Fq ".so [1,0]" out &&
+	grep -Eq "^- +0 +0 B  /empty$" out &&
+	grep -q "^  /tmp/out.o$" out &&
+	grep -q "^Total:    3 files, 8 pages (32.0 KiB), 1 outputs, 2 trace lines$" out &&
+	! grep -q "^Trace" out
+'
+
+test_expect_success 'json: files with path, size and inclusive ranges in order; totals' '
+	write_profile &&
+	hotset show --json p.prof > j &&
+	check_eq "$(json j "len(j[\"files\"])")" 3 &&
+	check_eq "$(json j "j[\"files\"][0][\"path\"]")" /usr/include/stdio.h &&
+	check_eq "$(json j "j[\"files\"][0][\"size\"]")" 23870 &&
+	check_eq "$(json j "j[\"files\"][0][\"ranges\"]")" "[[0, 5]]" &&
+	check_eq "$(json j "j[\"files\"][1][\"ranges\"]")" "[[1, 1], [0, 0]]" &&
+	check_eq "$(json j "j[\"files\"][2][\"ranges\"]")" "[]" &&
+	check_eq "$(json j "[f[\"pages\"] for f in j[\"files\"]]")" "[6, 2, 0]" &&
+	check_eq "$(json j "j[\"pages\"]")" 8 &&
+	check_eq "$(json j "j[\"bytes\"]")" 32768 &&
+	check_eq "$(json j "j[\"outputs\"] == [\"/tmp/out.o\"]")" 1 &&
+	check_eq "$(json j "j[\"trace_lines\"]")" 2 &&
+	check_eq "$(json j "j[\"files\"][1][\"flags\"]")" rmx &&
+	check_eq "$(json j "j[\"files\"][2][\"dev\"]")" 8:1 &&
+	check_eq "$(json j "(j[\"source\"], j[\"backend\"], j[\"page_size\"], j[\"cwd\"]) == (\"record\", \"ptrace\", 4096, \"/src/a\\nb\")")" 1 &&
+	grep -q "\"mtime\": 1700000001.123456789" j
+'
+
+test_expect_success 'json: a path with a newline, a backslash and a non-UTF-8 byte round-trips' '
+	write_profile &&
+	hotset show --json p.prof > j &&
+	python3 -c "
+import json, os, sys
+j = json.load(open(\"j\"))
+want = b\"/usr/lib/with space\nnewline\\\\ \xff.so\"
+got = os.fsencode(j[\"files\"][1][\"path\"])
+sys.exit(0 if got == want else \"got %r\" % got)"
+'
+
+test_expect_success 'json: every byte but NUL survives, control characters included' '
+	{
+		printf "hotset-profile 1\npage-size 4096\nsource snapshot\nf 1:2 3 4 5.000000000 r 0 /"
+		for i in $(seq 1 255); do
+			case $i in 92) printf "\\\\\\\\";; *) printf "\\\\x%02x" $i;; esac
+		done
+		printf "\nend 1 0 0\n"
+	} > all.prof &&
+	hotset show --json all.prof > j &&
+	python3 -c "
+import json, os, sys
+p = os.fsencode(json.load(open(\"j\"))[\"files\"][0][\"path\"])
+sys.exit(0 if p == b\"/\" + bytes(range(1, 256)) else \"got %r\" % p)" &&
+	hotset show all.prof > out &&
+	grep -Fq "/\\x01\\x02" out
+'
+
+test_expect_success '--trace prints the access trace in order' '
+	write_profile &&
+	hotset show --trace p.prof > out &&
+	grep -q "^  0: \[0-5\]$" out &&
+	grep -q "^  1: \[1,0,1\]$" out &&
+	hotset show --json --trace p.prof > j &&
+	check_eq "$(json j "j[\"trace\"]")" "[[0, 0, 5], [1, 1, 1], [1, 0, 0], [1, 1, 1]]" &&
+	hotset show --json p.prof > j2 &&
+	check_eq "$(json j2 "\"trace\" in j")" 0
+'
+
+test_expect_success 'an empty profile: no files, zero totals' '
+	printf "hotset-profile 1\npage-size 4096\nsource snapshot\nend 0 0 0\n" > e.prof &&
+	hotset show e.prof > out &&
+	grep -q "^Total:    0 files, 0 pages (0 B)$" out &&
+	grep -q "^Created:  unknown on ?, Linux ?, 4096-byte pages$" out &&
+	hotset show --json e.prof > j &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"bytes\"])")" "([], 0, 0)"
+'
+
+test_expect_success 'bytes count in the profile page size' '
+	printf "hotset-profile 1\npage-size 512\nsource snapshot\nf 1:2 3 4 5.000000000 r 0-9,20 /x\nend 1 0 0\n" > s.prof &&
+	hotset show --json s.prof > j &&
+	check_eq "$(json j "(j[\"pages\"], j[\"bytes\"], j[\"page_size\"])")" "(11, 5632, 512)"
+'
+
+test_expect_success 'options may follow the profile; the output is the same' '
+	write_profile &&
+	hotset show --json p.prof > a &&
+	hotset show p.prof --json > b &&
+	cmp a b
+'
+
+test_expect_success 'a closed stdout is an error, not a crash' '
+	write_profile &&
+	expect_code 1 "$HOTSET" show p.prof >&- 2> err &&
+	grep -q "error writing to standard output" err
+'
+
+test_done

@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# hotset status: residency per file and in total, exact to the page; -p
+# counts only a profile's ranges; trees are walked by the rules (FIFOs
+# never opened, symlinks only with -L, hard links once, -x).
+. "$(dirname "$0")/../lib.sh"
+# pyenv's python3 shim costs a second a call here; the system one will do
+if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
+
+ps=$(getconf PAGESIZE)
+pagetool() { "$HELPERS/pagetool" "$@"; }
+# mkpages FILE N: a file of N pages, not in the cache
+mkpages() { head -c $(($2 * ps)) /dev/zero | tr '\0' x > "$1" && pagetool evict "$1"; }
+prereq_MOUNT() { [ "$(id -u)" -eq 0 ] && mkdir -p "$TRASH/m" && mount -t tmpfs none "$TRASH/m" 2>/dev/null && umount "$TRASH/m"; }
+prereq_STRACE() { command -v strace >/dev/null; }
+# The page cache is shared with the whole machine: memory pressure or a
+# drop_caches elsewhere can take pages a test has just read. A check of
+# exact residency reads its pages and checks again, up to three times,
+# before it fails.
+retry() { local i; for i in 1 2 3; do "$@" && return 0; echo "# again: $1" >&2; done; return 1; }
+
+test_expect_success REALFS 'counts are exact to the page (readahead off)' '
+	mkpages f 64 &&
+	check() {
+		pagetool read f 0 3 10-12 63 &&
+		hotset status --json f > j &&
+		check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"resident_pages\"], j[\"unknown_files\"])")" "(1, 64, 6, 0)" &&
+		check_eq "$(json j "(j[\"bytes\"], j[\"resident_bytes\"])")" "($((64 * ps)), $((6 * ps)))" &&
+		check_eq "$(json j "j[\"skipped_files\"]")" 0
+	} &&
+	retry check
+'
+
+test_expect_success REALFS 'directories are walked; -v gives a row per file' '
+	mkdir -p d/sub/deeper &&
+	mkpages d/a 10 && mkpages d/sub/b 20 && mkpages d/sub/deeper/c 3 &&
+	printf "" > d/empty &&
+	check() {
+		pagetool read d/a 0-9 && pagetool read d/sub/b 5 && pagetool read d/sub/deeper/c 2 &&
+		hotset status -v --json d > j &&
+		check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"resident_pages\"])")" "(4, 33, 12)" &&
+		check_eq "$(json j "sorted((i[\"path\"], i[\"pages\"], i[\"resident_pages\"]) for i in j[\"items\"]) == [(\"d/a\", 10, 10), (\"d/empty\", 0, 0), (\"d/sub/b\", 20, 1), (\"d/sub/deeper/c\", 3, 1)]")" 1 &&
+		hotset status -v d > out &&
+		grep -Eq "^\[OOOOOOOOOOOOOOOOOOOO\] 100.0% +40.0 KiB / 40.0 KiB +d/a$" out &&
+		grep -q "^     Files: 4$" out &&
+		grep -q "^  Resident: 12 (48.0 KiB) 36.4%$" out
+	} &&
+	retry check
+'
+
+test_expect_success REALFS,CACHESTAT 'dirty and writeback pages come from cachestat' '
+	head -c $((8 * ps)) /dev/zero > dirty &&
+	hotset status --json dirty > j &&
+	check_eq "$(json j "j[\"method\"]")" cachestat &&
+	check_eq "$(json j "j[\"dirty_pages\"] + j[\"writeback_pages\"]")" 8 &&
+	check_eq "$(json j "all(k in j for k in (\"evicted_pages\", \"recently_evicted_pages\"))")" 1 &&
+	sync dirty &&
+	hotset status --json dirty > j &&
+	check_eq "$(json j "j[\"dirty_pages\"]")" 0
+'
+
+# A profile with the given range list for each file named.
+profile_of() {	# profile_of RANGES FILE [RANGES FILE...]
+	printf "hotset-profile 1\npage-size %s\nsource snapshot\n" "${PROFILE_PS:-$ps}"
+	local n=0
+	while [ $# -gt 0 ]; do
+		printf "f 0:0 0 0 0.000000000 r %s %s\n" "$1" "$(readlink -f "$2")"
+		shift 2; n=$((n + 1))
+	done
+	printf "end %d 0 0\n" $n
+}
+
+test_expect_success REALFS '-p counts exactly the profile ranges' '
+	mkpages f 64 &&
+	profile_of 0-9,20,40-41 f > p.prof &&
+	check() {
+		pagetool read f 5-25 &&
+		hotset status -p p.prof --json > j &&
+		check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"resident_pages\"], j[\"bytes\"])")" "(1, 13, 6, $((13 * ps)))" &&
+		hotset status -v --json -p p.prof > j &&
+		check_eq "$(json j "[(i[\"pages\"], i[\"resident_pages\"]) for i in j[\"items\"]]")" "[(13, 6)]"
+	} &&
+	retry check
+'
+
+test_expect_success REALFS '-p: ranges past the end of the file do not count' '
+	mkpages f 64 &&
+	profile_of 60-1000,4503599627370495 f > p.prof &&
+	check() {
+		pagetool read f 60-63 &&
+		hotset status -p p.prof --json > j &&
+		check_eq "$(json j "(j[\"pages\"], j[\"resident_pages\"])")" "(4, 4)"
+	} &&
+	retry check
+'
+
+test_expect_success REALFS '-p with PATHs: only the profile files under them' '
+	mkdir x y &&
+	mkpages x/a 4 && mkpages y/b 8 && mkpages xx 2 &&
+	profile_of 0-3 x/a 0-7 y/b 0-1 xx > p.prof &&
+	check() {
+		pagetool read x/a 0-3 && pagetool read y/b 0 &&
+		hotset status -p p.prof --json "$PWD/x" > j &&
+		check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"resident_pages\"])")" "(1, 4, 4)" &&
+		hotset status --json "$PWD/y/" -p p.prof > j &&
+		check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"resident_pages\"])")" "(1, 8, 1)" &&
+		hotset status -p p.prof --json / > j &&
+		check_eq "$(json j "j[\"files\"]")" 3 &&
+		hotset status -p p.prof --json ./y > j &&
+		check_eq "$(json j "(j[\"files\"], j[\"pages\"])")" "(1, 8)" &&
+		(cd x && hotset status -p ../p.prof --json . > ../j) &&
+		check_eq "$(json j "(j[\"files\"], j[\"pages\"])")" "(1, 4)"
+	} &&
+	retry check
+'
+
+test_expect_success REALFS '-p: a profile in smaller pages counts each of our pages once' '
+	test "$ps" -eq 4096 &&
+	mkpages f 4 &&
+	PROFILE_PS=512 profile_of 4,0,2,16 f > p.prof &&
+	check() {
+		pagetool read f 0-3 &&
+		hotset status -p p.prof --json > j &&
+		check_eq "$(json j "(j[\"pages\"], j[\"resident_pages\"])")" "(2, 2)" &&
+		PROFILE_PS=16384 profile_of 0 f > big.prof &&
+		hotset status -p big.prof --json > j &&
+		check_eq "$(json j "(j[\"pages\"], j[\"resident_pages\"])")" "(4, 4)"
+	} &&
+	retry check
+'
+
+test_expect_success 'a FIFO in the tree is skipped without a word, and never opened' '
+	mkdir d && printf x > d/file && mkfifo d/fifo &&
+	timeout 20 "$HOTSET" status --json d > j 2> err &&
+	check_eq "$(json j "j[\"files\"]")" 1 &&
+	test ! -s err
+'
+
+test_expect_success STRACE 'the FIFO is not even opened (strace)' '
+	mkdir d && printf x > d/file && mkfifo d/fifo &&
+	ASAN_OPTIONS=detect_leaks=0 timeout 60 strace -f -qq -e trace=open,openat -o trace "$HOTSET" status d > /dev/null &&
+	grep -q "\"file\"" trace &&
+	! grep -q "fifo" trace
+'
+
+test_expect_success 'symlinks are followed only with -L; each file counts once' '
+	mkdir d other && mkpages other/o 3 && mkpages d/a 2 &&
+	ln -s ../other/o d/olink && ln -s ../other d/odir && ln -s a d/alink &&
+	hotset status --json d > j &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"])")" "(1, 2)" &&
+	hotset status -L --json d > j &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"])")" "(2, 5)"
+'
+
+test_expect_success 'hard links count once' '
+	mkdir d && mkpages d/a 5 && ln d/a d/b && mkdir d/sub && ln d/a d/sub/c &&
+	hotset status --json d > j &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"])")" "(1, 5)" &&
+	hotset status --json d/a d/b > j &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"])")" "(1, 5)"
+'
+
+test_expect_success MOUNT '-x stays on one filesystem' '
+	mkdir -p d/mnt && mkpages d/a 1 &&
+	mount -t tmpfs none d/mnt && trap "umount -l $PWD/d/mnt || true" EXIT &&
+	head -c $((3 * ps)) /dev/zero > d/mnt/m &&
+	hotset status --json d > j &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"])")" "(2, 4)" &&
+	hotset status -x --json d > j &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"])")" "(1, 1)"
+'
+
+test_expect_success 'any number of threads gives the same totals' '
+	for i in 1 2 3 4 5 6 7 8; do
+		mkdir -p t/$i/a/b && printf %${i}000s > t/$i/f && printf x > t/$i/a/b/g
+	done &&
+	hotset status --json -j 1 t > j1 &&
+	hotset status --json -j 4 t > j4 &&
+	hotset status --json t > jd &&
+	check_eq "$(json j1 "(j[\"files\"], j[\"pages\"], j[\"bytes\"])")" "(16, 20, 36008)" &&
+	check_eq "$(json j4 "(j[\"files\"], j[\"pages\"], j[\"bytes\"])")" "(16, 20, 36008)" &&
+	check_eq "$(json jd "(j[\"files\"], j[\"pages\"], j[\"bytes\"])")" "(16, 20, 36008)"
+'
+
+test_expect_success 'a path with a newline: escaped in text, exact in JSON' '
+	printf x > "new
+line" &&
+	hotset status -v "new
+line" > out &&
+	grep -Fq "new\\x0aline" out &&
+	hotset status -v --json "new
+line" > j &&
+	check_eq "$(json j "j[\"items\"][0][\"path\"] == \"new\\nline\"")" 1
+'
+
+test_expect_success 'nothing to count: zero totals, no division by zero' '
+	mkdir empty &&
+	hotset status empty > out &&
+	grep -q "^     Files: 0$" out &&
+	grep -q "^  Resident: 0 (0 B) -$" out &&
+	hotset status --json empty > j &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"resident_pages\"], j[\"method\"])")" "(0, 0, 0, None)"
+'
+
+test_done

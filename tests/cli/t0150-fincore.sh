@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# On real trees, status agrees page for page with fincore(1) for every
+# file whose residency it can know; after evict, nothing is resident.
+# fincore (util-linux 2.38) counts with mincore, truthful for root.
+. "$(dirname "$0")/../lib.sh"
+# pyenv's python3 shim costs a second a call here; the system one will do
+if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
+
+prereq_FINCORE() { command -v fincore >/dev/null && fincore --json --bytes /dev/null >/dev/null 2>&1; }
+
+# compare.py PATH...: status -v --json against fincore --json --bytes, file
+# by file. Other processes may change residency under us, so fincore runs
+# before and after status: a file counts as compared when both fincore
+# runs agree, and one that changed is compared again next round (3 at most).
+cat > "$TRASH/compare.py" <<'PY'
+import json, os, subprocess, sys
+
+hotset, paths = os.environ["HOTSET"], sys.argv[1:]
+
+def fincore(files):
+    out = {}
+    for i in range(0, len(files), 2000):
+        batch = files[i:i + 2000]
+        r = subprocess.run(["fincore", "--json", "--bytes", "--"] + batch,
+                           capture_output=True, check=False)
+        for e in json.loads(r.stdout or b'{"fincore": []}')["fincore"]:
+            out[os.fsencode(e["file"])] = int(e["res"])
+    return out
+
+def status():
+    r = subprocess.run([hotset, "status", "-v", "--json", "--"] + paths,
+                       capture_output=True, check=False)
+    j = json.loads(r.stdout)
+    return j, {os.fsencode(i["path"]): i for i in j["items"]}
+
+ps = os.sysconf("SC_PAGESIZE")
+agreed, disagreed = 0, []
+j, items = status()
+files = [os.fsdecode(p) for p in items]
+pending = set(items)
+for round in range(3):
+    before = fincore(files)
+    j, items = status()
+    after = fincore(files)
+    again = set()
+    for p in pending:
+        it = items.get(p)
+        if it is None or p not in before or p not in after:
+            continue
+        if before[p] != after[p]:
+            again.add(p)
+        elif it["resident_pages"] is None:
+            disagreed.append((p, "unknown", before[p] // ps))
+        elif it["resident_pages"] * ps != before[p]:
+            again.add(p)
+            if round == 2:
+                disagreed.append((p, it["resident_pages"], before[p] // ps))
+        else:
+            agreed += 1
+    pending = again
+    if not pending:
+        break
+total = len(items)
+print("files %d, agreed %d, unsettled %d, disagreed %d, unknown %d" %
+      (total, agreed, len(pending), len(disagreed), j["unknown_files"]))
+for d in disagreed[:20]:
+    print("  %r: status %s, fincore %s" % d)
+# every file knowable compared, bar a few whose residency kept changing
+sys.exit(0 if not disagreed and total > 0 and agreed >= total * 0.98 and
+         j["unknown_files"] == 0 else 1)
+PY
+
+test_expect_success FINCORE,REALFS 'a copy of /usr/include/linux and some /usr/lib files' '
+	mkdir tree && cp -r /usr/include/linux tree/include &&
+	mkdir tree/lib &&
+	for f in /usr/lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux-gnu/libm.so.6 \
+		/usr/lib/x86_64-linux-gnu/libz.so.1 /usr/lib/x86_64-linux-gnu/libstdc++.so.6 \
+		/usr/lib/os-release /usr/lib/locale/C.utf8/LC_CTYPE; do
+		test -f "$f" && cp "$f" tree/lib/ || :
+	done &&
+	sync -f tree &&
+	# varied residency: cold, whole, a prefix through readahead, scattered pages
+	find tree -type f | sort > files &&
+	xargs -a files "$HELPERS/pagetool" evict &&
+	python3 -c "
+import os, sys
+ps = os.sysconf(\"SC_PAGESIZE\")
+for n, f in enumerate(open(\"files\").read().split(\"\n\")[:-1]):
+    fd = os.open(f, os.O_RDONLY)
+    if n % 4 == 1 or \"/lib/\" in f:
+        os.read(fd, 1 << 30) if n % 4 == 1 else None    # whole, through readahead
+    if n % 4 == 2:
+        os.read(fd, 5000)                              # a prefix, readahead decides
+    if n % 4 == 3 or \"/lib/\" in f:                    # scattered pages, readahead off
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+        for p in (0, 2, 5, 6, 7, 9, 20, 100, 400, 401):
+            os.pread(fd, 1, p * ps)
+    os.close(fd)
+" &&
+	{ python3 "$TRASH/compare.py" tree > out || { cat out; false; }; } && cat out
+'
+
+test_expect_success FINCORE 'the real /usr/include and /usr/lib libraries, as they are' '
+	{ python3 "$TRASH/compare.py" /usr/include /usr/lib/x86_64-linux-gnu/lib*.so.* > out ||
+	  { cat out; false; }; } && cat out
+'
+
+test_expect_success FINCORE,REALFS 'after evict, fincore finds no page of the copy resident' '
+	mkdir tree && cp -r /usr/include/linux tree/include && cat $(find tree -type f) > /dev/null &&
+	hotset evict tree > out &&
+	find tree -type f -print0 | xargs -0 fincore --json --bytes > fc.json &&
+	check_eq "$(json fc.json "sum(int(e[\"res\"]) for e in j[\"fincore\"])")" 0 &&
+	hotset status --json tree > j &&
+	check_eq "$(json j "j[\"resident_pages\"]")" 0
+'
+
+test_done

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Scale: a tree of 1,000,000 files and a profile of 1,000,000 entries.
+# status (and show) must finish with memory that does not grow with the
+# number of files: nothing is kept per file but the current one (and hard
+# links, of which this tree has none), and a profile's pages are given back
+# as they are parsed.
+#
+# The bound: peak RSS at most 32 MiB (64 MiB under ASan, whose shadow and
+# allocator add their own). hotset needs 3-4 MiB here (20-30 MiB under
+# ASan). Anything that grew with the file count would break it: 32 bytes a
+# file is 32 MB, and the profile alone is 64 MB, so holding it whole (as a
+# resident mapping, say) fails too. The peak is measured by a small helper
+# (tests/helpers/maxrss): a shell or Python measuring would count itself.
+#
+# Slow (about two minutes on a quiet machine, most of it making and
+# removing a million files), so it runs only with HOTSET_TEST_SCALE=1.
+# The timings and peaks go to the TAP output as comments.
+. "$(dirname "$0")/../lib.sh"
+# pyenv's python3 shim costs a second a call here; the system one will do
+if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
+
+prereq_SCALE() { [ "${HOTSET_TEST_SCALE:-0}" = 1 ]; }
+prereq_INODES() { [ "$(df --output=iavail "$TRASH" | tail -n 1)" -gt 1100000 ]; }
+
+ndirs=1000 perdir=1000 total=1000000
+# the measurements go to the TAP output as comments, through fd 3
+exec 3>&1
+note() { echo "# $*" >&3; }
+if ldd "$HOTSET" 2>/dev/null | grep -q libasan; then bound=65536; else bound=32768; fi
+
+# peak_rss OUT CMD...: run CMD with stdout to OUT; print its peak RSS in KiB
+peak_rss() {
+	local out=$1; shift
+	"$HELPERS/maxrss" "$@" 2>&1 > "$out" | tail -n 1
+}
+
+test_expect_success SCALE,INODES "status on a tree of $total files, and -p on a profile of as many" '
+	trap "\"$HELPERS/mkfiles\" remove \"$PWD/tree\" $ndirs $perdir" EXIT &&
+	start=$SECONDS &&
+	"$HELPERS/mkfiles" make tree $ndirs $perdir 100 p.prof &&
+	note "made $total files in $((SECONDS - start)) s" &&
+
+	start=$SECONDS &&
+	rss=$(peak_rss j "$HOTSET" status --json tree) &&
+	note "status: $((SECONDS - start)) s, peak RSS $rss KiB (bound $bound KiB)" &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"bytes\"], j[\"skipped_files\"])")" "($total, $((total / 100)), $((total / 100 * $(getconf PAGESIZE))), 0)" &&
+	test "$rss" -le $bound &&
+
+	start=$SECONDS &&
+	rss=$(peak_rss j "$HOTSET" status -p p.prof --json) &&
+	note "status -p: $((SECONDS - start)) s, peak RSS $rss KiB" &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"skipped_files\"])")" "($total, $((total / 100)), 0)" &&
+	test "$rss" -le $bound &&
+
+	start=$SECONDS &&
+	rss=$(peak_rss /dev/null "$HOTSET" show --json p.prof) &&
+	note "show --json: $((SECONDS - start)) s, peak RSS $rss KiB" &&
+	test "$rss" -le $bound
+'
+
+test_done

@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# hotset time: the command runs as if bare (streams, environment, exit
+# status, signals); the report has its figures, sane and never guessed
+# (unknown, with the reason, when hotset may not make a cgroup); and the
+# job's cgroup never outlives hotset.
+. "$(dirname "$0")/../lib.sh"
+
+CG=$(findmnt -n -t cgroup2 -o TARGET 2>/dev/null | head -n1)
+# hotset can make cgroups for its jobs here (root, cgroup2 mounted)
+prereq_CGROUP2() { [ "$(id -u)" -eq 0 ] && [ -n "$CG" ]; }
+prereq_PYTHON() { command -v python3 >/dev/null; }
+
+# Wait (at most 10 s) for a file to appear.
+wait_for() { local i; for i in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.05; done; echo "no $1" >&2; return 1; }
+# No cgroup named after hotset process $1 is left anywhere.
+no_cgroup_left() {
+	local left; left=$(find "$CG" -maxdepth 4 -type d -name "hotset-job.$1*" 2>/dev/null)
+	[ -z "$left" ] || { echo "left behind: $left" >&2; return 1; }
+}
+# The page cache is shared with the whole machine: somebody else's
+# drop_caches can empty it between two runs; a warm check is tried thrice.
+retry() { local i; for i in 1 2 3; do "$@" && return 0; echo "# again: $1" >&2; done; return 1; }
+# The members every report has, with their types; unknown pressure is null.
+check_json() {
+	check_eq "$(json "$1" '(
+all(isinstance(j[k], (int, float)) and not isinstance(j[k], bool) and j[k] >= 0
+    for k in ("wall_s", "user_s", "sys_s", "major_faults", "minor_faults", "read_bytes_disk",
+              "still_running", "exit_status"))
+and all(isinstance(j[k], int) for k in ("major_faults", "minor_faults", "read_bytes_disk", "still_running"))
+and all(j[k] is None or (isinstance(j[k], (int, float)) and j[k] >= 0)
+    for k in ("io_wait_s", "io_wait_full_s", "io_pressure_some_pct", "io_pressure_full_pct",
+              "cpu_wait_s", "memory_wait_s", "rchar", "read_bytes_cache"))
+and (j["io_wait_s"] is None) == (j["io_wait_method"] is None) == (j["io_wait_full_s"] is None)
+and (j["io_wait_s"] is None or j["io_wait_full_s"] <= j["io_wait_s"] <= j["wall_s"])
+and (j["io_pressure_some_pct"] is None or j["io_pressure_some_pct"] <= 100)
+and isinstance(j["read_bytes_cache_estimated"], bool)
+and isinstance(j["notes"], list) and all(isinstance(n, str) for n in j["notes"])
+and isinstance(j["command"], list))')" 1
+}
+
+test_expect_success 'usage: --help, errors exit 2 before anything runs' '
+	hotset time --help > out &&
+	head -n1 out | grep -q "^usage: hotset time " &&
+	expect_code 2 hotset time 2> err && grep -q "no command" err &&
+	expect_code 2 hotset time --bogus -- touch ran 2> err &&
+	test ! -e ran && grep -q "hotset time --help" err
+'
+
+test_expect_success 'the man page SYNOPSIS is the --help usage line' '
+	man=$TESTS_DIR/../docs/man/hotset-time.1 &&
+	synopsis=$(sed -n "/^\.SH SYNOPSIS/,/^\.SH/p" "$man" | sed "1d;\$d" |
+		sed -e "s/^\.[BI]R* //" -e "s/\\\\f[BIRP]//g" -e "s/\\\\-/-/g" | tr "\n" " " |
+		sed -e "s/  */ /g" -e "s/ \$//") &&
+	check_eq "$synopsis" "$(hotset time --help | head -n1 | sed "s/^usage: //")"
+'
+
+test_expect_success 'exit status is the command'"'"'s' '
+	hotset time -q -o rep -- true &&
+	expect_code 3 hotset time -q -o rep -- sh -c "exit 3" &&
+	expect_code 1 hotset time -o rep false &&
+	grep -q "^Command exited with non-zero status 1$" rep &&
+	expect_code 127 hotset time -o rep -- sh -c "exit 127" 2> err &&
+	expect_code 126 hotset time -o rep -- sh -c "exit 126" 2>> err &&
+	test ! -s err
+'
+
+test_expect_success 'a command killed by signal N gives 128+N' '
+	expect_code 143 hotset time -o rep -- sh -c "kill -TERM \$\$" &&
+	grep -q "^Command terminated by signal 15" rep &&
+	expect_code 137 hotset time --json -o j -- sh -c "kill -KILL \$\$" &&
+	check_eq "$(json j "(j[\"exit_status\"], j[\"signal\"])")" "(137, 9)"
+'
+
+test_expect_success 'not found gives 127, not executable 126, and no report' '
+	expect_code 127 hotset time -o rep -- no-such-command-xyzzy 2> err &&
+	grep -q "no-such-command-xyzzy: command not found" err && test ! -s rep &&
+	printf "#!/bin/sh\necho ran\n" > plain && chmod 644 plain &&
+	expect_code 126 hotset time -o rep -- ./plain > out 2> err &&
+	grep -q "cannot run ./plain: Permission denied" err && test ! -s out &&
+	mkdir dir &&
+	expect_code 126 hotset time -o rep -- ./dir 2> err &&
+	grep -q "cannot run ./dir" err
+'
+
+test_expect_success 'hotset failing itself gives 125, and the command does not run' '
+	expect_code 125 hotset time -o /nonexistent/dir/report -- touch ran 2> err &&
+	grep -q "cannot open /nonexistent/dir/report" err && test ! -e ran
+'
+
+test_expect_success 'options end at the command; -- is optional' '
+	hotset time -o rep echo -q --json -o x > out &&
+	check_eq "$(cat out)" "-q --json -o x" && grep -q "^Wall time" rep
+'
+
+test_expect_success 'standard streams pass through; the report goes to stderr' '
+	printf "line 1\nline 2\n" > in &&
+	hotset time -- sh -c "cat; echo to-stderr >&2" < in > out 2> err &&
+	cmp in out &&
+	check_eq "$(head -n1 err)" "to-stderr" &&
+	grep -q "^Wall time" err && ! grep -q "Wall time" out &&
+	hotset time -o rep -- sh -c "cat; echo to-stderr >&2" < in > out 2> err &&
+	cmp in out && check_eq "$(cat err)" "to-stderr" && grep -q "^Wall time" rep
+'
+
+test_expect_success 'the environment passes through unchanged' '
+	export HOTSET_T0400="a b
+c=d" &&
+	env -0 | tr "\0" "\1" | tr "\n" "\2" | tr "\1" "\n" | grep -v "^_=" | sort > want &&
+	hotset time -q -o rep -- env -0 | tr "\0" "\1" | tr "\n" "\2" | tr "\1" "\n" |
+		grep -v "^_=" | sort > got &&
+	cmp want got && grep -q "^HOTSET_T0400=a b" got
+'
+
+test_expect_success 'SIGTERM sent to hotset reaches the command' '
+	"$HOTSET" time -o rep -- sh -c "trap \"exit 7\" TERM; touch ready
+		i=0; while [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 1)); done; exit 1" &
+	pid=$! &&
+	wait_for ready &&
+	kill -TERM $pid &&
+	expect_code 7 wait $pid &&
+	grep -q "^Command exited with non-zero status 7" rep
+'
+
+test_expect_success 'SIGINT sent to hotset reaches the command' '
+	# a shell starts background jobs with SIGINT ignored: undo that
+	env --default-signal=INT "$HOTSET" time -o rep -- sh -c "trap \"exit 8\" INT; touch ready
+		i=0; while [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 1)); done; exit 1" &
+	pid=$! &&
+	wait_for ready &&
+	kill -INT $pid &&
+	expect_code 8 wait $pid
+'
+
+test_expect_success 'a forwarded signal the command does not catch kills it: 128+N' '
+	"$HOTSET" time -o rep -- sh -c "touch ready; exec sleep 30" &
+	pid=$! &&
+	wait_for ready &&
+	kill -TERM $pid &&
+	expect_code 143 wait $pid
+'
+
+test_expect_success '--json has every figure, with sane types' '
+	hotset time --json -o j -- sh -c "echo hi > /dev/null" &&
+	check_json j &&
+	check_eq "$(json j "j[\"command\"] == [\"sh\", \"-c\", \"echo hi > /dev/null\"] and j[\"exit_status\"] == 0 and j[\"signal\"] is None")" 1 &&
+	hotset time --json -- true 2> j2 && check_json j2
+'
+
+test_expect_success CGROUP2 'as root, the job runs in a cgroup of its own, removed after' '
+	"$HOTSET" time --json -o j -- cat /proc/self/cgroup > cg &
+	pid=$! &&
+	wait $pid &&
+	grep -q "^0::.*/hotset-job\.$pid\$" cg &&
+	check_eq "$(json j "j[\"io_wait_method\"]")" job-cgroup &&
+	check_eq "$(json j "j[\"notes\"]")" "[]" &&
+	check_json j &&
+	no_cgroup_left $pid
+'
+
+test_expect_success REALFS 'bytes read from disk after eviction, from the cache when warm' '
+	head -c $((8 << 20)) /dev/urandom > f && sync f &&
+	"$HELPERS/pagetool" evict f &&
+	hotset time --json -o cold -- cat f > /dev/null &&
+	check_json cold &&
+	{ check_eq "$(json cold "j[\"read_bytes_disk\"] > 0 and j[\"rchar\"] >= 8 << 20")" 1 ||
+	  { cat cold >&2; false; }; } &&
+	warm() {
+		hotset time --json -o warm -- cat f > /dev/null &&
+		check_json warm &&
+		{ check_eq "$(json warm "j[\"read_bytes_cache\"] >= 4 << 20 and j[\"read_bytes_cache_estimated\"]")" 1 ||
+		  { cat warm >&2; false; }; }
+	} &&
+	retry warm
+'
+
+test_expect_success CGROUP2 'processes left running: counted, noted as lower bounds, cgroup removed' '
+	trap "kill \$(cat bg 2>/dev/null) 2>/dev/null || :" EXIT &&
+	"$HOTSET" time --json -o j -- sh -c "sleep 30 < /dev/null > /dev/null 2>&1 & echo \$! > bg" &
+	pid=$! &&
+	wait $pid &&
+	check_json j &&
+	check_eq "$(json j "j[\"still_running\"] >= 1")" 1 &&
+	json j "j[\"notes\"]" | grep -q "lower bound" &&
+	kill -0 "$(cat bg)" &&
+	! grep -q "hotset-job" "/proc/$(cat bg)/cgroup" &&
+	no_cgroup_left $pid
+'
+
+test_expect_success CGROUP2,PYTHON 'children nobody waited for: CPU time from the cgroup, with a note' '
+	hotset time --json -o j -- python3 -c "
+import os, signal
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+if os.fork() == 0:
+    x = 0
+    for i in range(4000000):
+        x += i
+    os._exit(0)
+try:
+    os.wait()
+except ChildProcessError:
+    pass
+" &&
+	check_json j &&
+	json j "j[\"notes\"]" | grep -q "without being waited for" &&
+	check_eq "$(json j "j[\"user_s\"] + j[\"sys_s\"] > 0.1")" 1
+'
+
+test_expect_success NOBODY 'unprivileged: io_wait unknown with the reason, never a wrong number' '
+	chmod 777 . &&
+	as_nobody "$HOTSET" time --json -o j -- true &&
+	check_json j &&
+	if json j "j[\"io_wait_s\"]" | grep -q None; then
+		json j "\" \".join(j[\"notes\"])" > notes &&
+		grep -q "io_wait is unknown" notes && grep -q "root" notes &&
+		grep -q "delegated" notes && grep -q "systemd-run --user --scope" notes
+	else
+		json j "j[\"io_wait_method\"]" | grep -q cgroup
+	fi &&
+	as_nobody "$HOTSET" time -- true 2> text &&
+	if grep -q "^I/O wait *unknown" text; then grep -q "^note: io_wait is unknown" text; fi &&
+	as_nobody "$HOTSET" time -q -- true 2> text &&
+	! grep -q "^note:" text
+'
+
+# A cgroup for the test, removed (with anything still inside moved out) at exit.
+make_test_cgroup() {
+	local dir=$CG/t0400-$1.$$
+	mkdir "$dir" && echo "$dir"
+}
+remove_test_cgroup() {
+	local pid
+	[ -d "$1" ] || return 0
+	for pid in $(cat "$1/cgroup.procs" 2>/dev/null); do echo "$pid" > "$CG/cgroup.procs" || :; done
+	rmdir "$1"
+}
+
+test_expect_success CGROUP2,NOBODY 'unprivileged in a delegated cgroup: measured in a child of it' '
+	D=$(make_test_cgroup deleg) &&
+	trap "remove_test_cgroup $D" EXIT &&
+	chown nobody:nogroup "$D" "$D/cgroup.procs" "$D/cgroup.threads" "$D/cgroup.subtree_control" &&
+	chmod 777 . &&
+	sh -c "echo \$\$ > $D/cgroup.procs && exec setpriv --reuid=nobody --regid=nogroup --clear-groups -- \"\$0\" \"\$@\"" \
+		"$HOTSET" time --json -o j -- cat /proc/self/cgroup > cg &&
+	check_json j &&
+	check_eq "$(json j "j[\"io_wait_method\"]")" job-cgroup &&
+	grep -q "^0::.*/t0400-deleg\.$$/hotset-job\.[0-9]*\$" cg &&
+	check_eq "$(ls "$D" | grep -c hotset-job)" 0
+'
+
+test_expect_success CGROUP2,NOBODY 'unprivileged alone in a cgroup it does not own: measured there' '
+	D=$(make_test_cgroup excl) &&
+	trap "remove_test_cgroup $D" EXIT &&
+	chmod 777 . &&
+	sh -c "echo \$\$ > $D/cgroup.procs && exec setpriv --reuid=nobody --regid=nogroup --clear-groups -- \"\$0\" \"\$@\"" \
+		"$HOTSET" time --json -o j -- cat /proc/self/cgroup > cg &&
+	check_json j &&
+	check_eq "$(json j "j[\"io_wait_method\"]")" hotset-cgroup &&
+	json j "j[\"notes\"]" | grep -q "hotset.s own cgroup" &&
+	grep -q "^0::.*/t0400-excl\.$$\$" cg
+'
+
+test_done

@@ -1,0 +1,657 @@
+/*
+ * readjob - a job that reads known pages of files in every way a program
+ * can, for testing `hotset record` backends (ptrace and bpf alike):
+ *
+ *   readjob prepare DIR       create the input files in DIR (run this
+ *                             before recording: a file the job creates is
+ *                             its output, not its input); idempotent
+ *   readjob SCENARIO DIR      run SCENARIO over DIR's files, then print on
+ *                             stdout what a profile of this run must say
+ *   readjob list              print the scenario names ("all" runs every
+ *                             scenario but "interrupt", one after another)
+ *
+ * The expectation lines, one per file (the path is last: it may hold
+ * spaces):
+ *
+ *   exact   INO FLAGS RANGES PATH   the profile lists this file (by path and
+ *                                   inode) with exactly these pages
+ *   atleast INO FLAGS RANGES PATH   ... with at least these pages (mapped
+ *                                   files: the kernel maps neighbours too)
+ *   output  INO -     -      PATH   the file is an output (created or
+ *                                   truncated by the job), not an input
+ *   none    -   -     -      PATH   nothing under PATH (a prefix) may be
+ *                                   listed as an input
+ *
+ * FLAGS are profile flag letters the entry must have (r read-like, m mapped,
+ * d O_DIRECT, w written); RANGES are page ranges, sorted and merged
+ * ("0-1,4"), or "-" for none. A path may appear on two lines with two
+ * inodes (a file replaced by rename in mid-run is two files). Every read is
+ * page-aligned and readahead is off (POSIX_FADV_RANDOM), so that the pages
+ * a read asks for are exactly the pages it reads; readjob never relies on
+ * what is or is not cached.
+ *
+ * The scenarios read through read, pread, readv, preadv, preadv2,
+ * sendfile, splice, copy_file_range (as a source), mmap, O_DIRECT, dup'ed
+ * fds, fds inherited across fork and across exec (of itself), a thread, a
+ * file replaced by rename, an inode number reused by a new file, files
+ * that are also written, created or truncated, an empty file, a read that
+ * runs past the end of a file, and places that are never part of a
+ * working set (/proc, /sys, /dev, pipes, sockets, memfd).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static long ps;			/* page size */
+static char dir[PATH_MAX];
+static FILE *expect_out;	/* expectations are collected here, printed at the end */
+
+static _Noreturn void die(const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "readjob: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, ": %s\n", strerror(e));
+	va_end(ap);
+	exit(1);
+}
+
+static const char *path_of(const char *name)
+{
+	static char bufs[4][PATH_MAX + 64];
+	static int next;
+	char *b = bufs[next++ % 4];
+
+	snprintf(b, PATH_MAX + 64, "%s/%s", dir, name);
+	return b;
+}
+
+/* Open DIR/name, readahead off. */
+static int open_in(const char *name, int flags)
+{
+	int fd = open(path_of(name), flags | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		die("open %s", path_of(name));
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	return fd;
+}
+
+static unsigned long long ino_of(const char *name)
+{
+	struct stat st;
+
+	if (stat(path_of(name), &st) < 0)
+		die("stat %s", path_of(name));
+	return (unsigned long long)st.st_ino;
+}
+
+static void expect(const char *match, unsigned long long ino, const char *flags,
+		   const char *ranges, const char *name)
+{
+	if (ino)
+		fprintf(expect_out, "%s %llu %s %s %s\n", match, ino, flags, ranges, path_of(name));
+	else
+		fprintf(expect_out, "%s - %s %s %s\n", match, flags, ranges, path_of(name));
+}
+
+static char *page_buf(long pages)
+{
+	void *p;
+
+	if (posix_memalign(&p, (size_t)ps, (size_t)(pages * ps)))
+		die("posix_memalign");
+	return p;
+}
+
+/* Read exactly pages [first, first+n) of fd with pread. */
+static void read_pages(int fd, long first, long n)
+{
+	char *buf = page_buf(n);
+
+	if (pread(fd, buf, (size_t)(n * ps), first * ps) < 0)
+		die("pread");
+	free(buf);
+}
+
+/* ---- prepare: the input files ------------------------------------------------ */
+
+/* A file of `pages` pages plus `tail` bytes, each page filled with its number. */
+static void make_file(const char *name, long pages, long tail)
+{
+	int fd = open(path_of(name), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	char *buf = page_buf(1);
+
+	if (fd < 0)
+		die("create %s", path_of(name));
+	for (long p = 0; p < pages; p++) {
+		memset(buf, 'a' + (int)(p % 26), (size_t)ps);
+		if (write(fd, buf, (size_t)ps) != ps)
+			die("write %s", path_of(name));
+	}
+	if (tail && write(fd, buf, (size_t)tail) != tail)
+		die("write %s", path_of(name));
+	if (fsync(fd) < 0 || close(fd) < 0)
+		die("close %s", path_of(name));
+	free(buf);
+}
+
+static const char *const inputs[] = {
+	"read", "pread", "readv", "preadv", "preadv2", "sendfile", "splice", "copy", "mmap",
+	"direct", "dup", "fork", "thread", "exec-a", "exec-b", "rename", "rename.next",
+	"written", "trunc", "retrunc", "small", "eof", "reuse", "interrupt",
+};
+
+static void prepare(void)
+{
+	char sub[PATH_MAX + 64];
+
+	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++)
+		make_file(inputs[i], 10, 0);
+	make_file("eof", 2, ps / 2);	/* 2.5 pages */
+	make_file("empty", 0, 0);
+	unlink(path_of("created"));
+	unlink(path_of("copy.out"));
+	unlink(path_of("reuse.new"));
+	unlink(path_of("interrupt.ready"));
+	snprintf(sub, sizeof(sub), "%s/with space", dir);
+	if (mkdir(sub, 0755) < 0 && errno != EEXIST)
+		die("mkdir %s", sub);
+	make_file("with space/file", 4, 0);
+}
+
+/* ---- scenarios ---------------------------------------------------------------- */
+
+static void s_read(void)
+{
+	int fd = open_in("read", O_RDONLY);
+	char *buf = page_buf(2);
+
+	if (read(fd, buf, (size_t)(2 * ps)) != 2 * ps ||
+	    lseek(fd, 4 * ps, SEEK_SET) < 0 || read(fd, buf, (size_t)ps) != ps)
+		die("read");
+	close(fd);
+	free(buf);
+	expect("exact", ino_of("read"), "r", "0-1,4", "read");
+
+	/* a path with a space */
+	fd = open_in("with space/file", O_RDONLY);
+	read_pages(fd, 1, 2);
+	close(fd);
+	expect("exact", ino_of("with space/file"), "r", "1-2", "with space/file");
+}
+
+static void s_pread(void)
+{
+	int fd = open_in("pread", O_RDONLY);
+
+	read_pages(fd, 3, 1);
+	read_pages(fd, 7, 2);
+	close(fd);
+	expect("exact", ino_of("pread"), "r", "3,7-8", "pread");
+}
+
+static void s_readv(void)
+{
+	int fd = open_in("readv", O_RDONLY);
+	char *buf = page_buf(2);
+	struct iovec iov[2] = { { buf, (size_t)ps }, { buf + ps, (size_t)ps } };
+
+	if (lseek(fd, 2 * ps, SEEK_SET) < 0 || readv(fd, iov, 2) != 2 * ps)
+		die("readv");
+	close(fd);
+	free(buf);
+	expect("exact", ino_of("readv"), "r", "2-3", "readv");
+}
+
+static void s_preadv(void)
+{
+	int fd = open_in("preadv", O_RDONLY);
+	char *buf = page_buf(2);
+	struct iovec iov[2] = { { buf, (size_t)ps }, { buf + ps, (size_t)ps } };
+
+	if (preadv(fd, iov, 2, 5 * ps) != 2 * ps)
+		die("preadv");
+	close(fd);
+	fd = open_in("preadv2", O_RDONLY);
+	if (preadv2(fd, iov, 1, 1 * ps, 0) != ps)
+		die("preadv2");
+	/* offset -1: at the file position, which is 0 */
+	if (preadv2(fd, iov, 1, -1, 0) != ps)
+		die("preadv2");
+	close(fd);
+	free(buf);
+	expect("exact", ino_of("preadv"), "r", "5-6", "preadv");
+	expect("exact", ino_of("preadv2"), "r", "0-1", "preadv2");
+}
+
+static void s_sendfile(void)
+{
+	int fd = open_in("sendfile", O_RDONLY), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	off_t off = 2 * ps;
+
+	if (null < 0 || sendfile(null, fd, &off, (size_t)(2 * ps)) != 2 * ps)
+		die("sendfile");
+	close(fd);
+	close(null);
+	expect("exact", ino_of("sendfile"), "r", "2-3", "sendfile");
+}
+
+static void s_splice(void)
+{
+	int fd = open_in("splice", O_RDONLY), p[2];
+	loff_t off = 6 * ps;
+	char *buf = page_buf(1);
+
+	if (pipe2(p, O_CLOEXEC) < 0 || splice(fd, &off, p[1], NULL, (size_t)ps, 0) != ps ||
+	    read(p[0], buf, (size_t)ps) != ps)
+		die("splice");
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+	free(buf);
+	expect("exact", ino_of("splice"), "r", "6", "splice");
+}
+
+static void s_copy(void)
+{
+	int in = open_in("copy", O_RDONLY), out = open_in("copy.out", O_WRONLY | O_CREAT | O_EXCL);
+	loff_t off = 4 * ps;
+
+	if (copy_file_range(in, &off, out, NULL, (size_t)(2 * ps), 0) != 2 * ps)
+		die("copy_file_range");
+	close(in);
+	close(out);
+	expect("exact", ino_of("copy"), "r", "4-5", "copy");
+	expect("output", 0, "-", "-", "copy.out");
+}
+
+static void s_mmap(void)
+{
+	int fd = open_in("mmap", O_RDONLY);
+	volatile char *m = mmap(NULL, (size_t)(10 * ps), PROT_READ, MAP_PRIVATE, fd, 0);
+	char c;
+
+	if (m == MAP_FAILED)
+		die("mmap");
+	madvise((void *)m, (size_t)(10 * ps), MADV_RANDOM);
+	c = m[1 * ps];
+	c += m[6 * ps + 100];
+	(void)c;
+	munmap((void *)m, (size_t)(10 * ps));
+	close(fd);
+	expect("atleast", ino_of("mmap"), "m", "1,6", "mmap");
+}
+
+static void s_direct(void)
+{
+	int fd = open(path_of("direct"), O_RDONLY | O_DIRECT | O_CLOEXEC);
+	char *buf = page_buf(2);
+
+	if (fd < 0 && errno == EINVAL)
+		return;		/* no O_DIRECT on this filesystem: nothing to expect */
+	if (fd < 0 || pread(fd, buf, (size_t)(2 * ps), 2 * ps) != 2 * ps)
+		die("O_DIRECT read");
+	close(fd);
+	free(buf);
+	expect("exact", ino_of("direct"), "d", "2-3", "direct");
+}
+
+static void s_dup(void)
+{
+	int fd = open_in("dup", O_RDONLY), d1 = dup(fd), d2 = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+
+	if (d1 < 0 || d2 < 0)
+		die("dup");
+	close(fd);
+	read_pages(d1, 3, 1);
+	close(d1);
+	read_pages(d2, 5, 1);
+	close(d2);
+	expect("exact", ino_of("dup"), "r", "3,5", "dup");
+}
+
+static void s_fork(void)
+{
+	int fd = open_in("fork", O_RDONLY), status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		read_pages(fd, 2, 1);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) < 0 || status != 0)
+		die("child");
+	read_pages(fd, 0, 1);
+	close(fd);
+	expect("exact", ino_of("fork"), "r", "0,2", "fork");
+}
+
+static void *thread_main(void *arg)
+{
+	int fd = open_in("thread", O_RDONLY);
+
+	(void)arg;
+	read_pages(fd, 1, 2);
+	close(fd);
+	return NULL;
+}
+
+static void s_thread(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, thread_main, NULL) || pthread_join(t, NULL))
+		die("thread");
+	expect("exact", ino_of("thread"), "r", "1-2", "thread");
+}
+
+/* The exec'd image: read page 4 of the inherited fd, pages 0-1 of exec-b. */
+static int exec_child(int fd)
+{
+	int b = open_in("exec-b", O_RDONLY);
+
+	read_pages(fd, 4, 1);
+	read_pages(b, 0, 2);
+	return 0;
+}
+
+static void s_exec(void)
+{
+	int fd = open(path_of("exec-a"), O_RDONLY), status;	/* inherited across exec */
+	char fdarg[16];
+	pid_t pid;
+
+	if (fd < 0)
+		die("open %s", path_of("exec-a"));
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	snprintf(fdarg, sizeof(fdarg), "%d", fd);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		execl("/proc/self/exe", "readjob", "exec-child", dir, fdarg, (char *)NULL);
+		die("exec /proc/self/exe");
+	}
+	if (waitpid(pid, &status, 0) < 0 || status != 0)
+		die("exec child");
+	close(fd);
+	expect("exact", ino_of("exec-a"), "r", "4", "exec-a");
+	expect("exact", ino_of("exec-b"), "r", "0-1", "exec-b");
+}
+
+/* Read pages 0-1 of "rename", replace it by rename, read pages 2-3 of the new one. */
+static void s_rename(void)
+{
+	unsigned long long old_ino = ino_of("rename"), new_ino = ino_of("rename.next");
+	int fd = open_in("rename", O_RDONLY);
+
+	read_pages(fd, 0, 2);
+	close(fd);
+	if (rename(path_of("rename.next"), path_of("rename")) < 0)
+		die("rename");
+	fd = open_in("rename", O_RDONLY);
+	read_pages(fd, 2, 2);
+	close(fd);
+	expect("exact", old_ino, "r", "0-1", "rename");
+	expect("exact", new_ino, "r", "2-3", "rename");
+}
+
+/* Read "reuse", delete it, create a file (which may get its inode number). */
+static void s_reuse(void)
+{
+	unsigned long long ino = ino_of("reuse");
+	int fd = open_in("reuse", O_RDONLY);
+	char *buf = page_buf(1);
+
+	read_pages(fd, 0, 1);
+	close(fd);
+	if (unlink(path_of("reuse")) < 0)
+		die("unlink");
+	fd = open_in("reuse.new", O_RDWR | O_CREAT | O_EXCL);
+	memset(buf, 'x', (size_t)ps);
+	if (write(fd, buf, (size_t)ps) != ps || pread(fd, buf, (size_t)ps, 0) != ps)
+		die("write reuse.new");
+	close(fd);
+	free(buf);
+	expect("exact", ino, "r", "0", "reuse");
+	expect("output", 0, "-", "-", "reuse.new");
+}
+
+/* Inputs the job also writes; files it creates or truncates are outputs. */
+static void s_write(void)
+{
+	int fd = open_in("written", O_RDWR);
+	char *buf = page_buf(1);
+
+	read_pages(fd, 0, 1);
+	memset(buf, 'w', (size_t)ps);
+	if (pwrite(fd, buf, (size_t)ps, 3 * ps) != ps)
+		die("pwrite");
+	close(fd);
+	expect("exact", ino_of("written"), "rw", "0", "written");
+
+	fd = open_in("created", O_RDWR | O_CREAT | O_EXCL);
+	for (int i = 0; i < 3; i++)
+		if (write(fd, buf, (size_t)ps) != ps)
+			die("write created");
+	read_pages(fd, 1, 1);	/* reading back an output is not input */
+	close(fd);
+	expect("output", 0, "-", "-", "created");
+
+	fd = open_in("trunc", O_RDWR | O_TRUNC);
+	if (write(fd, buf, (size_t)ps) != ps)
+		die("write trunc");
+	read_pages(fd, 0, 1);
+	close(fd);
+	expect("output", 0, "-", "-", "trunc");
+
+	/* read, then truncated and rewritten: what was read before is input */
+	fd = open_in("retrunc", O_RDONLY);
+	read_pages(fd, 2, 1);
+	close(fd);
+	fd = open_in("retrunc", O_RDWR | O_TRUNC);
+	if (write(fd, buf, (size_t)ps) != ps)
+		die("write retrunc");
+	read_pages(fd, 0, 1);
+	close(fd);
+	expect("exact", ino_of("retrunc"), "rw", "2", "retrunc");
+	free(buf);
+}
+
+/* Small sequential reads, a read past the end, an empty file. */
+static void s_small(void)
+{
+	int fd = open_in("small", O_RDONLY);
+	char buf[1000];
+	long total = 0;
+
+	while (total < 3 * ps) {
+		ssize_t n = read(fd, buf, (size_t)(3 * ps - total) < sizeof(buf) ?
+				 (size_t)(3 * ps - total) : sizeof(buf));
+
+		if (n <= 0)
+			die("read small");
+		total += n;
+	}
+	close(fd);
+	expect("exact", ino_of("small"), "r", "0-2", "small");
+
+	fd = open_in("eof", O_RDONLY);	/* 2.5 pages, read as 4 */
+	read_pages(fd, 0, 4);
+	close(fd);
+	expect("exact", ino_of("eof"), "r", "0-2", "eof");
+
+	fd = open_in("empty", O_RDONLY);
+	if (read(fd, buf, sizeof(buf)) != 0)
+		die("read empty");
+	close(fd);
+	expect("exact", ino_of("empty"), "r", "-", "empty");
+}
+
+static void read_all(const char *path)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+}
+
+/* Places that are never part of a working set. */
+static void s_pseudo(void)
+{
+	int p[2], sv[2], mfd;
+	char buf[4096] = "data";
+	volatile char *m;
+
+	read_all("/proc/self/status");
+	read_all("/proc/self/maps");
+	read_all("/sys/kernel/mm/transparent_hugepage/enabled");
+	read_all("/sys/devices/system/cpu/online");
+	mfd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	if (mfd >= 0) {
+		if (read(mfd, buf, sizeof(buf)) < 0)
+			die("read /dev/zero");
+		m = mmap(NULL, (size_t)ps, PROT_READ, MAP_SHARED, mfd, 0);
+		if (m != MAP_FAILED) {
+			buf[0] = m[0];
+			munmap((void *)m, (size_t)ps);
+		}
+		close(mfd);
+	}
+	if (pipe2(p, O_CLOEXEC) == 0) {
+		if (write(p[1], buf, 10) != 10 || read(p[0], buf, 10) != 10)
+			die("pipe");
+		close(p[0]);
+		close(p[1]);
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
+		if (write(sv[0], buf, 10) != 10 || read(sv[1], buf, 10) != 10)
+			die("socketpair");
+		close(sv[0]);
+		close(sv[1]);
+	}
+	mfd = (int)syscall(SYS_memfd_create, "readjob", 0);
+	if (mfd >= 0) {
+		memset(buf, 'm', sizeof(buf));
+		for (int i = 0; i < 4; i++)
+			if (write(mfd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+				die("write memfd");
+		if (pread(mfd, buf, sizeof(buf), 0) < 0)
+			die("read memfd");
+		m = mmap(NULL, (size_t)(4 * ps), PROT_READ, MAP_SHARED, mfd, 0);
+		if (m != MAP_FAILED) {
+			buf[0] = m[2 * ps];
+			munmap((void *)m, (size_t)(4 * ps));
+		}
+		close(mfd);
+	}
+	/* anonymous shared memory is a shmem file too */
+	m = mmap(NULL, (size_t)(2 * ps), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m != MAP_FAILED) {
+		m[0] = 1;
+		buf[0] = m[ps];
+		munmap((void *)m, (size_t)(2 * ps));
+	}
+	fprintf(expect_out, "none - - - /proc/\nnone - - - /sys/\nnone - - - /dev/\n"
+		"none - - - /memfd:\n");
+}
+
+/*
+ * Read pages 0-1, say so in DIR/interrupt.ready, then wait to be killed
+ * (by SIGINT too: a shell starts background jobs with SIGINT ignored).
+ */
+static void s_interrupt(void)
+{
+	int fd = open_in("interrupt", O_RDONLY);
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	read_pages(fd, 0, 2);
+	expect("exact", ino_of("interrupt"), "r", "0-1", "interrupt");
+	fflush(expect_out);
+	close(open_in("interrupt.ready", O_WRONLY | O_CREAT));
+	for (;;)
+		pause();
+}
+
+static const struct scenario {
+	const char *name;
+	void (*run)(void);
+} scenarios[] = {
+	{ "read", s_read }, { "pread", s_pread }, { "readv", s_readv }, { "preadv", s_preadv },
+	{ "sendfile", s_sendfile }, { "splice", s_splice }, { "copy", s_copy },
+	{ "mmap", s_mmap }, { "direct", s_direct }, { "dup", s_dup }, { "fork", s_fork },
+	{ "thread", s_thread }, { "exec", s_exec }, { "rename", s_rename }, { "reuse", s_reuse },
+	{ "write", s_write }, { "small", s_small }, { "pseudo", s_pseudo },
+	{ "interrupt", s_interrupt },
+};
+#define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
+
+int main(int argc, char **argv)
+{
+	ps = sysconf(_SC_PAGESIZE);
+	expect_out = stdout;
+	if (argc == 2 && !strcmp(argv[1], "list")) {
+		for (size_t i = 0; i < NSCENARIOS; i++)
+			printf("%s\n", scenarios[i].name);
+		printf("all\n");
+		return 0;
+	}
+	if (argc < 3) {
+		fprintf(stderr, "usage: readjob prepare DIR | SCENARIO DIR | list\n");
+		return 2;
+	}
+	if (!realpath(argv[2], dir))
+		die("%s", argv[2]);
+	if (!strcmp(argv[1], "prepare")) {
+		prepare();
+		return 0;
+	}
+	if (!strcmp(argv[1], "exec-child") && argc == 4)
+		return exec_child(atoi(argv[3]));
+	for (size_t i = 0; i < NSCENARIOS; i++) {
+		if (strcmp(argv[1], "all") && strcmp(argv[1], scenarios[i].name))
+			continue;
+		if (!strcmp(argv[1], "all") && scenarios[i].run == s_interrupt)
+			continue;
+		scenarios[i].run();
+		if (strcmp(argv[1], "all"))
+			return fflush(stdout) != 0;
+	}
+	if (strcmp(argv[1], "all")) {
+		fprintf(stderr, "readjob: no scenario %s (readjob list)\n", argv[1]);
+		return 2;
+	}
+	return fflush(stdout) != 0;
+}

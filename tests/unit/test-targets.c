@@ -1,0 +1,946 @@
+/*
+ * test-targets.c - the stream of files a command acts on: tree walks
+ * (FIFOs never opened, symlinks and loops, hard links once, -x, entries
+ * without a d_type, files vanishing under the walk, any number of
+ * threads) and profile entries (missing, replaced, stale, other page
+ * sizes).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/inotify.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+
+#include "hotset/targets.h"
+#include "unit.h"
+
+static char scratch[256];
+
+static int rm_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "#   timed out: the walk hung\n";
+
+	(void)sig;
+	write(STDOUT_FILENO, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
+static const char *scratch_dir(void)
+{
+	snprintf(scratch, sizeof(scratch), "/var/tmp/hotset-unit-targets.XXXXXX");
+	if (!mkdtemp(scratch)) {
+		perror("mkdtemp");
+		_exit(1);
+	}
+	/* no test may hang: a FIFO opened for reading would wait forever */
+	signal(SIGALRM, on_alarm);
+	alarm(60);
+	return scratch;
+}
+
+static void scratch_done(void)
+{
+	nftw(scratch, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+static char *path_in(const char *name)
+{
+	static char buf[8][512];
+	static int next;
+	char *p = buf[next++ & 7];
+
+	snprintf(p, 512, "%s/%s", scratch, name);
+	return p;
+}
+
+static void mkfile(const char *name, size_t bytes)
+{
+	char *p = path_in(name);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	char buf[4096];
+
+	if (fd < 0) {
+		perror(p);
+		_exit(1);
+	}
+	memset(buf, 'x', sizeof(buf));
+	while (bytes) {
+		size_t n = bytes < sizeof(buf) ? bytes : sizeof(buf);
+
+		if (write(fd, buf, n) != (ssize_t)n)
+			_exit(1);
+		bytes -= n;
+	}
+	close(fd);
+}
+
+static void mkdir_in(const char *name)
+{
+	if (mkdir(path_in(name), 0755)) {
+		perror(name);
+		_exit(1);
+	}
+}
+
+static void symlink_in(const char *target, const char *name)
+{
+	if (symlink(target, path_in(name))) {
+		perror(name);
+		_exit(1);
+	}
+}
+
+/* ---- what a walk produced -------------------------------------------------------- */
+
+struct seen {
+	pthread_mutex_t lock;
+	struct entry {
+		char *path;	/* relative to the scratch directory */
+		uint64_t index, pages;
+	} *e;
+	size_t n, cap;
+	char warnings[4096];	/* "path: what (errno)\n"... */
+	unsigned nwarn;
+	int stop_at;		/* return 7 at this many files (0: never) */
+	/* with hs_targets_profile */
+	bool stale[32];
+	uint64_t nranges[32];
+};
+
+static void seen_init(struct seen *s)
+{
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->lock, NULL);
+}
+
+static void seen_free(struct seen *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->e[i].path);
+	free(s->e);
+}
+
+static const char *rel(const char *path)
+{
+	size_t n = strlen(scratch);
+
+	if (!strncmp(path, scratch, n) && path[n] == '/')
+		return path + n + 1;
+	return path;
+}
+
+static int on_file(void *ctx, const struct hs_target *t)
+{
+	struct seen *s = ctx;
+	struct stat st;
+	int rc = 0;
+
+	/* what a callback may rely on */
+	CHECK(t->fd >= 0 && fstat(t->fd, &st) == 0 && S_ISREG(st.st_mode));
+	CHECK(S_ISREG(t->st->st_mode) && st.st_ino == t->st->st_ino);
+	CHECK(strlen(t->path) == t->path_len);
+	CHECK(fcntl(t->fd, F_GETFL) & O_NONBLOCK);
+	pthread_mutex_lock(&s->lock);
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 64;
+		s->e = realloc(s->e, s->cap * sizeof(*s->e));
+	}
+	if (s->n < 32) {
+		s->stale[s->n] = t->stale;
+		s->nranges[s->n] = t->nranges;
+	}
+	s->e[s->n].path = strdup(rel(t->path));
+	s->e[s->n].index = t->index;
+	s->e[s->n].pages = t->pages;
+	s->n++;
+	if (s->stop_at && s->n >= (size_t)s->stop_at)
+		rc = 7;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static void on_warn(void *ctx, const char *path, int errnum, const char *what)
+{
+	struct seen *s = ctx;
+	size_t len;
+
+	pthread_mutex_lock(&s->lock);
+	len = strlen(s->warnings);
+	snprintf(s->warnings + len, sizeof(s->warnings) - len, "%s: %s (%d)\n", rel(path), what,
+		 errnum);
+	s->nwarn++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct entry *)a)->path, ((const struct entry *)b)->path);
+}
+
+/* The paths seen, sorted and joined with spaces. */
+static const char *seen_list(struct seen *s)
+{
+	static char out[8192];
+	size_t len = 0;
+
+	qsort(s->e, s->n, sizeof(*s->e), cmp_entry);
+	out[0] = '\0';
+	for (size_t i = 0; i < s->n; i++)
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s", i ? " " : "",
+					s->e[i].path);
+	return out;
+}
+
+static int walk(struct seen *s, const struct hs_target_opts *o, const char *const *names, size_t n)
+{
+	char *paths[16] = { 0 };
+	int rc;
+
+	for (size_t i = 0; i < n && i < 16; i++)
+		paths[i] = strdup(names[i][0] == '/' ? names[i] : path_in(names[i]));
+	rc = hs_targets_walk((const char *const *)paths, n, o, on_file, on_warn, s);
+	for (size_t i = 0; i < n && i < 16; i++)
+		free(paths[i]);
+	return rc;
+}
+
+/* Walk "tree" with o; the sorted list of files. */
+static const char *walk_tree(struct seen *s, const struct hs_target_opts *o)
+{
+	const char *names[] = { "tree" };
+
+	seen_init(s);
+	CHECK(walk(s, o, names, 1) == 0);
+	return seen_list(s);
+}
+
+/* Indexes are 0..n-1, each once. */
+static void check_indexes(const struct seen *s)
+{
+	char *hit = calloc(s->n + 1, 1);
+
+	for (size_t i = 0; i < s->n; i++) {
+		CHECK(s->e[i].index < s->n);
+		if (s->e[i].index < s->n) {
+			CHECK(!hit[s->e[i].index]);
+			hit[s->e[i].index] = 1;
+		}
+	}
+	free(hit);
+}
+
+/* ---- watching for opens -------------------------------------------------------------- */
+
+/* An inotify watch on dir for opens; returns the descriptor. */
+static int watch_opens(const char *dir)
+{
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+	if (fd < 0 || inotify_add_watch(fd, dir, IN_OPEN) < 0) {
+		perror("inotify");
+		_exit(1);
+	}
+	return fd;
+}
+
+/* Was name opened since the watch began? */
+static bool was_opened(int ifd, const char *name, bool *any_file)
+{
+	char buf[65536] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool hit = false;
+	ssize_t n;
+
+	while ((n = read(ifd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ev = (void *)p;
+
+			if (ev->len && !strcmp(ev->name, name))
+				hit = true;
+			if (ev->len && !(ev->mask & IN_ISDIR) && any_file)
+				*any_file = true;
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return hit;
+}
+
+/* ---- tree walks -------------------------------------------------------------------------- */
+
+TEST(walk_regular_files_only)
+{
+	struct hs_target_opts o = { 0 };
+	struct seen s;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int sock, ifd;
+	bool opened_files = false;
+
+	scratch_dir();
+	mkdir_in("tree");
+	mkdir_in("tree/b");
+	mkdir_in("tree/b/d");
+	mkdir_in("tree/empty-dir");
+	mkfile("tree/a", 1);
+	mkfile("tree/b/c", 8192);
+	mkfile("tree/b/d/e", 0);
+	mkfile("tree/b/with\nnewline \xff", 4097);
+	CHECK(mkfifo(path_in("tree/b/fifo"), 0644) == 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path_in("tree/b/sock"));
+	sock = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(bind(sock, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	symlink_in("a", "tree/lnk");
+	symlink_in("b", "tree/dlnk");
+	symlink_in("nowhere", "tree/dangling");
+	symlink_in("self", "tree/self");
+	symlink_in(".", "tree/b/loop");
+	ifd = watch_opens(path_in("tree/b"));
+
+	for (unsigned threads = 1; threads <= 4; threads += 3) {
+		o.threads = threads;
+		CHECK_STR(walk_tree(&s, &o), "tree/a tree/b/c tree/b/d/e tree/b/with\nnewline \xff");
+		CHECK_EQ_U64(s.nwarn, 0);
+		check_indexes(&s);
+		for (size_t i = 0; i < s.n; i++) {
+			uint64_t bytes = !strcmp(s.e[i].path, "tree/a") ? 1 :
+					 !strcmp(s.e[i].path, "tree/b/c") ? 8192 :
+					 !strcmp(s.e[i].path, "tree/b/d/e") ? 0 : 4097;
+			CHECK_EQ_U64(s.e[i].pages, (bytes + hs_page_size() - 1) / hs_page_size());
+		}
+		seen_free(&s);
+	}
+	/* the FIFO was never opened; the files were (the watch works) */
+	CHECK(!was_opened(ifd, "fifo", &opened_files));
+	CHECK(opened_files);
+	close(ifd);
+	close(sock);
+	scratch_done();
+}
+
+/* -L: symlinks are followed, each directory and file walked once, loops end. */
+TEST(walk_follow_symlinks)
+{
+	struct hs_target_opts o = { .follow_symlinks = true };
+	struct seen s;
+
+	scratch_dir();
+	mkdir_in("tree");
+	mkdir_in("tree/b");
+	mkdir_in("outside");
+	mkfile("tree/a", 1);
+	mkfile("tree/b/c", 1);
+	mkfile("outside/o", 1);
+	symlink_in("a", "tree/lnk");		/* a file already in the tree */
+	symlink_in("../outside", "tree/out");	/* a directory outside it */
+	symlink_in("../outside/o", "tree/olnk");	/* a file reached twice from outside */
+	symlink_in("nowhere", "tree/dangling");
+	symlink_in("self", "tree/self");	/* ELOOP */
+	symlink_in("..", "tree/b/up");		/* a directory loop */
+	symlink_in("b", "tree/b2");		/* the same directory twice */
+
+	for (unsigned threads = 1; threads <= 4; threads += 3) {
+		o.threads = threads;
+		walk_tree(&s, &o);
+		/* every file once, whichever path reached it first */
+		CHECK_EQ_U64(s.n, 3);
+		CHECK(s.nwarn >= 2);
+		CHECK(strstr(s.warnings, "tree/self: broken symlink (40)") != NULL);
+		CHECK(strstr(s.warnings, "reached twice") != NULL);
+		/* a dangling symlink is like a file that vanished: not worth a word */
+		CHECK(strstr(s.warnings, "dangling") == NULL);
+		seen_free(&s);
+	}
+	/* without -L the same tree has two files and no warnings */
+	o.follow_symlinks = false;
+	CHECK_STR(walk_tree(&s, &o), "tree/a tree/b/c");
+	CHECK_EQ_U64(s.nwarn, 0);
+	seen_free(&s);
+	scratch_done();
+}
+
+TEST(walk_hard_links_once)
+{
+	struct hs_target_opts o = { 0 };
+	struct seen s;
+	char name[64];
+
+	scratch_dir();
+	mkdir_in("tree");
+	mkdir_in("tree/x");
+	mkdir_in("tree/y");
+	mkfile("tree/x/f", 10);
+	mkfile("tree/x/g", 10);
+	for (int i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "tree/%s/link%d", i % 2 ? "x" : "y", i);
+		CHECK(link(path_in("tree/x/f"), path_in(name)) == 0);
+	}
+	for (unsigned threads = 1; threads <= 8; threads *= 2) {
+		o.threads = threads;
+		walk_tree(&s, &o);
+		CHECK_EQ_U64(s.n, 2);
+		check_indexes(&s);
+		seen_free(&s);
+	}
+	/* across operands too */
+	{
+		const char *names[] = { "tree/x/f", "tree/y/link0", "tree" };
+
+		seen_init(&s);
+		CHECK(walk(&s, &o, names, 3) == 0);
+		CHECK_STR(seen_list(&s), "tree/x/f tree/x/g");
+		seen_free(&s);
+	}
+	scratch_done();
+}
+
+/* Many directories, any number of threads: the same files. */
+TEST(walk_threads_same_set)
+{
+	struct hs_target_opts o = { 0 };
+	struct seen s;
+	char name[128], *want = NULL;
+
+	scratch_dir();
+	mkdir_in("tree");
+	for (int i = 0; i < 12; i++) {
+		snprintf(name, sizeof(name), "tree/d%d", i);
+		mkdir_in(name);
+		for (int j = 0; j < 6; j++) {
+			snprintf(name, sizeof(name), "tree/d%d/s%d", i, j);
+			mkdir_in(name);
+			for (int k = 0; k < 5; k++) {
+				snprintf(name, sizeof(name), "tree/d%d/s%d/f%d", i, j, k);
+				mkfile(name, (size_t)k * 100);
+			}
+		}
+		snprintf(name, sizeof(name), "tree/d%d/top", i);
+		mkfile(name, 1);
+	}
+	for (unsigned threads = 1; threads <= 16; threads *= 2) {
+		for (int rep = 0; rep < 3; rep++) {
+			o.threads = threads;
+			walk_tree(&s, &o);
+			CHECK_EQ_U64(s.n, 12 * 6 * 5 + 12);
+			check_indexes(&s);
+			if (!want)
+				want = strdup(seen_list(&s));
+			else
+				CHECK(!strcmp(seen_list(&s), want));
+			CHECK_EQ_U64(s.nwarn, 0);
+			seen_free(&s);
+		}
+	}
+	free(want);
+	scratch_done();
+}
+
+/* The callback's non-zero value stops every thread and is returned. */
+TEST(walk_stops_on_callback_error)
+{
+	struct hs_target_opts o = { 0 };
+	struct seen s;
+	const char *names[] = { "tree" };
+	char name[64];
+
+	scratch_dir();
+	mkdir_in("tree");
+	for (int i = 0; i < 20; i++) {
+		snprintf(name, sizeof(name), "tree/d%d", i);
+		mkdir_in(name);
+		snprintf(name, sizeof(name), "tree/d%d/f", i);
+		mkfile(name, 1);
+	}
+	for (unsigned threads = 1; threads <= 4; threads += 3) {
+		o.threads = threads;
+		seen_init(&s);
+		s.stop_at = 3;
+		CHECK(walk(&s, &o, names, 1) == 7);
+		if (threads == 1)
+			CHECK_EQ_U64(s.n, 3);
+		CHECK(s.n >= 3 && s.n < 20);
+		seen_free(&s);
+	}
+	scratch_done();
+}
+
+/* Operands: in order; a FIFO, a missing file, /proc are told, not read. */
+TEST(walk_operands)
+{
+	struct hs_target_opts o = { .threads = 4 };
+	struct seen s;
+	int ifd;
+	bool any = false;
+
+	scratch_dir();
+	mkdir_in("tree");
+	mkfile("b", 1);
+	mkfile("a", 1);
+	mkfile("tree/c", 1);
+	CHECK(mkfifo(path_in("fifo"), 0644) == 0);
+	symlink_in("loop", "loop");
+	symlink_in("a", "alink");
+	ifd = watch_opens(scratch);
+	{
+		const char *names[] = { "b", "missing", "fifo", "/proc/self/status", "loop", "a/",
+					"tree", "alink" };
+
+		seen_init(&s);
+		CHECK(walk(&s, &o, names, 8) == 0);
+		CHECK_EQ_U64(s.n, 3);
+		/* operands one at a time, in order */
+		CHECK_STR(s.e[0].path, "b");
+		CHECK_STR(s.e[1].path, "tree/c");
+		CHECK_STR(s.e[2].path, "alink");	/* a symlink operand is followed */
+		CHECK(s.e[0].index == 0 && s.e[1].index == 1 && s.e[2].index == 2);
+		CHECK(strstr(s.warnings, "missing: cannot open (2)") != NULL);
+		CHECK(strstr(s.warnings, "fifo: not a regular file or directory") != NULL);
+		CHECK(strstr(s.warnings, "/proc/self/status: on a proc filesystem, never read") != NULL);
+		CHECK(strstr(s.warnings, "loop: cannot open (40)") != NULL);
+		CHECK(strstr(s.warnings, "a/: cannot open (20)") != NULL);
+		CHECK_EQ_U64(s.nwarn, 5);
+		seen_free(&s);
+	}
+	CHECK(!was_opened(ifd, "fifo", &any));
+	CHECK(any);
+	close(ifd);
+	scratch_done();
+}
+
+/*
+ * Files that vanish, or turn into something else, between readdir and
+ * open are skipped: no crash, no hang, the walk goes on.
+ */
+struct vanish {
+	struct seen s;
+	bool done;
+};
+
+static int vanish_first(void *ctx, const struct hs_target *t)
+{
+	struct vanish *v = ctx;
+	char name[64];
+
+	if (!v->done) {
+		v->done = true;
+		for (int i = 0; i < 10; i++) {
+			snprintf(name, sizeof(name), "tree/x/f%d", i);
+			if (!strcmp(rel(t->path), name))
+				continue;
+			if (i == 9) {	/* shrinks to nothing */
+				truncate(path_in(name), 0);
+				continue;
+			}
+			unlink(path_in(name));
+			if (i == 3)
+				mkfifo(path_in(name), 0644);	/* replaced by a FIFO */
+			if (i == 4)
+				mkdir(path_in(name), 0755);	/* by a directory */
+			if (i == 5)
+				symlink("/etc/passwd", path_in(name));	/* by a symlink */
+		}
+		unlink(path_in("tree/y/g"));
+		rmdir(path_in("tree/y"));
+	}
+	return on_file(&v->s, t);
+}
+
+TEST(walk_survives_vanishing_files)
+{
+	struct hs_target_opts o = { .threads = 1 };
+	const char *paths[1];
+	struct vanish v = { 0 };
+	char name[64];
+
+	scratch_dir();
+	mkdir_in("tree");
+	mkdir_in("tree/x");
+	mkdir_in("tree/y");
+	mkfile("tree/y/g", 1);
+	for (int i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "tree/x/f%d", i);
+		mkfile(name, 100);
+	}
+	paths[0] = path_in("tree/x");
+	seen_init(&v.s);
+	CHECK(hs_targets_walk(paths, 1, &o, vanish_first, on_warn, &v.s) == 0);
+	/* the first file, and f9 (shrunk) unless it was the first */
+	CHECK_EQ_U64(v.s.n, strcmp(v.s.e[0].path, "tree/x/f9") ? 2 : 1);
+	if (v.s.n == 2) {
+		CHECK_STR(v.s.e[1].path, "tree/x/f9");
+		CHECK_EQ_U64(v.s.e[1].pages, 0);
+	}
+	/* the 5 or 6 files deleted (not replaced) are reported, the rest skipped quietly */
+	CHECK(v.s.nwarn >= 5 && v.s.nwarn <= 6);
+	seen_free(&v.s);
+
+	/* a whole tree, with a subdirectory gone before it is read */
+	mkdir_in("tree/y");
+	mkfile("tree/y/g", 1);
+	for (int i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "tree/x/f%d", i);
+		unlink(path_in(name));
+		rmdir(path_in(name));
+		mkfile(name, 100);
+	}
+	memset(&v, 0, sizeof(v));
+	seen_init(&v.s);
+	paths[0] = path_in("tree");
+	CHECK(hs_targets_walk(paths, 1, &o, vanish_first, on_warn, &v.s) == 0);
+	CHECK(v.s.n >= 1 && v.s.n <= 2);	/* tree/y/g may have been reached first */
+	seen_free(&v.s);
+	scratch_done();
+}
+
+/* ---- mounts (root only) --------------------------------------------------------------- */
+
+static bool try_mount(const char *src, const char *dir, const char *type, const char *opts)
+{
+	return mount(src, dir, type, 0, opts) == 0;
+}
+
+/* -x stays on one filesystem; pseudo-filesystems are never walked. */
+TEST(walk_one_filesystem)
+{
+	struct hs_target_opts o = { 0 };
+	struct seen s;
+	bool proc;
+
+	if (geteuid() != 0)
+		SKIP("needs root to mount");
+	scratch_dir();
+	mkdir_in("tree");
+	mkdir_in("tree/mnt");
+	mkdir_in("tree/proc");
+	mkfile("tree/a", 1);
+	if (!try_mount("none", path_in("tree/mnt"), "tmpfs", "size=1m")) {
+		scratch_done();
+		SKIP("cannot mount tmpfs here");
+	}
+	proc = try_mount("proc", path_in("tree/proc"), "proc", NULL);
+	mkfile("tree/mnt/m", 1);
+	mkdir_in("tree/mnt/sub");
+	mkfile("tree/mnt/sub/n", 1);
+
+	CHECK_STR(walk_tree(&s, &o), "tree/a tree/mnt/m tree/mnt/sub/n");
+	CHECK_EQ_U64(s.nwarn, 0);
+	seen_free(&s);
+	o.one_filesystem = true;
+	o.threads = 4;
+	CHECK_STR(walk_tree(&s, &o), "tree/a");
+	seen_free(&s);
+	/* -x from inside the mount: its own filesystem only */
+	{
+		const char *names[] = { "tree/mnt" };
+
+		seen_init(&s);
+		CHECK(walk(&s, &o, names, 1) == 0);
+		CHECK_STR(seen_list(&s), "tree/mnt/m tree/mnt/sub/n");
+		seen_free(&s);
+	}
+	if (proc)
+		CHECK(umount2(path_in("tree/proc"), MNT_DETACH) == 0);
+	CHECK(umount2(path_in("tree/mnt"), MNT_DETACH) == 0);
+	scratch_done();
+}
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* Does dir report every entry's type as DT_UNKNOWN? */
+static bool all_dt_unknown(const char *dir)
+{
+	char buf[8192];
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	long n;
+	bool all = true;
+
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 *de = (void *)(buf + off);
+
+			all &= de->d_type == DT_UNKNOWN;
+			off += de->d_reclen;
+		}
+	close(fd);
+	return all;
+}
+
+/*
+ * Some filesystems (ext4 without the filetype feature, old XFS...) give
+ * no d_type: each entry is then stat'ed before anything is opened.
+ */
+TEST(walk_without_d_type)
+{
+	struct hs_target_opts o = { 0 };
+	struct seen s;
+	char cmd[2048];
+	int ifd;
+	bool any = false;
+
+	if (geteuid() != 0)
+		SKIP("needs root to mount");
+	scratch_dir();
+	mkdir_in("tree");
+	snprintf(cmd, sizeof(cmd),
+		 "truncate -s 16M %s/img && mkfs.ext4 -q -F -O ^filetype,^has_journal %s/img "
+		 ">/dev/null 2>&1 && mount -o loop %s/img %s/tree 2>/dev/null",
+		 scratch, scratch, scratch, scratch);
+	if (system(cmd) != 0) {
+		scratch_done();
+		SKIP("cannot make and loop-mount an ext4 without filetype");
+	}
+	rmdir(path_in("tree/lost+found"));
+	mkdir_in("tree/d");
+	mkfile("tree/a", 5000);
+	mkfile("tree/d/b", 1);
+	CHECK(mkfifo(path_in("tree/d/fifo"), 0644) == 0);
+	symlink_in("a", "tree/lnk");
+	symlink_in("d", "tree/dlnk");
+	if (!all_dt_unknown(path_in("tree"))) {
+		umount2(path_in("tree"), MNT_DETACH);
+		scratch_done();
+		SKIP("this ext4 still fills d_type");
+	}
+	ifd = watch_opens(path_in("tree/d"));
+	for (unsigned threads = 1; threads <= 2; threads++) {
+		o.threads = threads;
+		o.follow_symlinks = false;
+		CHECK_STR(walk_tree(&s, &o), "tree/a tree/d/b");
+		CHECK_EQ_U64(s.nwarn, 0);
+		seen_free(&s);
+		o.follow_symlinks = true;
+		walk_tree(&s, &o);
+		CHECK_EQ_U64(s.n, 2);	/* lnk is a, dlnk is d: each once */
+		seen_free(&s);
+	}
+	CHECK(!was_opened(ifd, "fifo", &any));
+	CHECK(any);
+	close(ifd);
+	CHECK(umount2(path_in("tree"), MNT_DETACH) == 0);
+	scratch_done();
+}
+
+TEST(pseudo_fs_named)
+{
+	int fd = open("/proc/self", O_RDONLY | O_DIRECTORY);
+
+	CHECK(fd >= 0);
+	CHECK_STR(hs_pseudo_fs(fd), "proc");
+	close(fd);
+	fd = open("/sys", O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		CHECK_STR(hs_pseudo_fs(fd), "sysfs");
+		close(fd);
+	}
+	fd = open("/var/tmp", O_RDONLY | O_DIRECTORY);
+	CHECK(hs_pseudo_fs(fd) == NULL);
+	close(fd);
+}
+
+/* ---- profiles --------------------------------------------------------------------------- */
+
+/* "f DEV INO SIZE MTIME r RANGES PATH" for a file as it is now. */
+static size_t file_line(char *out, size_t cap, const char *name, const char *ranges, bool exact)
+{
+	struct stat st;
+	const char *p = path_in(name);
+
+	if (stat(p, &st) != 0)
+		memset(&st, 0, sizeof(st));
+	return (size_t)snprintf(out, cap, "f %u:%u %llu %llu %lld.%09ld r %s %s\n",
+				major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino,
+				(unsigned long long)st.st_size,
+				(long long)st.st_mtim.tv_sec + (exact ? 0 : 1), st.st_mtim.tv_nsec,
+				ranges, p);
+}
+
+static struct hs_profile_reader *open_text(const char *text)
+{
+	struct hs_profile_reader *r = NULL;
+	struct hs_error err;
+
+	if (hs_profile_open_buffer(text, strlen(text), &r, &err)) {
+		printf("#   profile refused: line %u: %s\n", err.line, err.msg);
+		unit_failed = 1;
+	}
+	return r;
+}
+
+TEST(profile_entries)
+{
+	static char text[16384];
+	struct hs_profile_reader *r;
+	struct hs_error err;
+	struct seen s;
+	size_t n;
+	int ifd;
+	bool any = false;
+
+	scratch_dir();
+	mkfile("a", 10 * 4096);
+	mkfile("b", 3 * 4096);
+	mkdir_in("dir");
+	CHECK(mkfifo(path_in("fifo"), 0644) == 0);
+	n = (size_t)snprintf(text, sizeof(text), "hotset-profile 1\npage-size 4096\nsource record\n");
+	n += file_line(text + n, sizeof(text) - n, "a", "8-20,0-1", true);
+	n += file_line(text + n, sizeof(text) - n, "missing", "0", true);
+	n += file_line(text + n, sizeof(text) - n, "fifo", "0", true);
+	n += file_line(text + n, sizeof(text) - n, "dir", "0", true);
+	n += (size_t)snprintf(text + n, sizeof(text) - n,
+			      "f 0:4 1 0 0.000000000 r 0 /proc/self/status\n");
+	n += file_line(text + n, sizeof(text) - n, "b", "-", false);
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "end 6 0 0\n");
+	ifd = watch_opens(scratch);
+	r = open_text(text);
+	if (!r) {
+		scratch_done();
+		return;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		seen_init(&s);
+		CHECK(hs_targets_profile(r, on_file, on_warn, &s, &err) == 0);
+		CHECK_EQ_U64(s.n, 2);
+		CHECK_STR(s.e[0].path, "a");
+		CHECK_EQ_U64(s.e[0].pages, 2 + 2);	/* 8-20 clipped to 8-9 */
+		CHECK(!s.stale[0]);
+		CHECK_EQ_U64(s.nranges[0], 2);
+		CHECK_STR(s.e[1].path, "b");
+		CHECK_EQ_U64(s.e[1].pages, 0);
+		CHECK(s.stale[1]);	/* its mtime differs */
+		CHECK(s.e[0].index == 0 && s.e[1].index == 1);
+		CHECK_EQ_U64(s.nwarn, 4);
+		CHECK(strstr(s.warnings, "missing: no longer exists, skipped (2)") != NULL);
+		CHECK(strstr(s.warnings, "fifo: is no longer a regular file, skipped") != NULL);
+		CHECK(strstr(s.warnings, "dir: is no longer a regular file, skipped") != NULL);
+		CHECK(strstr(s.warnings, "/proc/self/status: is on a pseudo-filesystem") != NULL);
+		seen_free(&s);
+		hs_profile_rewind(r);
+	}
+	CHECK(!was_opened(ifd, "fifo", &any));
+	CHECK(any);
+	close(ifd);
+	/* a stop from the callback */
+	seen_init(&s);
+	s.stop_at = 1;
+	CHECK(hs_targets_profile(r, on_file, on_warn, &s, &err) == 7);
+	seen_free(&s);
+	hs_profile_close(r);
+	scratch_done();
+}
+
+TEST(profile_malformed_part_way)
+{
+	static char text[4096];
+	struct hs_profile_reader *r;
+	struct hs_error err = { 0 };
+	struct seen s;
+	size_t n;
+
+	scratch_dir();
+	mkfile("a", 4096);
+	n = (size_t)snprintf(text, sizeof(text), "hotset-profile 1\npage-size 4096\nsource record\n");
+	n += file_line(text + n, sizeof(text) - n, "a", "0", true);
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "f nonsense\nend 2 0 0\n");
+	r = open_text(text);
+	if (!r) {
+		scratch_done();
+		return;
+	}
+	seen_init(&s);
+	CHECK(hs_targets_profile(r, on_file, on_warn, &s, &err) == -EINVAL);
+	CHECK_EQ_U64(err.line, 5);
+	CHECK_EQ_U64(s.n, 1);
+	seen_free(&s);
+	hs_profile_close(r);
+	scratch_done();
+}
+
+/*
+ * A profile written with another page size is counted in this machine's
+ * pages: a range may grow to cover whole pages, and several ranges of
+ * small pages may fall in one page here, which must then count once.
+ */
+struct page_check {
+	struct seen s;
+	struct hs_range r[8];
+	size_t n;
+};
+
+static int keep_ranges(void *ctx, const struct hs_target *t)
+{
+	struct page_check *pc = ctx;
+
+	pc->n = t->nranges < 8 ? t->nranges : 8;
+	memcpy(pc->r, t->ranges, pc->n * sizeof(*t->ranges));
+	return on_file(&pc->s, t);
+}
+
+TEST(profile_other_page_sizes)
+{
+	static char text[4096];
+	const uint64_t ps = hs_page_size();
+	struct hs_profile_reader *r;
+	struct hs_error err;
+	struct page_check pc;
+	size_t n;
+
+	scratch_dir();
+	mkfile("a", 10 * ps);
+
+	/* 512-byte pages 0, 2 and 4 all lie in our page 0; 16 is in page 2 */
+	n = (size_t)snprintf(text, sizeof(text), "hotset-profile 1\npage-size 512\nsource record\n");
+	n += file_line(text + n, sizeof(text) - n, "a", "4,0,2,16", true);
+	snprintf(text + n, sizeof(text) - n, "end 1 0 0\n");
+	r = open_text(text);
+	memset(&pc, 0, sizeof(pc));
+	seen_init(&pc.s);
+	CHECK(r && hs_targets_profile(r, keep_ranges, on_warn, &pc, &err) == 0);
+	CHECK_EQ_U64(pc.s.n, 1);
+	CHECK_EQ_U64(pc.s.e[0].pages, ps == 4096 ? 2 : 1 + (16 * 512 >= ps));
+	CHECK_EQ_U64(hs_ranges_pages(pc.r, pc.n), pc.s.e[0].pages);
+	seen_free(&pc.s);
+	hs_profile_close(r);
+
+	/* 16 MiB pages: page 0 is the whole file; the largest page number is far past it */
+	n = (size_t)snprintf(text, sizeof(text), "hotset-profile 1\npage-size 16777216\nsource record\n");
+	n += file_line(text + n, sizeof(text) - n, "a", "4503599627370495,0", true);
+	snprintf(text + n, sizeof(text) - n, "end 1 0 0\n");
+	r = open_text(text);
+	memset(&pc, 0, sizeof(pc));
+	seen_init(&pc.s);
+	CHECK(r && hs_targets_profile(r, keep_ranges, on_warn, &pc, &err) == 0);
+	CHECK_EQ_U64(pc.s.n, 1);
+	CHECK_EQ_U64(pc.s.e[0].pages, 10);
+	for (size_t i = 0; i < pc.n; i++)
+		CHECK(pc.r[i].first <= pc.r[i].last);
+	seen_free(&pc.s);
+	hs_profile_close(r);
+	scratch_done();
+}
+
+int main(void)
+{
+	return RUN_TESTS(walk_regular_files_only, walk_follow_symlinks, walk_hard_links_once,
+			 walk_threads_same_set, walk_stops_on_callback_error, walk_operands,
+			 walk_survives_vanishing_files, walk_one_filesystem, walk_without_d_type,
+			 pseudo_fs_named, profile_entries, profile_malformed_part_way,
+			 profile_other_page_sizes);
+}

@@ -1,0 +1,482 @@
+/*
+ * test-warm.c - the warm session on real files: what it plans (holes,
+ * ranges, budget), in which order it reads, and what it does when a file
+ * shrinks or vanishes between planning and reading (the trace hook runs
+ * just before each read, which makes those races deterministic).
+ *
+ * Files live in a scratch directory under /var/tmp (a real filesystem, so
+ * that eviction, FIEMAP and SEEK_DATA behave as in production).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hotset/residency.h"
+#include "hotset/warm.h"
+#include "unit.h"
+
+static char dir[64];
+
+static void make_dir(void)
+{
+	snprintf(dir, sizeof(dir), "/var/tmp/hotset-unit-warm.XXXXXX");
+	if (!mkdtemp(dir))
+		SKIP("cannot create a scratch directory under /var/tmp");
+}
+
+static void remove_dir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		printf("#   could not remove %s\n", dir);
+}
+
+/* A file of npages pages (last one partial if tail) of non-zero bytes, evicted. */
+static void make_file(const char *name, size_t npages, size_t tail, char *path, size_t cap)
+{
+	const size_t ps = hs_page_size();
+	size_t size = npages * ps + tail;
+	char *buf = malloc(size + 1);
+	int fd;
+
+	snprintf(path, cap, "%s/%s", dir, name);
+	for (size_t i = 0; i < size; i++)
+		buf[i] = (char)('a' + i % 23);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	CHECK(write(fd, buf, size) == (ssize_t)size);
+	fdatasync(fd);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+	free(buf);
+}
+
+static uint64_t resident(const char *path)
+{
+	struct hs_cache_counts c = { 0 };
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return UINT64_MAX;
+	if (hs_residency_count(fd, (uint64_t)st.st_size, NULL, 0, &c, NULL) < 0)
+		c.cached = UINT64_MAX;
+	close(fd);
+	return c.cached;
+}
+
+/*
+ * Run a test body, and once more if it failed: residency can drop under us
+ * for reasons that are not ours (a DAMON scheme that pages out idle cache on
+ * the test machines, other jobs dropping caches). A page the session left
+ * out fails both attempts.
+ */
+static void retry_once(void (*body)(void))
+{
+	body();
+	if (unit_failed) {
+		printf("#   first attempt failed, retrying once (evicted meanwhile?)\n");
+		unit_failed = 0;
+		body();
+	}
+}
+
+/* Hand path (with ranges, or NULL for the whole file) to the session. */
+static int add_entry(struct hs_warm *w, const char *path, const struct hs_range *r, size_t n,
+		     const struct hs_profile_file *entry)
+{
+	struct hs_target t = { 0 };
+	struct stat st;
+	int fd = open(path, O_RDONLY), rc;
+
+	CHECK(fd >= 0);
+	CHECK(fstat(fd, &st) == 0);
+	t.path = path;
+	t.path_len = strlen(path);
+	t.fd = fd;
+	t.st = &st;
+	t.ranges = r;
+	t.nranges = n;
+	t.pages = (uint64_t)(st.st_size + hs_page_size() - 1) / hs_page_size();
+	t.entry = entry;
+	rc = hs_warm_add(w, &t);
+	close(fd);
+	return rc;
+}
+
+static int add(struct hs_warm *w, const char *path, const struct hs_range *r, size_t n)
+{
+	return add_entry(w, path, r, n, NULL);
+}
+
+/* What the callbacks saw. */
+struct seen {
+	unsigned warnings;
+	char last_warning[256];
+	unsigned reads;
+	uint64_t off[64], len[64], phys[64];
+	char path[64][128];
+	/* on the first read, do this to the file being read */
+	enum { NOTHING, TRUNCATE, UNLINK } action;
+	bool acted;
+};
+
+static void on_warn(void *ctx, const char *path, int errnum, const char *what)
+{
+	struct seen *s = ctx;
+
+	__atomic_fetch_add(&s->warnings, 1, __ATOMIC_RELAXED);
+	snprintf(s->last_warning, sizeof(s->last_warning), "%s: %s", path, what);
+}
+
+static void on_read(void *ctx, const char *path, uint64_t off, uint64_t len, uint64_t phys)
+{
+	struct seen *s = ctx;
+	unsigned i = __atomic_fetch_add(&s->reads, 1, __ATOMIC_RELAXED);
+
+	if (i < 64) {
+		s->off[i] = off;
+		s->len[i] = len;
+		s->phys[i] = phys;
+		snprintf(s->path[i], sizeof(s->path[i]), "%s", path);
+	}
+	if (s->action != NOTHING && !s->acted) {
+		s->acted = true;
+		if (s->action == TRUNCATE)
+			CHECK(truncate(path, 0) == 0);
+		else
+			CHECK(unlink(path) == 0);
+	}
+}
+
+static struct hs_warm *start(struct seen *s, enum hs_warm_method m, enum hs_warm_order o,
+			     uint64_t budget)
+{
+	struct hs_warm_opts opts = { .method = m, .order = o, .threads = 1, .budget = budget,
+				     .warn = on_warn, .trace = on_read, .ctx = s };
+	struct hs_warm *w = NULL;
+
+	CHECK(hs_warm_new(&opts, &w) == 0);
+	return w;
+}
+
+static void warms_whole_files_with_every_method_body(void)
+{
+	static const enum hs_warm_method methods[] = {
+		HS_WARM_AUTO, HS_WARM_WILLNEED, HS_WARM_PREAD, HS_WARM_URING,
+	};
+	char a[128], b[128], c[128];
+
+	make_dir();
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+		struct seen s = { 0 };
+		struct hs_warm_stats st;
+		struct hs_warm *w;
+
+		if (methods[i] == HS_WARM_URING && !hs_warm_have_uring())
+			continue;
+		make_file("a", 3, 100, a, sizeof(a));	/* small, partial last page */
+		make_file("b", 600, 0, b, sizeof(b));	/* large: the bulk lane */
+		make_file("c", 0, 0, c, sizeof(c));	/* empty */
+		w = start(&s, methods[i], HS_ORDER_GIVEN, 0);
+		CHECK(add(w, a, NULL, 0) == 0);
+		CHECK(add(w, b, NULL, 0) == 0);
+		CHECK(add(w, c, NULL, 0) == 0);
+		CHECK(hs_warm_finish(w, &st) == 0);
+		CHECK_EQ_U64(st.files, 3);
+		CHECK_EQ_U64(st.pages, 604);
+		CHECK_EQ_U64(st.skipped_files, 0);
+		CHECK_EQ_U64(s.warnings, 0);
+		if (hs_have_cachestat()) {
+			CHECK_EQ_U64(st.read_pages, 604);
+			CHECK_EQ_U64(st.not_resident_pages, 0);
+			CHECK_EQ_U64(resident(a), 4);
+			CHECK_EQ_U64(resident(b), 600);
+		}
+		hs_warm_free(w);
+	}
+	remove_dir();
+}
+
+TEST(warms_whole_files_with_every_method) { retry_once(warms_whole_files_with_every_method_body); }
+
+static void reads_only_the_ranges_asked_for_body(void)
+{
+	const struct hs_range r[] = { { 40, 40 }, { 3, 3 }, { 10, 12 } };
+	struct seen s = { 0 };
+	struct hs_warm_stats st;
+	struct hs_warm *w;
+	char a[128];
+
+	if (!hs_have_cachestat())
+		SKIP("no cachestat");
+	make_dir();
+	make_file("a", 64, 0, a, sizeof(a));
+	w = start(&s, HS_WARM_AUTO, HS_ORDER_GIVEN, 0);
+	CHECK(add(w, a, r, 3) == 0);
+	CHECK(hs_warm_finish(w, &st) == 0);
+	CHECK_EQ_U64(st.pages, 5);
+	CHECK_EQ_U64(st.read_pages, 5);
+	CHECK_EQ_U64(resident(a), 5);	/* no readahead around them */
+	/* in the profile's order */
+	CHECK_EQ_U64(s.reads, 3);
+	CHECK_EQ_U64(s.off[0], 40 * hs_page_size());
+	CHECK_EQ_U64(s.off[1], 3 * hs_page_size());
+	CHECK_EQ_U64(s.off[2], 10 * hs_page_size());
+	CHECK_EQ_U64(s.len[2], 3 * hs_page_size());
+	hs_warm_free(w);
+	remove_dir();
+}
+
+TEST(reads_only_the_ranges_asked_for) { retry_once(reads_only_the_ranges_asked_for_body); }
+
+static void skips_resident_pages_and_holes_body(void)
+{
+	const size_t ps = hs_page_size();
+	struct seen s = { 0 };
+	struct hs_warm_stats st;
+	struct hs_warm *w;
+	char a[128], sparse[128], byte = 'x';
+	int fd;
+
+	if (!hs_have_cachestat())
+		SKIP("no cachestat");
+	make_dir();
+	make_file("a", 8, 0, a, sizeof(a));
+	fd = open(a, O_RDONLY);
+	CHECK(pread(fd, &byte, 1, 0) == 1);	/* page 0 (and readahead) resident */
+	close(fd);
+	/* 1 GiB with one page of data in the middle */
+	snprintf(sparse, sizeof(sparse), "%s/sparse", dir);
+	fd = open(sparse, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CHECK(ftruncate(fd, 1 << 30) == 0);
+	CHECK(pwrite(fd, "data", 4, 512 << 20) == 4);
+	fdatasync(fd);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+
+	w = start(&s, HS_WARM_AUTO, HS_ORDER_GIVEN, 0);
+	CHECK(add(w, a, NULL, 0) == 0);
+	CHECK(add(w, sparse, NULL, 0) == 0);
+	CHECK(hs_warm_finish(w, &st) == 0);
+	CHECK_EQ_U64(st.pages, 8 + 1);
+	CHECK_EQ_U64(st.hole_pages, ((1u << 30) / ps) - 1);
+	CHECK(st.resident_pages >= 1);
+	CHECK_EQ_U64(st.read_pages + st.resident_pages, 9);
+	CHECK_EQ_U64(resident(sparse), 1);
+	for (unsigned i = 0; i < s.reads && i < 64; i++)
+		if (!strcmp(s.path[i], sparse))
+			CHECK(s.off[i] == (512u << 20) && s.len[i] == ps);
+	hs_warm_free(w);
+	remove_dir();
+}
+
+TEST(skips_resident_pages_and_holes) { retry_once(skips_resident_pages_and_holes_body); }
+
+/* The budget counts pages that would be newly read, in order. */
+static void budget_stops_inside_the_right_file_body(void)
+{
+	const size_t ps = hs_page_size();
+	struct seen s = { 0 };
+	struct hs_warm_stats st;
+	struct hs_warm *w;
+	char a[128], b[128], c[128], byte;
+	int fd, rc;
+
+	if (!hs_have_cachestat())
+		SKIP("no cachestat");
+	make_dir();
+	make_file("a", 64, 0, a, sizeof(a));
+	make_file("b", 64, 0, b, sizeof(b));
+	make_file("c", 64, 0, c, sizeof(c));
+	/* pages 0-15 of b are resident already: they cost nothing */
+	fd = open(b, O_RDONLY);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	for (int p = 0; p < 16; p++)
+		CHECK(pread(fd, &byte, 1, (off_t)(p * ps)) == 1);
+	close(fd);
+	CHECK_EQ_U64(resident(b), 16);
+
+	w = start(&s, HS_WARM_AUTO, HS_ORDER_GIVEN, 96 * ps);	/* 64 of a, 32 of b */
+	CHECK(add(w, a, NULL, 0) == 0);
+	rc = add(w, b, NULL, 0);
+	CHECK(rc == HS_WARM_STOP);
+	CHECK(add(w, c, NULL, 0) == HS_WARM_STOP);	/* nothing more */
+	CHECK(hs_warm_finish(w, &st) == 0);
+	CHECK(st.budget_reached);
+	CHECK_STR(st.stop_path, b);
+	CHECK_EQ_U64(st.stop_page, 48);
+	CHECK_EQ_U64(resident(a), 64);
+	CHECK_EQ_U64(resident(b), 48);
+	CHECK_EQ_U64(resident(c), 0);
+	CHECK_EQ_U64(st.read_pages, 96);
+	hs_warm_free(w);
+	remove_dir();
+}
+
+TEST(budget_stops_inside_the_right_file) { retry_once(budget_stops_inside_the_right_file_body); }
+
+TEST(a_file_that_shrinks_before_its_read_is_reported)
+{
+	static const enum hs_warm_method methods[] = {
+		HS_WARM_AUTO, HS_WARM_WILLNEED, HS_WARM_PREAD, HS_WARM_URING,
+	};
+	char a[128];
+
+	make_dir();
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+		struct seen s = { .action = TRUNCATE };
+		struct hs_warm_stats st;
+		struct hs_warm *w;
+
+		if (methods[i] == HS_WARM_URING && !hs_warm_have_uring())
+			continue;
+		make_file("a", 3000, 0, a, sizeof(a));
+		w = start(&s, methods[i], HS_ORDER_GIVEN, 0);
+		CHECK(add(w, a, NULL, 0) == 0);
+		CHECK(hs_warm_finish(w, &st) == 0);
+		CHECK(s.acted);
+		CHECK_EQ_U64(st.skipped_files, 1);
+		CHECK_EQ_U64(s.warnings, 1);
+		CHECK(strstr(s.last_warning, "shrank") != NULL);
+		hs_warm_free(w);
+	}
+	remove_dir();
+}
+
+TEST(a_file_deleted_before_its_read_is_reported)
+{
+	struct seen s = { .action = UNLINK };
+	struct hs_warm_stats st;
+	struct hs_warm *w;
+	char a[128];
+
+	make_dir();
+	make_file("a", 100, 0, a, sizeof(a));
+	w = start(&s, HS_WARM_AUTO, HS_ORDER_GIVEN, 0);
+	CHECK(add(w, a, NULL, 0) == 0);
+	CHECK(hs_warm_finish(w, &st) == 0);
+	CHECK(s.acted);
+	CHECK_EQ_U64(st.skipped_files, 1);
+	CHECK(strstr(s.last_warning, "deleted or replaced") != NULL);
+	hs_warm_free(w);
+	remove_dir();
+}
+
+/*
+ * A profile's pages past the end of a file that shrank since are reported;
+ * pages past the size the profile recorded never existed: not a word.
+ */
+static void ranges_past_the_end_are_reported_body(void)
+{
+	const struct hs_range r[] = { { 0, 3 }, { 60, 70 } };
+	struct hs_profile_file entry = { .id.size = 71 * hs_page_size() };
+	struct seen s = { 0 };
+	struct hs_warm_stats st;
+	struct hs_warm *w;
+	char a[128];
+
+	make_dir();
+	make_file("a", 64, 0, a, sizeof(a));
+	w = start(&s, HS_WARM_AUTO, HS_ORDER_GIVEN, 0);
+	CHECK(add_entry(w, a, r, 2, &entry) == 0);
+	entry.id.size = 64 * hs_page_size();	/* as now: page 64 on never were */
+	CHECK(add_entry(w, a, r, 2, &entry) == 0);
+	CHECK(hs_warm_finish(w, &st) == 0);
+	CHECK_EQ_U64(st.pages, 2 * (4 + 4));
+	CHECK_EQ_U64(st.skipped_files, 1);
+	CHECK_EQ_U64(s.warnings, 1);
+	CHECK(strstr(s.last_warning, "shrank since the profile was made: 7 of its pages") != NULL);
+	if (hs_have_cachestat())
+		CHECK_EQ_U64(resident(a), 8);
+	hs_warm_free(w);
+	remove_dir();
+}
+
+TEST(ranges_past_the_end_are_reported) { retry_once(ranges_past_the_end_are_reported_body); }
+
+TEST(physical_order_sorts_by_address)
+{
+	struct seen s = { 0 };
+	struct hs_warm_stats st;
+	struct hs_warm *w;
+	char p[8][128];
+	uint64_t last = 0;
+	unsigned known = 0;
+
+	make_dir();
+	/* written in one order, added in the reverse one */
+	for (int i = 0; i < 8; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "f%d", i);
+		make_file(name, 4, 0, p[i], sizeof(p[i]));
+	}
+	w = start(&s, HS_WARM_PREAD, HS_ORDER_PHYSICAL, 0);
+	for (int i = 7; i >= 0; i--)
+		CHECK(add(w, p[i], NULL, 0) == 0);
+	CHECK(hs_warm_finish(w, &st) == 0);
+	CHECK_EQ_U64(s.reads, 8);
+	for (unsigned i = 0; i < s.reads; i++) {
+		if (s.phys[i] == UINT64_MAX)
+			continue;	/* no FIEMAP here */
+		CHECK(s.phys[i] >= last);
+		last = s.phys[i];
+		known++;
+	}
+	if (!known)
+		SKIP("FIEMAP gives no addresses on this filesystem");
+	hs_warm_free(w);
+	remove_dir();
+}
+
+/*
+ * Files stay open only while their reads are in flight, and no more of them
+ * than RLIMIT_NOFILE allows: with a limit of 64, thousands of targets that
+ * all need reading still go through without "too many open files".
+ */
+TEST(open_files_are_bounded_by_the_limit)
+{
+	struct rlimit rl = { 64, 64 };
+	struct seen s = { 0 };
+	struct hs_warm_stats st;
+	struct hs_warm *w;
+	char a[128];
+
+	make_dir();
+	make_file("a", 1, 0, a, sizeof(a));
+	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+	w = start(&s, HS_WARM_WILLNEED, HS_ORDER_GIVEN, 0);
+	for (int i = 0; i < 3000; i++) {
+		int fd = open(a, O_RDONLY);
+
+		CHECK(fd >= 0);
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);	/* so that each needs a read */
+		close(fd);
+		CHECK(add(w, a, NULL, 0) == 0);
+	}
+	CHECK(hs_warm_finish(w, &st) == 0);
+	CHECK_EQ_U64(st.files, 3000);
+	CHECK_EQ_U64(s.warnings, 0);
+	CHECK_EQ_U64(st.skipped_files, 0);
+	hs_warm_free(w);
+	remove_dir();
+}
+
+int main(void)
+{
+	return RUN_TESTS(warms_whole_files_with_every_method, reads_only_the_ranges_asked_for,
+			 skips_resident_pages_and_holes, budget_stops_inside_the_right_file,
+			 a_file_that_shrinks_before_its_read_is_reported,
+			 a_file_deleted_before_its_read_is_reported,
+			 ranges_past_the_end_are_reported, physical_order_sorts_by_address,
+			 open_files_are_bounded_by_the_limit);
+}
