@@ -11,14 +11,16 @@
 
 #include "hotset/job.h"
 #include "hotset/record.h"
-#include "cli.h"
+#include "usage-report.h"
 
 static const char usage[] =
 	"usage: hotset record [-o PROFILE] [--trace] [--backend auto|ptrace|bpf] [-q] [--json] -- CMD [ARGS...]\n"
 	"\n"
 	"Run CMD, follow every process it starts, and write a profile of the\n"
 	"regular files they read: which pages, in the order they were first read.\n"
-	"CMD runs as if run bare; hotset exits with CMD's exit status.\n"
+	"CMD runs as if run bare; hotset exits with CMD's exit status. At the end,\n"
+	"a summary on standard error: what was recorded, then what 'hotset time'\n"
+	"reports (wall and CPU time, time blocked on I/O, bytes read from disk).\n"
 	"\n"
 	"  -o, --output PROFILE  where to write the profile (default: hotset.profile)\n"
 	"      --trace           also keep the ordered page-access trace (for 'curve')\n"
@@ -78,8 +80,9 @@ static int parse_backend(const char *s, enum hs_record_backend *b)
 	return 0;
 }
 
+/* What was recorded, then what the job cost (as `hotset time` reports it). */
 static void report(const char *out, const struct hs_recording *rec,
-		   const struct hs_record_result *res, bool json)
+		   const struct hs_record_result *res, const struct hs_usage *u, bool json)
 {
 	struct hs_recording_stats st;
 	int sig = hs_job_signal_received();
@@ -99,8 +102,8 @@ static void report(const char *out, const struct hs_recording *rec,
 		json_u64(&j, "outputs", st.outputs);
 		json_u64(&j, "lost_events", res->lost_events);
 		json_i64(&j, "exit_status", hs_job_exit_code(res->wait_status));
-		json_u64(&j, "still_running", (uint64_t)res->still_running);
 		json_i64(&j, "interrupted_by", sig);
+		json_usage(&j, u);
 		json_end_object(&j);
 		json_finish(&j);
 		return;
@@ -114,6 +117,7 @@ static void report(const char *out, const struct hs_recording *rec,
 	if (res->still_running)
 		fprintf(stderr, "hotset: %d processes the command started are still running; what "
 			"they read from now on is not recorded\n", res->still_running);
+	print_usage_report(stderr, u, true);
 }
 
 /*
@@ -153,6 +157,8 @@ static int run_record(int argc, char **argv)
 	struct hs_recording *rec;
 	struct hs_profile_header h;
 	struct hs_error err = { 0 };
+	struct hs_usage_probe *meter;
+	struct hs_usage u;
 	const char *out = "hotset.profile";
 	bool trace = false, probe = false, quiet = false, json = false;
 	char *command, cwd[4096];
@@ -186,17 +192,23 @@ static int run_record(int argc, char **argv)
 		error("cannot start recording: %s", strerror(-rc));
 		return EXIT_HOTSET;
 	}
-	rc = hs_record_run(&o, rec, &res, &err);
-	if (rc) {
-		error("cannot record: %s", err.msg[0] ? err.msg : strerror(-rc));
+	if ((rc = hs_usage_begin(&meter))) {
+		error("cannot measure the command: %s", strerror(-rc));
 		hs_recording_free(rec);
 		return EXIT_HOTSET;
 	}
-	if (res.exec_error) {
-		error("%s: %s", o.argv[0], strerror(-res.exec_error));
+	o.cgroup_procs = hs_usage_cgroup_procs(meter);
+	rc = hs_record_run(&o, rec, &res, &err);
+	if (rc || res.exec_error) {
+		hs_usage_end(meter, 0, NULL);
+		if (rc)
+			error("cannot record: %s", err.msg[0] ? err.msg : strerror(-rc));
+		else
+			error("%s: %s", o.argv[0], strerror(-res.exec_error));
 		hs_recording_free(rec);
-		return hs_job_failure_code(-res.exec_error, res.exec_stage);
+		return rc ? EXIT_HOTSET : hs_job_failure_code(-res.exec_error, res.exec_stage);
 	}
+	hs_usage_end(meter, res.still_running, &u);
 	hs_profile_header_init(&h, "record");
 	snprintf(h.backend, sizeof(h.backend), "%s", hs_record_backend_name(res.backend));
 	if (res.mmap_pages)
@@ -215,7 +227,7 @@ static int run_record(int argc, char **argv)
 		warning("%llu accesses could not be recorded: the profile is incomplete",
 			res.lost_events);
 	if (!quiet)
-		report(out, rec, &res, json);
+		report(out, rec, &res, &u, json);
 	hs_recording_free(rec);
 	return hs_job_exit_code(res.wait_status);
 }

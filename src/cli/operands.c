@@ -96,12 +96,15 @@ int operands_open(struct operands *o)
 		;
 	if (rc < 0) {
 		error("%s:%u: %s", o->profile, err.line, err.msg);
+		operands_close(o);
 		return EXIT_USAGE;
 	}
 	hs_profile_rewind(o->reader);
 	/* profiles hold absolute paths: "-p PROFILE ." means here */
-	if (o->npaths && !(o->abs_paths = calloc((size_t)o->npaths, sizeof(char *))))
+	if (o->npaths && !(o->abs_paths = calloc((size_t)o->npaths, sizeof(char *)))) {
+		operands_close(o);
 		return error("out of memory"), EXIT_USAGE;
+	}
 	for (int i = 0; i < o->npaths; i++)
 		o->abs_paths[i] = absolute_path(o->paths[i]);
 	return EXIT_OK;

@@ -242,6 +242,11 @@ static struct pt_file *resolve(struct pt_tracer *tr, struct pt_ident *id)
 	if (id->state == PT_IDENT_UNRESOLVED) {
 		id->file = pt_file_lookup(tr, id->path, id->path, id->ino, 0);
 		id->state = id->file ? PT_IDENT_FILE : PT_IDENT_SKIP;
+		if (id->file && !strcmp(id->path, id->file->path)) {	/* one copy is enough */
+			free(id->path);
+			id->path = id->file->path;
+			id->path_is_files = true;
+		}
 	}
 	return id->file;
 }
@@ -311,33 +316,8 @@ void pt_flush(struct pt_tracer *tr)
 		struct pt_ident *id = tr->retired;
 
 		tr->retired = id->next_retired;
-		free(id->path);
+		if (!id->path_is_files)
+			free(id->path);
 		free(id);
 	}
-}
-
-void pt_files_free(struct pt_tracer *tr)
-{
-	size_t pos = 0;
-	void *val;
-
-	for (size_t i = 0; i < tr->nfiles; i++) {
-		free(tr->files[i]->path);
-		free(tr->files[i]);
-	}
-	free(tr->files);
-	while (u64map_next(&tr->idents, &pos, NULL, &val)) {
-		struct pt_ident *id = val;
-
-		free(id->path);
-		free(id);
-	}
-	tr->npending = 0;
-	pt_flush(tr);	/* frees the retired */
-	u64map_free(&tr->idents);
-	u64map_free(&tr->file_by_inode);
-	u64map_free(&tr->file_by_mapping);
-	u64map_free(&tr->mount_magic);
-	u64map_free(&tr->dev_magic);
-	free(tr->pending);
 }

@@ -1116,26 +1116,25 @@ int pt_tracer_run(const struct hs_record_opts *o, int report_fd)
 	root->started = root->preexec = true;
 	pt_fdtable_adopt_inherited(&tr, root);	/* positions now: reads start there */
 	pt_report_started(&tr, tr.root);
-	if (write(l.wfd, "g", 1) != 1) {
+	if (write(l.wfd, "g", 1) != 1)
 		kill(tr.root, SIGKILL);
-	}
 	close(l.wfd);
 	l.wfd = -1;
 
 	for (;;) {
 		pid_t tid = waitpid(-1, &status, __WALL);
 
-		if (tid < 0) {
-			if (errno != EINTR)
-				break;	/* ECHILD: nobody left */
-			if (scan_due && tr.recording)
-				sweep(&tr, false);
-			scan_due = 0;
-			continue;
-		}
-		on_status(&tr, &run, tid, status);
+		if (tid < 0 && errno != EINTR)
+			break;	/* ECHILD: nobody left */
+		if (tid > 0)
+			on_status(&tr, &run, tid, status);
 		if (tr.npending)
 			pt_flush(&tr);
+		if (scan_due) {	/* the timer rang (waitpid returned, or after the stop) */
+			scan_due = 0;
+			if (tr.recording)
+				sweep(&tr, false);
+		}
 		if (run.root_gone && tr.recording) {
 			finish(&tr, &run);
 			if (!tr.tasks.count)

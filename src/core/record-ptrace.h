@@ -102,6 +102,7 @@ struct pt_ident {
 	uint64_t ino;
 	char *path;
 	enum { PT_IDENT_UNRESOLVED, PT_IDENT_FILE, PT_IDENT_SKIP } state;
+	bool path_is_files;	/* path is file->path (not ours to free) */
 	struct pt_file *file;
 	struct pt_ident *next_retired;
 };
@@ -154,6 +155,12 @@ struct pt_mm {
 };
 
 /* ---- the tracer --------------------------------------------------------------------- */
+
+/*
+ * All of this lives in the tracer process. It frees what it stops using
+ * during the run (tasks, tables, descriptions); what it holds at the end
+ * goes with the process.
+ */
 
 struct pt_task {
 	pid_t tid, tgid;
@@ -260,7 +267,6 @@ void pt_queue(struct pt_tracer *tr, const struct pt_pending *p);
 void pt_flush(struct pt_tracer *tr);
 bool pt_magic_excluded(long magic);
 long pt_dev_magic(struct pt_tracer *tr, uint64_t dev, const char *path);
-void pt_files_free(struct pt_tracer *tr);
 
 /* record-ptrace-fds.c */
 struct pt_fdinfo {

@@ -85,7 +85,7 @@ const volatile __u64 wake_bytes = 2 << 20;	/* wake user space past this much dat
 #define NR_creat	(-1)
 #define NR_openat	56
 #define NR_openat2	437
-#define SYSCALL_NR(regs) BPF_CORE_READ((struct user_pt_regs *)(regs), syscallno)
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, syscallno)
 #else
 #error "record.bpf.c: add this architecture's system call numbers"
 #endif

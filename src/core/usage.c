@@ -731,15 +731,21 @@ static void compute(struct hs_usage_probe *p, const struct snapshot *a, const st
 		slack = 0.05 * (ru_user + ru_sys);
 		if (slack < 0.05)
 			slack = 0.05;
-		if (cg_user + cg_sys > u->user_s + u->sys_s + slack) {
+		bool unwaited = cg_user + cg_sys > u->user_s + u->sys_s + slack;
+
+		/*
+		 * A cgroup of the job's own holds exactly the job: not the
+		 * processes hotset runs beside it (a record backend's tracer).
+		 */
+		if (unwaited || p->source == HS_PRESSURE_JOB_CGROUP) {
 			u->user_s = cg_user;
 			u->sys_s = cg_sys;
-			if (!u->still_running)
-				note(p, "some processes of the job ended without being waited for (a "
-					"parent ignored SIGCHLD): user and system time come from the "
-					"job's cgroup, but their faults and disk reads are not counted, "
-					"so those figures are lower bounds");
 		}
+		if (unwaited && !u->still_running)
+			note(p, "some processes of the job ended without being waited for (a "
+				"parent ignored SIGCHLD): user and system time come from the "
+				"job's cgroup, but their faults and disk reads are not counted, "
+				"so those figures are lower bounds");
 	}
 	if (u->still_running)
 		note(p, "%d process%s started by the command %s still running when it exited and "

@@ -225,6 +225,33 @@ test_expect_success NOBODY 'the probe, and the summary, say ptrace; auto picks p
 	check_eq "$(json sum "\"%s %d %d\" % (j[\"backend\"], j[\"lost_events\"], j[\"exit_status\"])")" "ptrace 0 0"
 '
 
+test_expect_success REALFS 'the summary ends with what hotset time reports: a cold read came from the disk' '
+	head -c $((4 << 20)) /dev/urandom > cold && sync cold &&
+	"$HELPERS/pagetool" evict cold &&
+	hotset record --backend=ptrace --json -o p -- cat cold 2> sum > /dev/null &&
+	{ check_eq "$(json sum "j[\"read_bytes_disk\"] >= 4 << 20 and j[\"io_wait_s\"] is not None and j[\"wall_s\"] > 0")" 1 ||
+	  { cat sum >&2; false; }; } &&
+	hotset record --backend=ptrace -o p -- cat cold 2> sum > /dev/null &&
+	grep -q "^I/O wait" sum && grep -q "^Read from disk" sum
+'
+
+# The profile of a real build, as nobody, lists what strace -f shows it
+# reading (tests/cli/t0520-record-real.sh does the same as root, for both
+# backends).
+test_expect_success NOBODY,STRACE 'nobody: a make of a small C project, next to strace -f' '
+	command -v make > /dev/null && command -v cc > /dev/null || { echo "# no make or cc"; return 0; }
+	mine nobody && as_nobody mkdir proj && cd proj &&
+	printf "prog: main.o util.o\n\t\$(CC) -o \$@ \$^ -lm\n%%.o: %%.c\n\t\$(CC) -O1 -c -o \$@ \$<\n" > Makefile &&
+	printf "#include <stdio.h>\nint util(int);\nint main(void) { printf(\"%%d\\\\n\", util(2)); return 0; }\n" > main.c &&
+	printf "#include <math.h>\nint util(int x) { return (int)sqrt(x * 8.0); }\n" > util.c &&
+	chown nobody:nogroup . && as_nobody make -s > /dev/null && as_nobody rm -f prog *.o &&
+	as_nobody "$HOTSET" record -q --backend=ptrace -o p -- make -s > /dev/null &&
+	check_eq "$(./prog)" 4 && as_nobody rm -f prog *.o &&
+	as_nobody strace -ff -qq -y -o st -e trace=open,openat,openat2,creat,execve,execveat,read,pread64,readv,preadv,preadv2,mmap,sendfile,splice,copy_file_range make -s > /dev/null &&
+	hotset show --json p > j &&
+	python3 "$TESTS_DIR/helpers/strace-compare.py" j st "$PWD"
+'
+
 # (LeakSanitizer cannot run under strace either)
 test_expect_success STRACE 'when ptrace is not possible (hotset traced itself), it says so' '
 	export ASAN_OPTIONS=detect_leaks=0 &&

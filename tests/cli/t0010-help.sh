@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# hotset --help, --version and help CMD; every command's --help on stdout
+# with exit 0; an unknown command exits 2. Every command has a man page
+# whose NAME is its --help summary and which names every option its --help
+# lists; hotset(1) lists every command; the pages render without warnings.
+. "$(dirname "$0")/../lib.sh"
+
+ROOT=$(cd "$TESTS_DIR/.." && pwd)
+MAN=$ROOT/docs/man
+prereq_GROFF() { command -v groff >/dev/null; }
+
+# The commands `hotset --help` lists, one per line: "NAME SUMMARY".
+commands_help() {
+	"$HOTSET" --help | sed -n -e '/^Commands:$/,/^$/s/^   \([a-z][a-z0-9-]*\)  *\(.*\)$/\1 \2/p'
+}
+commands() { commands_help | cut -d" " -f1; }
+
+# A man page as plain text: roff's \- as -, font changes and \% dropped.
+man_text() { sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\%//g' -e 's/\\(aq/'"'"'/g' "$1"; }
+# The lines of one section (.SH NAME) of a man page, as plain text.
+man_section() { man_text "$1" | sed -n -e "/^\.SH \"*$2\"*\$/,/^\.SH /p" | sed -e '1d' -e '$d'; }
+# The long options (--word) and short ones (-x) that CMD --help lists in
+# its option table, as "SHORT LONG" ("- LONG" when there is no short form).
+help_options() {
+	"$HOTSET" "$1" --help |
+	sed -n -e 's/^ \{1,\}-\([A-Za-z0-9]\), --\([a-z][a-z0-9-]*\).*/\1 \2/p' \
+	       -e 's/^ \{1,\}--\([a-z][a-z0-9-]*\).*/- \1/p'
+}
+# Is option word W (such as -x or --json) in text T, as a word of its own?
+has_word() { grep -Eq -- "(^|[^A-Za-z0-9-])$1([^A-Za-z0-9-]|\$)" <<< "$2"; }
+
+test_expect_success 'hotset --help exits 0 and lists the commands on stdout' '
+	hotset --help > out 2> err && test ! -s err &&
+	grep -q "^usage: hotset " out && grep -q "^Commands:$" out &&
+	hotset -h > out2 && cmp out out2 &&
+	hotset help > out3 && cmp out out3 &&
+	commands > cmds && test -s cmds &&
+	for c in record time show status warm evict snapshot; do
+		grep -qx "$c" cmds || { echo "$c is not listed" >&2; return 1; }
+	done
+'
+
+test_expect_success '--help lists exactly the command table of src/cli/hotset.c' '
+	sed -n -e "/commands\[\] = {/,/};/p" "$ROOT/src/cli/hotset.c" |
+		grep -o "&cmd_[a-z0-9_]*" | sed -e "s/^&cmd_//" | sort > table &&
+	test -s table &&
+	commands | sort > listed &&
+	diff table listed
+'
+
+test_expect_success 'hotset --version and -V print the version and exit 0' '
+	hotset --version > out 2> err && test ! -s err &&
+	want=$(sed -n -e "s/^#define HOTSET_VERSION \"\(.*\)\"$/\1/p" "$ROOT/include/hotset/hotset.h") &&
+	check_eq "$(cat out)" "hotset $want" &&
+	hotset -V > out2 && cmp out out2
+'
+
+test_expect_success 'every CMD --help exits 0 with its usage on stdout; help CMD and -h print the same' '
+	for c in $(commands); do
+		hotset $c --help > out 2> err || { echo "$c --help failed" >&2; return 1; }
+		test ! -s err || { echo "$c --help wrote to stderr" >&2; return 1; }
+		head -n 1 out | grep -q "^usage: hotset $c " ||
+			{ echo "$c --help: no usage line" >&2; return 1; }
+		grep -q -- "--help" out || { echo "$c --help does not list --help" >&2; return 1; }
+		hotset help $c > out2 2> err && test ! -s err && cmp out out2 ||
+			{ echo "help $c differs" >&2; return 1; }
+		hotset $c -h > out3 && cmp out out3 || { echo "$c -h differs" >&2; return 1; }
+	done
+'
+
+test_expect_success 'an unknown command or option exits 2 with a message on stderr' '
+	expect_code 2 hotset no-such-command > out 2> err &&
+	test ! -s out && grep -q "no-such-command.* is not a hotset command" err &&
+	expect_code 2 hotset help no-such-command > out 2> err &&
+	test ! -s out && grep -q "is not a hotset command" err &&
+	expect_code 2 hotset --no-such-option > out 2> err &&
+	test ! -s out && grep -q "unknown option" err &&
+	expect_code 2 hotset > out 2> err &&
+	test ! -s out && grep -q "^usage: hotset " err
+'
+
+test_expect_success 'every command has a man page whose NAME is its --help summary' '
+	commands_help > cmds && test -s cmds &&
+	while read -r c summary; do
+		test -f "$MAN/hotset-$c.1" || { echo "no docs/man/hotset-$c.1" >&2; return 1; }
+		name=$(man_section "$MAN/hotset-$c.1" NAME | tr "\n" " " | sed -e "s/ *$//")
+		check_eq "$name" "hotset-$c - $summary" || return 1
+	done < cmds
+'
+
+test_expect_success 'no man page for a command that does not exist' '
+	commands > cmds &&
+	for f in "$MAN"/hotset-*.1; do
+		c=$(basename "$f" .1) && c=${c#hotset-} &&
+		grep -qx "$c" cmds || { echo "$f: no command $c" >&2; return 1; }
+	done
+'
+
+test_expect_success 'each man page names every long option of CMD --help' '
+	for c in $(commands); do
+		page=$(man_text "$MAN/hotset-$c.1") &&
+		for o in $(hotset $c --help | grep -o -- "--[a-z][a-z0-9-]*" | sort -u); do
+			has_word "$o" "$page" || { echo "hotset-$c.1 lacks $o" >&2; return 1; }
+		done || return 1
+	done
+'
+
+test_expect_success 'each SYNOPSIS names every option of CMD --help but --help' '
+	for c in $(commands); do
+		help_options $c > opts && test -s opts &&
+		syn=$(man_section "$MAN/hotset-$c.1" SYNOPSIS) &&
+		while read -r s l; do
+			test "$l" != help || continue
+			has_word "--$l" "$syn" || { test "$s" != - && has_word "-$s" "$syn"; } || {
+				if [ "$s" = - ]; then s=; else s="-$s or "; fi
+				echo "hotset-$c.1 SYNOPSIS lacks $s--$l" >&2; return 1
+			}
+		done < opts || return 1
+	done
+'
+
+test_expect_success 'each option of CMD --help is described with its short form' '
+	for c in $(commands); do
+		help_options $c > opts &&
+		opt=$(man_section "$MAN/hotset-$c.1" OPTIONS) &&
+		while read -r s l; do
+			if [ "$s" = - ]; then
+				want="--$l"
+			else
+				# .BR \-x ", " \-\-long: the two forms side by side
+				want="-$s \", \" --$l"
+			fi
+			grep -qF -- "$want" <<< "$opt" ||
+				{ echo "hotset-$c.1 OPTIONS lacks $want" >&2; return 1; }
+		done < opts || return 1
+	done
+'
+
+test_expect_success 'hotset(1) lists every command and its page' '
+	test -f "$MAN/hotset.1" &&
+	page=$(man_text "$MAN/hotset.1") &&
+	list=$(man_section "$MAN/hotset.1" COMMANDS) &&
+	for c in $(commands); do
+		grep -q "^\.BR hotset-$c (1)" <<< "$list" ||
+			{ echo "hotset.1 COMMANDS lacks hotset-$c" >&2; return 1; }
+		grep -q "hotset-$c (1)" <<< "$(man_section "$MAN/hotset.1" "SEE ALSO")" ||
+			{ echo "hotset.1 SEE ALSO lacks hotset-$c" >&2; return 1; }
+	done
+'
+
+test_expect_success 'every man page carries the version of hotset --version' '
+	v=$(hotset --version) &&
+	for f in "$MAN"/*.1; do
+		grep -q "^\.TH [A-Z-]* 1 \"[^\"]*\" \"$v\" " "$f" ||
+			{ echo "$f: .TH does not say \"$v\"" >&2; return 1; }
+	done
+'
+
+test_expect_success GROFF 'every man page renders without warnings' '
+	for f in "$MAN"/*.1; do
+		groff -man -ww -z "$f" 2> err && test ! -s err ||
+			{ echo "$f:" >&2; cat err >&2; return 1; }
+	done
+'
+
+test_done

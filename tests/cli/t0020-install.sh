@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# make install puts the binary under test and every man page under
+# DESTDIR/PREFIX; the installed binary runs; make uninstall removes them.
+. "$(dirname "$0")/../lib.sh"
+
+ROOT=$(cd "$TESTS_DIR/.." && pwd)
+prereq_MAKE() { command -v make >/dev/null && command -v install >/dev/null; }
+prereq_MAN() { command -v man >/dev/null; }
+
+# The build directory of the binary under test, as the Makefile's BUILD:
+# relative to the repository when it is inside it (build, build-asan).
+BUILD=$(dirname "$HOTSET")
+case $BUILD in "$ROOT"/*) BUILD=${BUILD#"$ROOT"/};; esac
+
+# make TARGET in the repository, for that build directory. -o: the binary
+# is taken as it is, never rebuilt (sources may be newer than the build,
+# and a rebuild would not be the binary under test).
+hs_make() {
+	(cd "$ROOT" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		make -s "$@" PREFIX=/usr/local BUILD="$BUILD" -o "$BUILD/hotset")
+}
+
+# The man pages of the repository, by name, one per line.
+man_pages() { (cd "$ROOT/docs/man" && ls -- *.1); }
+
+test_expect_success MAKE 'make install puts bin/hotset and every man page under DESTDIR' '
+	dest=$PWD/dest &&
+	hs_make install DESTDIR="$dest" > out 2>&1 || { cat out; return 1; }
+	test -x "$dest/usr/local/bin/hotset" &&
+	cmp "$HOTSET" "$dest/usr/local/bin/hotset" &&
+	check_eq "$(stat -c %a "$dest/usr/local/bin/hotset")" 755 &&
+	man_pages > want && grep -qx hotset.1 want &&
+	(cd "$dest/usr/local/share/man/man1" && ls) > got &&
+	diff want got &&
+	while read -r m; do
+		cmp "$ROOT/docs/man/$m" "$dest/usr/local/share/man/man1/$m" &&
+		check_eq "$(stat -c %a "$dest/usr/local/share/man/man1/$m")" 644 || return 1
+	done < want &&
+	(cd "$dest" && find . -type f | sort) > files &&
+	check_eq "$(wc -l < files)" $(( $(wc -l < want) + 1 ))
+'
+
+test_expect_success MAKE 'a man page is installed for every command' '
+	dest=$PWD/dest &&
+	hs_make install DESTDIR="$dest" &&
+	"$HOTSET" --help | sed -n -e "/^Commands:$/,/^$/s/^   \([a-z][a-z0-9-]*\) .*/\1/p" > cmds &&
+	test -s cmds &&
+	while read -r c; do
+		test -f "$dest/usr/local/share/man/man1/hotset-$c.1" ||
+			{ echo "hotset-$c.1 not installed" >&2; return 1; }
+	done < cmds
+'
+
+test_expect_success MAKE 'the installed binary runs' '
+	dest=$PWD/dest &&
+	hs_make install DESTDIR="$dest" &&
+	"$dest/usr/local/bin/hotset" --version > out &&
+	grep -q "^hotset [0-9][0-9.]*" out &&
+	check_eq "$(cat out)" "$("$HOTSET" --version)" &&
+	"$dest/usr/local/bin/hotset" --help > out && grep -q "^Commands:$" out
+'
+
+test_expect_success MAKE,MAN 'man finds the installed pages' '
+	dest=$PWD/dest &&
+	hs_make install DESTDIR="$dest" &&
+	m=$dest/usr/local/share/man &&
+	check_eq "$(man -M "$m" -w hotset)" "$m/man1/hotset.1" &&
+	check_eq "$(man -M "$m" -w 1 hotset-warm)" "$m/man1/hotset-warm.1"
+'
+
+test_expect_success MAKE 'make install twice, then make uninstall removes every file' '
+	dest=$PWD/dest &&
+	hs_make install DESTDIR="$dest" &&
+	hs_make install DESTDIR="$dest" &&
+	test -x "$dest/usr/local/bin/hotset" &&
+	hs_make uninstall DESTDIR="$dest" > out 2>&1 || { cat out; return 1; }
+	test ! -e "$dest/usr/local/bin/hotset" &&
+	(cd "$dest" && find . ! -type d) > left &&
+	{ test ! -s left || { echo "left after uninstall:"; cat left; false; }; } &&
+	hs_make uninstall DESTDIR="$dest"
+'
+
+test_expect_success MAKE 'make install and uninstall leave the build and the tree alone' '
+	dest=$PWD/dest &&
+	before=$(stat -c %Y "$HOTSET") &&
+	(cd "$ROOT" && find docs/man -type f | sort) > tree1 &&
+	hs_make install DESTDIR="$dest" && hs_make uninstall DESTDIR="$dest" &&
+	check_eq "$(stat -c %Y "$HOTSET")" "$before" &&
+	(cd "$ROOT" && find docs/man -type f | sort) > tree2 &&
+	diff tree1 tree2
+'
+
+test_done
