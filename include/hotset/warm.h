@@ -82,7 +82,8 @@ struct hs_warm_opts {
 	unsigned threads;	/* I/O threads per lane; 0 = the method's default */
 	unsigned depth;		/* small files: reads in flight (per thread, but for
 				 * PREAD, whose threads are the reads); 0 = 32 */
-	uint64_t inflight;	/* large files: bytes in flight per thread; 0 = 4 MiB */
+	uint64_t inflight;	/* large files: bytes in flight per thread; 0 = 4 MiB,
+				 * at least 512 KiB */
 	uint64_t chunk;		/* bytes per request at most; 0 = the device's readahead
 				 * limit, and at most half of inflight */
 	uint64_t budget;	/* stop once this many bytes would be newly read; 0 = none */

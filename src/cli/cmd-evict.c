@@ -96,6 +96,7 @@ static int run_evict(int argc, char **argv)
 	if ((rc = operands_open(&ops)))
 		return rc;
 	rc = operands_foreach(&ops, evict_one, &e);
+	operands_report_stale(&ops);
 	operands_close(&ops);
 	if (rc)
 		return EXIT_USAGE;
@@ -110,6 +111,7 @@ static int run_evict(int argc, char **argv)
 		json_u64(&j, "stayed_pages", e.stayed);
 		json_u64(&j, "unknown_files", e.unknown_files);
 		json_u64(&j, "skipped_files", ops.skipped);
+		json_u64(&j, "stale_files", ops.stale);
 		json_end_object(&j);
 		json_finish(&j);
 	} else {

@@ -14,7 +14,8 @@
 #include "usage-report.h"
 
 static const char usage[] =
-	"usage: hotset record [-o PROFILE] [--trace] [--backend auto|ptrace|bpf] [-q] [--json] -- CMD [ARGS...]\n"
+	"usage: hotset record [-o PROFILE] [--trace] [--backend auto|ptrace|bpf] [-q] [--json] [--] CMD [ARGS...]\n"
+	"       hotset record [--backend auto|ptrace|bpf] --probe\n"
 	"\n"
 	"Run CMD, follow every process it starts, and write a profile of the\n"
 	"regular files they read: which pages, in the order they were first read.\n"
@@ -23,7 +24,7 @@ static const char usage[] =
 	"reports (wall and CPU time, time blocked on I/O, bytes read from disk).\n"
 	"\n"
 	"  -o, --output PROFILE  where to write the profile (default: hotset.profile)\n"
-	"      --trace           also keep the ordered page-access trace (for 'curve')\n"
+	"      --trace           also keep the ordered page-access trace (show --trace)\n"
 	"      --backend NAME    bpf (root, near-zero overhead), ptrace (any user), or\n"
 	"                        auto (default: bpf when it can run, else ptrace)\n"
 	"                        ptrace stops the job briefly at each close, seek and\n"
@@ -31,7 +32,8 @@ static const char usage[] =
 	"                        Linux AIO (they fail with ENOSYS: programs fall back\n"
 	"                        to plain reads); setuid programs run unprivileged\n"
 	"                        unless hotset runs as root\n"
-	"      --probe           only check that the backend can run here\n"
+	"      --probe           only check that the backend can run here (exit 0 if\n"
+	"                        it can, 1 with the reason if not)\n"
 	"  -q, --quiet           no summary at the end\n"
 	"      --json            print the summary as JSON (on stderr)\n"
 	"  -h, --help            show this help\n"

@@ -12,7 +12,7 @@
 #include "operands.h"
 
 static const char usage[] =
-	"usage: hotset status [-v] [--json] [-x] [-L] [-p PROFILE] [PATH...]\n"
+	"usage: hotset status [-v] [--json] [-q] [-x] [-L] [-j N] [-p PROFILE] [PATH...]\n"
 	"\n"
 	"Show how much of the files under PATHs, or of a profile's working set, is\n"
 	"resident in the page cache. Directories are walked recursively.\n"
@@ -138,6 +138,7 @@ static void print_totals(struct status *s)
 			json_u64(&s->j, "recently_evicted_pages", c->recently_evicted);
 		}
 		json_u64(&s->j, "skipped_files", s->ops->skipped);
+		json_u64(&s->j, "stale_files", s->ops->stale);
 		json_end_object(&s->j);
 		json_finish(&s->j);
 		return;
@@ -207,6 +208,7 @@ static int run_status(int argc, char **argv)
 			json_begin_array(&s.j, "items");
 	}
 	rc = operands_foreach(&ops, status_one, &s);
+	operands_report_stale(&ops);
 	if (s.json && s.verbose)
 		json_end_array(&s.j);
 	if (rc == 0)

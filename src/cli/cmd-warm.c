@@ -29,7 +29,8 @@ static const char usage[] =
 	"  -q, --quiet            no progress bar, no warnings about skipped files\n"
 	"      --json             machine-readable summary\n"
 	"  -j, --depth N          reads of small files kept in flight (default 32)\n"
-	"      --inflight SIZE    bytes of large files kept in flight (default 4M)\n"
+	"      --inflight SIZE    bytes of large files kept in flight (default 4M,\n"
+	"                         at least 512K)\n"
 	"      --method M         auto, willneed, pread or io_uring (default: auto,\n"
 	"                         pread for small files and willneed for large ones)\n"
 	"      --threads N        threads per kind of read for willneed and io_uring\n"
@@ -99,7 +100,7 @@ static const char *method_name(const struct hs_warm_stats *s, char buf[32])
 	return buf;
 }
 
-static void print_json(const struct hs_warm_stats *s, uint64_t budget, unsigned skipped)
+static void print_json(const struct hs_warm_stats *s, uint64_t budget, const struct operands *ops)
 {
 	char m[32];
 	const uint64_t ps = hs_page_size();
@@ -134,7 +135,8 @@ static void print_json(const struct hs_warm_stats *s, uint64_t budget, unsigned 
 	} else {
 		json_null(&j, "stopped_at");
 	}
-	json_u64(&j, "skipped_files", skipped);
+	json_u64(&j, "skipped_files", ops->skipped);
+	json_u64(&j, "stale_files", ops->stale);
 	json_string(&j, "method", method_name(s, m));
 	json_string(&j, "order", hs_warm_order_name(s->order));
 	json_u64(&j, "threads", s->threads);
@@ -217,7 +219,7 @@ static int run_warm(int argc, char **argv)
 	unsigned skipped;
 	int opt, rc, n;
 
-	while ((opt = getopt_long(argc, argv, "+p:xLqj:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:xLqj:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p': ops.profile = optarg; break;
 		case 'B':
@@ -239,8 +241,8 @@ static int run_warm(int argc, char **argv)
 			o.threads = (unsigned)n;
 			break;
 		case 'I':
-			if (parse_size(optarg, &o.inflight) < 0 || o.inflight < 64 * 1024)
-				return usage_error(&cmd_warm, "--inflight takes a size of at least 64K");
+			if (parse_size(optarg, &o.inflight) < 0 || o.inflight < 512 * 1024)
+				return usage_error(&cmd_warm, "--inflight takes a size of at least 512K");
 			break;
 		case 'M':
 			if (!strcmp(optarg, "auto"))
@@ -291,13 +293,14 @@ static int run_warm(int argc, char **argv)
 	rc = operands_foreach(&ops, warm_one, &w);
 	hs_warm_finish(w.session, &st);
 	progress_end(&w.progress);
+	operands_report_stale(&ops);
 	operands_close(&ops);
 	if (rc < -1)
 		error("%s", strerror(-rc));
 	skipped = ops.skipped;	/* the walk's warnings and the session's */
 	if (rc == 0 || rc == HS_WARM_STOP) {
 		if (json)
-			print_json(&st, o.budget, skipped);
+			print_json(&st, o.budget, &ops);
 		else
 			print_human(&st, skipped);
 	}

@@ -138,6 +138,8 @@ static int visit(void *ctx, const struct hs_target *t)
 
 	if (o->reader && !selected(o, t->path))
 		return 0;
+	if (t->stale)
+		o->stale++;	/* profile entries come one at a time */
 	return o->fn(o->ctx, t);
 }
 
@@ -158,6 +160,14 @@ int operands_foreach(struct operands *o, hs_target_fn fn, void *ctx)
 	if (rc == -ENOMEM)
 		return error("out of memory");
 	return rc;
+}
+
+void operands_report_stale(const struct operands *o)
+{
+	if (o->stale && !o->quiet)
+		warning("%u file%s changed since %s was made (device, inode, size or mtime): "
+			"%s acted on by path", o->stale, o->stale == 1 ? "" : "s", o->profile,
+			o->stale == 1 ? "it was" : "they were");
 }
 
 void operands_close(struct operands *o)

@@ -18,6 +18,7 @@ struct operands {
 	char **abs_paths;		/* with -p: the PATHs made absolute */
 	struct hs_profile_reader *reader;
 	unsigned skipped;		/* files skipped with a warning */
+	unsigned stale;			/* profile entries whose file changed since */
 	bool quiet;			/* do not print per-file warnings */
 	/* the callback and context of operands_foreach() */
 	hs_target_fn fn;
@@ -37,6 +38,12 @@ int operands_open(struct operands *o);
 int operands_foreach(struct operands *o, hs_target_fn fn, void *ctx);
 
 void operands_close(struct operands *o);
+
+/*
+ * After operands_foreach() with a profile: unless quiet, say how many of
+ * its files changed since it was made (they were acted on by path).
+ */
+void operands_report_stale(const struct operands *o);
 
 /*
  * Count a file as skipped and, unless quiet, say why on stderr:

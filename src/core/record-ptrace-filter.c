@@ -42,13 +42,6 @@
 #define NATIVE_ARCH 0	/* no native rules: hs_record_ptrace() refuses to run */
 #endif
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
-#ifndef MADV_DONTNEED_LOCKED
-#define MADV_DONTNEED_LOCKED 24
-#endif
-
 /* ---- the calls of each ABI ----------------------------------------------------- */
 
 struct call_nr {

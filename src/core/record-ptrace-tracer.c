@@ -45,12 +45,6 @@
 #include "hotset/job.h"
 #include "record-ptrace.h"
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
-#ifndef MADV_DONTNEED_LOCKED
-#define MADV_DONTNEED_LOCKED 24
-#endif
 #ifndef CLOSE_RANGE_UNSHARE
 #define CLOSE_RANGE_UNSHARE 2
 #define CLOSE_RANGE_CLOEXEC 4

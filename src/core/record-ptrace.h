@@ -37,10 +37,19 @@
 #include <linux/filter.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 
 #include "hotset/record.h"
 #include "u64map.h"
+
+/* madvise(2) advice that drops pages, for C libraries that predate them */
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+#ifndef MADV_DONTNEED_LOCKED
+#define MADV_DONTNEED_LOCKED 24
+#endif
 
 /* ---- system calls (record-ptrace-filter.c) ------------------------------------ */
 

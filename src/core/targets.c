@@ -637,6 +637,9 @@ static bool is_stale(const struct hs_file_id *id, const struct stat *st)
 	       id->mtime_sec != st->st_mtim.tv_sec || id->mtime_nsec != st->st_mtim.tv_nsec;
 }
 
+/* Non-NULL, so that 0 ranges mean no pages rather than the whole file. */
+static const struct hs_range no_ranges[1];
+
 int hs_targets_profile(struct hs_profile_reader *r, hs_target_fn fn, hs_target_warn_fn warn_fn,
 		       void *ctx, struct hs_error *err)
 {
@@ -691,6 +694,8 @@ int hs_targets_profile(struct hs_profile_reader *r, hs_target_fn fn, hs_target_w
 			}
 			t.ranges = conv;
 		}
+		if (!t.ranges)
+			t.ranges = no_ranges;	/* an entry without pages is not the whole file */
 		t.path = it.file.path;
 		t.path_len = it.file.path_len;
 		t.fd = fd;

@@ -169,4 +169,31 @@ test_expect_success 'a missing PATH is told, the rest is snapshot, exit 1' '
 	retry check
 '
 
+test_expect_success REALFS 'files changed since the snapshot: counted stale, still acted on' '
+	mkdir st && mkpages st/a 4 && mkpages st/b 4 && pagetool read st/a 0-3 && pagetool read st/b 0-3 &&
+	hotset snapshot -q -o st.prof st &&
+	touch -d "2001-01-01" st/b &&
+	hotset status --json -p st.prof > out 2> err &&
+	check_eq "$(json out "j[\"stale_files\"], j[\"files\"]")" "(1, 2)" &&
+	grep -q "1 file changed since st.prof was made" err &&
+	hotset evict --json -p st.prof > out 2> err &&
+	check_eq "$(json out "j[\"stale_files\"]")" 1 &&
+	hotset warm -q --json -p st.prof > out &&
+	check_eq "$(json out "j[\"stale_files\"]")" 1 &&
+	hotset status -q --json -p st.prof > out 2> err && test ! -s err
+'
+
+test_expect_success REALFS 'a profile entry without pages means no pages, not the whole file' '
+	mkpages np 10 && pagetool read np 0-9 &&
+	hotset snapshot -q -o np.prof np &&
+	sed "s/ - 0-9 / - - /" np.prof > none.prof && grep -q " - - " none.prof &&
+	hotset status --json -p none.prof > out &&
+	check_eq "$(json out "j[\"files\"], j[\"pages\"]")" "(1, 0)" &&
+	pagetool evict np && hotset warm -q --json -p none.prof > out &&
+	check_eq "$(json out "j[\"pages\"], j[\"read_pages\"]")" "(0, 0)" &&
+	check_eq "$(pagetool resident np)" "" &&
+	pagetool read np 0-9 && hotset evict -q -p none.prof > /dev/null &&
+	check_eq "$(pagetool resident np)" 0-9
+'
+
 test_done

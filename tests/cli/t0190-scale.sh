@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Scale: a tree of 1,000,000 files and a profile of 1,000,000 entries.
-# status (and show) must finish with memory that does not grow with the
+# status, warm (and show) must finish with memory that does not grow with the
 # number of files: nothing is kept per file but the current one (and hard
 # links, of which this tree has none), and a profile's pages are given back
 # as they are parsed.
@@ -49,6 +49,18 @@ test_expect_success SCALE,INODES "status on a tree of $total files, and -p on a 
 	start=$SECONDS &&
 	rss=$(peak_rss j "$HOTSET" status -p p.prof --json) &&
 	note "status -p: $((SECONDS - start)) s, peak RSS $rss KiB" &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"skipped_files\"])")" "($total, $((total / 100)), 0)" &&
+	test "$rss" -le $bound &&
+
+	start=$SECONDS &&
+	rss=$(peak_rss j "$HOTSET" warm -q --json tree) &&
+	note "warm: $((SECONDS - start)) s, peak RSS $rss KiB" &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"skipped_files\"])")" "($total, $((total / 100)), 0)" &&
+	test "$rss" -le $bound &&
+
+	start=$SECONDS &&
+	rss=$(peak_rss j "$HOTSET" warm -q --json -p p.prof) &&
+	note "warm -p: $((SECONDS - start)) s, peak RSS $rss KiB" &&
 	check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"skipped_files\"])")" "($total, $((total / 100)), 0)" &&
 	test "$rss" -le $bound &&
 

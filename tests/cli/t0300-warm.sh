@@ -94,7 +94,7 @@ every_method() {
 	mkdir t
 	mkfile t/small 2; mkfile t/large 300
 	for opts in "" "--order=given" "--order=physical" "--method=willneed" "--method=pread" \
-		    "--method=io_uring" "-j1 --inflight=64K --chunk=4K"; do
+		    "--method=io_uring" "-j1 --inflight=512K --chunk=4K"; do
 		if [ "$opts" = "--method=io_uring" ] && ! hotset warm $opts --help >/dev/null 2>&1; then
 			continue	# not built with liburing
 		fi

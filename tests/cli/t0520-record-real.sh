@@ -4,12 +4,14 @@
 # data, mmap, exec and the interpreters exec loads), minus the files it
 # created and the places a working set leaves out. For each backend that
 # runs here (RECORD_BACKENDS, default "bpf ptrace"): python3 importing json,
-# make of a small C project, an sqlite3 query. See tests/helpers/strace-compare.py.
+# make of a small C project, a C++ compile that includes many Boost headers,
+# an sqlite3 query. See tests/helpers/strace-compare.py.
 . "$(dirname "$0")/../lib.sh"
 
 prereq_STRACE() { command -v strace >/dev/null && command -v python3 >/dev/null; }
 prereq_CC() { command -v make >/dev/null && command -v cc >/dev/null; }
 prereq_SQLITE() { command -v sqlite3 >/dev/null; }
+prereq_BOOST() { command -v c++ >/dev/null && [ -f /usr/include/boost/version.hpp ]; }
 # the backend in $backend can record here
 prereq_BACKEND() {
 	"$HOTSET" record -q --backend="$backend" -o "$TRASH/probe.prof" -- true >/dev/null 2>&1
@@ -51,6 +53,13 @@ for backend in ${RECORD_BACKENDS:-bpf ptrace}; do
 		reset() { make -s clean; } &&
 		compare make -s &&
 		./prog > out && check_eq "$(cat out)" "6 1.414214"
+	'
+
+	# hundreds of headers, each opened once and read whole
+	test_expect_success BACKEND,STRACE,BOOST "$backend: a C++ compile of Boost headers" '
+		printf "#include <boost/algorithm/string.hpp>\n#include <boost/optional.hpp>\n#include <boost/variant.hpp>\n#include <string>\nint main() { boost::optional<std::string> s = std::string(\"a,b\"); boost::variant<int, std::string> v = 1; return boost::algorithm::contains(*s, \",\") ? v.which() : 2; }\n" > b.cpp &&
+		compare c++ -fsyntax-only b.cpp &&
+		check_eq "$(json j "len([f for f in j[\"files\"] if \"/boost/\" in f[\"path\"]]) > 200")" 1
 	'
 
 	test_expect_success BACKEND,STRACE,SQLITE "$backend: an sqlite3 query" '
