@@ -6,6 +6,9 @@
 #   STRATEGIES=1 bench/warm.sh    also compare hotset's read strategies
 #                                 (--method, -j, --order), plain and throttled
 #   REPEATS=N                     runs per tool (default 5; medians reported)
+#   READAHEAD_128=0               leave out the throttled runs with the
+#                                 kernel's default readahead (see below)
+#   PLAIN_ONLY=1                  the plain disk only
 #
 # Needs root: caches are dropped (drop_caches) before every run, and each
 # tool runs inside a cgroup of this script's own, which counts the device
@@ -108,29 +111,58 @@ print_table "warm from cold, plain disk: $PLAIN"
 plain_vm=${BENCH_SECONDS["vmtouch -t"]} plain_hs=${BENCH_SECONDS["hotset warm"]}
 BENCH_LABELS=()
 
-say "bench: throttled to $THROTTLE_IOPS IOPS, $THROTTLE_BPS B/s on $DISK ($CG_MODE)," \
-    "tree $THROTTLED: $(tree_bytes "$THROTTLED") bytes"
-cg_run_cold thr "vmtouch -t (throttled)" vmtouch -tq "$THROTTLED"
-cg_run_cold thr "hotset warm (throttled)" "$HOTSET" warm -q "$THROTTLED"
-if [ "$STRATEGIES" = 1 ]; then
-	for opts in "-j16 --inflight=2M" "-j64 --inflight=8M" "-j64" "--method=willneed" \
-		    "--method=pread" "--method=io_uring"; do
-		if [ "$opts" = "--method=io_uring" ] && ! "$HOTSET" warm $opts --help >/dev/null 2>&1; then
-			continue
-		fi
-		cg_run_cold thr "hotset warm $opts (throttled)" "$HOTSET" warm -q $opts "$THROTTLED"
-	done
+thr_vm=- thr_hs=- limit_bytes=- thr128_vm=- thr128_hs=-
+if [ "${PLAIN_ONLY:-0}" != 1 ]; then
+	say "bench: throttled to $THROTTLE_IOPS IOPS, $THROTTLE_BPS B/s on $DISK ($CG_MODE)," \
+	    "tree $THROTTLED: $(tree_bytes "$THROTTLED") bytes"
+	cg_run_cold thr "vmtouch -t (throttled)" vmtouch -tq "$THROTTLED"
+	cg_run_cold thr "hotset warm (throttled)" "$HOTSET" warm -q "$THROTTLED"
+	if [ "$STRATEGIES" = 1 ]; then
+		for opts in "-j16 --inflight=2M" "-j64 --inflight=8M" "-j64" "--method=willneed" \
+			    "--method=pread" "--method=io_uring"; do
+			if [ "$opts" = "--method=io_uring" ] && ! "$HOTSET" warm $opts --help >/dev/null 2>&1; then
+				continue
+			fi
+			cg_run_cold thr "hotset warm $opts (throttled)" "$HOTSET" warm -q $opts "$THROTTLED"
+		done
+	fi
+	print_table "warm from cold, throttled: $THROTTLED"
+	thr_vm=${BENCH_SECONDS["vmtouch -t (throttled)"]} thr_hs=${BENCH_SECONDS["hotset warm (throttled)"]}
+	thr_bytes=$(median < "$BENCH_DIR/hotset warm (throttled).bytes" | awk '{ printf "%.0f", $1 }')
+	thr_reads=$(median < "$BENCH_DIR/hotset warm (throttled).reads")
+	limit_bytes=$(awk -v b="$thr_bytes" -v r="$THROTTLE_BPS" 'BEGIN { printf "%.2f", b / r }')
+	limit_iops=$(awk -v n="$thr_reads" -v r="$THROTTLE_IOPS" 'BEGIN { printf "%.2f", n / r }')
+	printf '\nthrottle: byte-limit time %s s (%s bytes / %s B/s), IOPS-limit time %s s (%s reads / %s)\n' \
+		"$limit_bytes" "$thr_bytes" "$THROTTLE_BPS" "$limit_iops" "$thr_reads" "$THROTTLE_IOPS"
+
+	# The same with the readahead window most disks have: the kernel's default
+	# read_ahead_kb of 128 (this disk may be set higher; it is put back at
+	# exit). vmtouch's page faults read a file one readahead window at a time,
+	# so its device reads grow as the window shrinks; hotset's WILLNEED and
+	# pread requests are as large as the device takes (max_sectors_kb) and do
+	# not depend on it. READAHEAD_128=0 leaves this out.
+	RA_FILE=/sys/dev/block/$DISK/queue/read_ahead_kb
+	ra_saved=$(cat "$RA_FILE")
+	restore_readahead() { echo "$ra_saved" > "$RA_FILE"; }
+	if [ "${READAHEAD_128:-1}" = 1 ] && [ "$ra_saved" != 128 ]; then
+		bench_on_exit restore_readahead
+		echo 128 > "$RA_FILE"
+		BENCH_LABELS=()
+		say "bench: throttled as above, read_ahead_kb 128 (was $ra_saved)"
+		cg_run_cold thr "vmtouch -t (throttled, ra 128K)" vmtouch -tq "$THROTTLED"
+		cg_run_cold thr "hotset warm (throttled, ra 128K)" "$HOTSET" warm -q "$THROTTLED"
+		restore_readahead
+		print_table "warm from cold, throttled, read_ahead_kb 128: $THROTTLED"
+		thr128_vm=${BENCH_SECONDS["vmtouch -t (throttled, ra 128K)"]}
+		thr128_hs=${BENCH_SECONDS["hotset warm (throttled, ra 128K)"]}
+	fi
 fi
-print_table "warm from cold, throttled: $THROTTLED"
-thr_vm=${BENCH_SECONDS["vmtouch -t (throttled)"]} thr_hs=${BENCH_SECONDS["hotset warm (throttled)"]}
-thr_bytes=$(median < "$BENCH_DIR/hotset warm (throttled).bytes" | awk '{ printf "%.0f", $1 }')
-thr_reads=$(median < "$BENCH_DIR/hotset warm (throttled).reads")
-limit_bytes=$(awk -v b="$thr_bytes" -v r="$THROTTLE_BPS" 'BEGIN { printf "%.2f", b / r }')
-limit_iops=$(awk -v n="$thr_reads" -v r="$THROTTLE_IOPS" 'BEGIN { printf "%.2f", n / r }')
-printf '\nthrottle: byte-limit time %s s (%s bytes / %s B/s), IOPS-limit time %s s (%s reads / %s)\n' \
-	"$limit_bytes" "$thr_bytes" "$THROTTLE_BPS" "$limit_iops" "$thr_reads" "$THROTTLE_IOPS"
 
 printf '\n== goals\n'
 check_goal "plain: vmtouch -t / hotset warm" "$(ratio "$plain_vm" "$plain_hs")" ">=" 4
 check_goal "throttled: hotset warm / byte-limit time" "$(ratio "$thr_hs" "$limit_bytes")" "<=" 1.5
 check_goal "throttled: vmtouch -t / hotset warm" "$(ratio "$thr_vm" "$thr_hs")" ">=" 2
+if [ "$thr128_hs" != - ]; then
+	check_goal "throttled, ra 128K: hotset warm / byte-limit time" "$(ratio "$thr128_hs" "$limit_bytes")" "<=" 1.5
+	check_goal "throttled, ra 128K: vmtouch -t / hotset warm" "$(ratio "$thr128_vm" "$thr128_hs")" ">=" 2
+fi

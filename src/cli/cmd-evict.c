@@ -95,6 +95,7 @@ static int run_evict(int argc, char **argv)
 	ops.npaths = argc - optind;
 	if ((rc = operands_open(&ops)))
 		return rc;
+	ops.progress_label = "Evicting";
 	rc = operands_foreach(&ops, evict_one, &e);
 	operands_report_stale(&ops);
 	operands_close(&ops);

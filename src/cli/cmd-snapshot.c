@@ -106,6 +106,7 @@ static int take_snapshot(struct operands *ops, const char *out, bool json)
 	}
 	if (fstat(hs_profile_writer_fd(s.w), &s.self) < 0)
 		memset(&s.self, 0, sizeof(s.self));
+	ops->progress_label = "Checking";
 	rc = operands_foreach(ops, snapshot_one, &s);
 	free(s.runs);
 	if (rc) {

@@ -201,6 +201,8 @@ static int run_status(int argc, char **argv)
 	ops.walk.threads = threads ? (unsigned)threads : s.verbose ? 1 : default_threads();
 	if ((rc = operands_open(&ops)))
 		return rc;
+	if (!s.verbose)
+		ops.progress_label = "Checking";	/* rows and a progress line do not mix */
 	if (s.json) {
 		json_init(&s.j, stdout);
 		json_begin_object(&s.j, NULL);

@@ -48,14 +48,17 @@ unsigned default_threads(void)
 	return n < 1 ? 1 : n > 8 ? 8 : (unsigned)n;
 }
 
+/* Warnings and the progress line come from several walking threads. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
 void operands_warn(struct operands *o, const char *path, int errnum, const char *what)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
 	__atomic_fetch_add(&o->skipped, 1, __ATOMIC_RELAXED);
 	if (o->quiet)
 		return;
 	pthread_mutex_lock(&lock);
+	if (o->progress.on)
+		fputs("\r\033[K", stderr);	/* the message starts a clean line */
 	fflush(stdout);
 	fputs("hotset: ", stderr);
 	print_path(stderr, path, strlen(path));
@@ -135,12 +138,19 @@ static bool selected(const struct operands *o, const char *path)
 static int visit(void *ctx, const struct hs_target *t)
 {
 	struct operands *o = ctx;
+	int rc;
 
 	if (o->reader && !selected(o, t->path))
 		return 0;
 	if (t->stale)
 		o->stale++;	/* profile entries come one at a time */
-	return o->fn(o->ctx, t);
+	rc = o->fn(o->ctx, t);
+	if (o->progress.on) {
+		pthread_mutex_lock(&lock);
+		progress_update(&o->progress, ++o->visited, "files");
+		pthread_mutex_unlock(&lock);
+	}
+	return rc;
 }
 
 int operands_foreach(struct operands *o, hs_target_fn fn, void *ctx)
@@ -150,12 +160,16 @@ int operands_foreach(struct operands *o, hs_target_fn fn, void *ctx)
 
 	o->fn = fn;
 	o->ctx = ctx;
-	if (!o->reader)
-		return hs_targets_walk((const char *const *)o->paths, (size_t)o->npaths, &o->walk,
-				       visit, warn_file, o);
-	hs_profile_rewind(o->reader);
-	rc = hs_targets_profile(o->reader, visit, warn_file, o, &err);
-	if (rc == -EINVAL)
+	progress_start(&o->progress, o->progress_label, 0, o->quiet || !o->progress_label);
+	if (o->reader) {
+		hs_profile_rewind(o->reader);
+		rc = hs_targets_profile(o->reader, visit, warn_file, o, &err);
+	} else {
+		rc = hs_targets_walk((const char *const *)o->paths, (size_t)o->npaths, &o->walk,
+				     visit, warn_file, o);
+	}
+	progress_end(&o->progress);
+	if (o->reader && rc == -EINVAL)
 		return error("%s:%u: %s", o->profile, err.line, err.msg);
 	if (rc == -ENOMEM)
 		return error("out of memory");

@@ -20,6 +20,10 @@ struct operands {
 	unsigned skipped;		/* files skipped with a warning */
 	unsigned stale;			/* profile entries whose file changed since */
 	bool quiet;			/* do not print per-file warnings */
+	/* if set, operands_foreach() counts files on a progress line */
+	const char *progress_label;
+	struct progress progress;
+	uint64_t visited;
 	/* the callback and context of operands_foreach() */
 	hs_target_fn fn;
 	void *ctx;

@@ -114,7 +114,7 @@ void progress_start(struct progress *p, const char *label, uint64_t total, bool 
 void progress_update(struct progress *p, uint64_t done, const char *unit)
 {
 	double t = now_seconds(), rate;
-	char a[16], b[16], r[16];
+	char a[32], b[32], r[32];
 	int width = 30, fill;
 
 	if (!p->on || t - p->last < 0.1)
@@ -127,7 +127,7 @@ void progress_update(struct progress *p, uint64_t done, const char *unit)
 		human_size((uint64_t)rate, r);
 		strcat(r, "/s");
 	} else {
-		snprintf(a, sizeof(a), "%llu", (unsigned long long)done);
+		snprintf(a, sizeof(a), "%llu %s", (unsigned long long)done, unit);
 		snprintf(b, sizeof(b), "%llu", (unsigned long long)p->total);
 		snprintf(r, sizeof(r), "%.0f/s", rate);
 	}
