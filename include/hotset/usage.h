@@ -85,7 +85,8 @@ struct hs_usage {
  * note. To check that the job will be able to join the new cgroup, it
  * forks a child that joins it and exits, and reaps it (by pid: a caller's
  * SIGCHLD handler must not reap it first). The sampler thread blocks all
- * signals.
+ * signals and, by the time this returns, holds no lock but its own: the
+ * caller may fork a process that goes on running code (not only exec).
  *
  * Returns 0 and sets *out (release it with hs_usage_end()), or -errno
  * (out of memory).

@@ -148,14 +148,14 @@ static void print_json(const struct hs_warm_stats *s, uint64_t budget, const str
 	json_finish(&j);
 }
 
-static void print_human(const struct hs_warm_stats *s, unsigned skipped)
+static void print_human(const struct hs_warm_stats *s, const struct operands *ops)
 {
 	const uint64_t ps = hs_page_size();
 	char a[16], b[16], c[16];
 
 	printf("%10s: %llu", "Files", (unsigned long long)s->files);
-	if (skipped)
-		printf(" (%u skipped with a warning)", skipped);
+	if (ops->skipped)
+		printf(" (%u skipped with a warning)", ops->skipped);
 	printf("\n%10s: %llu (%s)", "Pages", (unsigned long long)s->pages,
 	       human_size(s->pages * ps, a));
 	if (s->hole_pages)
@@ -216,7 +216,6 @@ static int run_warm(int argc, char **argv)
 	struct hs_warm_opts o = { .warn = warm_warn, .progress = warm_progress, .ctx = &w };
 	struct hs_warm_stats st;
 	bool json = false;
-	unsigned skipped;
 	int opt, rc, n;
 
 	while ((opt = getopt_long(argc, argv, "p:xLqj:h", longopts, NULL)) != -1) {
@@ -297,19 +296,18 @@ static int run_warm(int argc, char **argv)
 	operands_close(&ops);
 	if (rc < -1)
 		error("%s", strerror(-rc));
-	skipped = ops.skipped;	/* the walk's warnings and the session's */
 	if (rc == 0 || rc == HS_WARM_STOP) {
 		if (json)
 			print_json(&st, o.budget, &ops);
 		else
-			print_human(&st, skipped);
+			print_human(&st, &ops);
 	}
 	hs_warm_free(w.session);
 	if (rc == -1)
 		return finish_stdout(EXIT_USAGE);	/* a profile malformed part way */
 	if (rc < 0)
 		return finish_stdout(EXIT_PARTIAL);
-	return finish_stdout(skipped ? EXIT_PARTIAL : EXIT_OK);
+	return finish_stdout(ops.skipped ? EXIT_PARTIAL : EXIT_OK);
 }
 
 const struct cmd cmd_warm = {

@@ -69,8 +69,8 @@ struct hs_usage_probe {
 	pthread_t sampler;
 	bool sampler_on;
 	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool stop;
+	pthread_cond_t wake;		/* the sampler's start, and its stop */
+	bool started, stop;
 	int pressure_fd;		/* dir/io.pressure, for the sampler */
 	uint64_t sampler_rchar;		/* bytes the sampler read (under lock) */
 
@@ -566,6 +566,8 @@ static void *sample_pressure(void *arg)
 	ssize_t n;
 
 	pthread_mutex_lock(&p->lock);
+	p->started = true;
+	pthread_cond_broadcast(&p->wake);
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	while (!p->stop) {
 		deadline.tv_nsec += SAMPLE_MS * 1000000L;
@@ -619,6 +621,16 @@ static void start_sampler(struct hs_usage_probe *p)
 			"under-counted", strerror(rc));
 		return;
 	}
+	/*
+	 * Wait until the thread runs its loop, where it only sleeps and
+	 * preads: a process the caller forks from now on (a record tracer)
+	 * cannot inherit a lock the thread held while starting (the
+	 * sanitizers' allocators take one).
+	 */
+	pthread_mutex_lock(&p->lock);
+	while (!p->started)
+		pthread_cond_wait(&p->wake, &p->lock);
+	pthread_mutex_unlock(&p->lock);
 	p->sampler_on = true;
 }
 
