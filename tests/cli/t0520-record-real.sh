@@ -5,7 +5,8 @@
 # created and the places a working set leaves out. For each backend that
 # runs here (RECORD_BACKENDS, default "bpf ptrace"): python3 importing json,
 # make of a small C project, a C++ compile that includes many Boost headers,
-# an sqlite3 query. See tests/helpers/strace-compare.py.
+# an sqlite3 query; then the same as an unprivileged user (nobody, with the
+# ptrace backend, the one such a user gets). See tests/helpers/strace-compare.py.
 . "$(dirname "$0")/../lib.sh"
 
 prereq_STRACE() { command -v strace >/dev/null && command -v python3 >/dev/null; }
@@ -22,13 +23,15 @@ STRACE_CALLS=open,openat,openat2,creat,execve,execveat,read,pread64,readv,preadv
 # compare CMD...: record CMD with $backend, run it again under strace, and
 # compare. CMD runs once before, so that both runs find the same caches; the
 # function `reset` (if defined) runs before each run.
+# $as, if set, runs the job, the record and strace as another user.
 compare() {
-	reset; "$@" > /dev/null 2>&1
-	reset; hotset record -q --backend="$backend" -o p -- "$@" > /dev/null
+	reset; $as "$@" > /dev/null 2>&1
+	reset; $as "$HOTSET" record -q --backend="$backend" -o p -- "$@" > /dev/null
 	hotset show --json p > j
-	reset; strace -ff -qq -y -o st -e trace=$STRACE_CALLS "$@" > /dev/null
+	reset; $as strace -ff -qq -y -o st -e trace=$STRACE_CALLS "$@" > /dev/null
 	python3 "$TESTS_DIR/helpers/strace-compare.py" j st "$PWD"
 }
+as=
 reset() { :; }
 
 # A small C project: three sources, a header, libm.
@@ -43,6 +46,31 @@ c_project() {
 	printf '#include "util.h"\ndouble calc(double x) { return sqrt(x); }\n' > calc.c
 }
 
+# Hundreds of headers, each opened once and read whole.
+boost_source() {
+	cat > b.cpp <<-\EOF
+	#include <boost/algorithm/string.hpp>
+	#include <boost/optional.hpp>
+	#include <boost/variant.hpp>
+	#include <string>
+	int main()
+	{
+		boost::optional<std::string> s = std::string("a,b");
+		boost::variant<int, std::string> v = 1;
+		return boost::algorithm::contains(*s, ",") ? v.which() : 2;
+	}
+	EOF
+}
+boost_headers_read() { json j "len([f for f in j[\"files\"] if \"/boost/\" in f[\"path\"]]) > 200"; }
+
+sqlite_db() {
+	sqlite3 db "create table t(a, b);
+		with recursive c(x) as (select 1 union all select x + 1 from c where x < 20000)
+		insert into t select x, hex(randomblob(50)) from c;"
+}
+SQLITE_QUERY="select count(*), sum(length(b)) from t where a % 7 = 3"
+db_pages_read() { json j "[f[\"pages\"] for f in j[\"files\"] if f[\"path\"] == \"$PWD/db\"][0] > 100"; }
+
 for backend in ${RECORD_BACKENDS:-bpf ptrace}; do
 	test_expect_success BACKEND,STRACE "$backend: python3 -c \"import json\"" '
 		compare python3 -c "import json"
@@ -55,20 +83,30 @@ for backend in ${RECORD_BACKENDS:-bpf ptrace}; do
 		./prog > out && check_eq "$(cat out)" "6 1.414214"
 	'
 
-	# hundreds of headers, each opened once and read whole
 	test_expect_success BACKEND,STRACE,BOOST "$backend: a C++ compile of Boost headers" '
-		printf "#include <boost/algorithm/string.hpp>\n#include <boost/optional.hpp>\n#include <boost/variant.hpp>\n#include <string>\nint main() { boost::optional<std::string> s = std::string(\"a,b\"); boost::variant<int, std::string> v = 1; return boost::algorithm::contains(*s, \",\") ? v.which() : 2; }\n" > b.cpp &&
-		compare c++ -fsyntax-only b.cpp &&
-		check_eq "$(json j "len([f for f in j[\"files\"] if \"/boost/\" in f[\"path\"]]) > 200")" 1
+		boost_source && compare c++ -fsyntax-only b.cpp && check_eq "$(boost_headers_read)" 1
 	'
 
 	test_expect_success BACKEND,STRACE,SQLITE "$backend: an sqlite3 query" '
-		sqlite3 db "create table t(a, b);
-			with recursive c(x) as (select 1 union all select x + 1 from c where x < 20000)
-			insert into t select x, hex(randomblob(50)) from c;" &&
-		compare sqlite3 db "select count(*), sum(length(b)) from t where a % 7 = 3" &&
-		check_eq "$(json j "[f[\"pages\"] for f in j[\"files\"] if f[\"path\"] == \"$PWD/db\"][0] > 100")" 1
+		sqlite_db && compare sqlite3 db "$SQLITE_QUERY" && check_eq "$(db_pages_read)" 1
 	'
 done
+
+# As nobody: the files the job may read, recorded without privileges.
+# (The system python3: nobody cannot enter root's own installs.)
+as=as_nobody backend=ptrace
+test_expect_success NOBODY,BACKEND,STRACE "nobody: python3 -c \"import json\"" '
+	chown nobody:nogroup . && compare /usr/bin/python3 -c "import json"
+'
+
+test_expect_success NOBODY,BACKEND,STRACE,BOOST "nobody: a C++ compile of Boost headers" '
+	chown nobody:nogroup . && boost_source &&
+	compare c++ -fsyntax-only b.cpp && check_eq "$(boost_headers_read)" 1
+'
+
+test_expect_success NOBODY,BACKEND,STRACE,SQLITE "nobody: an sqlite3 query" '
+	chown nobody:nogroup . && sqlite_db && chown nobody:nogroup db &&
+	compare sqlite3 db "$SQLITE_QUERY" && check_eq "$(db_pages_read)" 1
+'
 
 test_done
