@@ -16,44 +16,10 @@
 #include <sys/sysmacros.h>
 
 #include "hotset/profile.h"
+#include "scratch.h"
 #include "unit.h"
 
 /* ---- scaffolding ----------------------------------------------------------- */
-
-static char scratch[256];
-
-static int rm_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-/* A fresh directory for this test; removed by scratch_done(). */
-static const char *scratch_dir(void)
-{
-	const char *root = getenv("TMPDIR") ? getenv("TMPDIR") : "/var/tmp";
-
-	snprintf(scratch, sizeof(scratch), "%s/hotset-unit-profile.XXXXXX", root);
-	if (!mkdtemp(scratch)) {
-		perror("mkdtemp");
-		_exit(1);
-	}
-	return scratch;
-}
-
-static void scratch_done(void)
-{
-	nftw(scratch, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static char *path_in(const char *name)
-{
-	static char buf[4][512];
-	static int next;
-	char *p = buf[next++ & 3];
-
-	snprintf(p, 512, "%s/%s", scratch, name);
-	return p;
-}
 
 /* Names in the scratch directory, "." and ".." aside. */
 static int count_entries(const char *dir)

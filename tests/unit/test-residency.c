@@ -17,44 +17,12 @@
 
 #include "hotset/evict.h"
 #include "hotset/residency.h"
+#include "scratch.h"
 #include "unit.h"
 
 #define NOBODY 65534
 
-static char scratch[256];
 static uint64_t ps;
-
-static int rm_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static const char *scratch_dir(void)
-{
-	/* /var/tmp: a real filesystem, where eviction really evicts */
-	snprintf(scratch, sizeof(scratch), "/var/tmp/hotset-unit-residency.XXXXXX");
-	if (!mkdtemp(scratch)) {
-		perror("mkdtemp");
-		_exit(1);
-	}
-	chmod(scratch, 0755);
-	return scratch;
-}
-
-static void scratch_done(void)
-{
-	nftw(scratch, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static char *path_in(const char *name)
-{
-	static char buf[4][512];
-	static int next;
-	char *p = buf[next++ & 3];
-
-	snprintf(p, 512, "%s/%s", scratch, name);
-	return p;
-}
 
 /* A file of size bytes, written, synced and dropped from the cache. */
 static void make_cold_file(const char *path, uint64_t size)

@@ -22,51 +22,8 @@
 #include <sys/un.h>
 
 #include "hotset/targets.h"
+#include "scratch.h"
 #include "unit.h"
-
-static char scratch[256];
-
-static int rm_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static void on_alarm(int sig)
-{
-	static const char msg[] = "#   timed out: the walk hung\n";
-
-	(void)sig;
-	write(STDOUT_FILENO, msg, sizeof(msg) - 1);
-	_exit(1);
-}
-
-static const char *scratch_dir(void)
-{
-	snprintf(scratch, sizeof(scratch), "/var/tmp/hotset-unit-targets.XXXXXX");
-	if (!mkdtemp(scratch)) {
-		perror("mkdtemp");
-		_exit(1);
-	}
-	/* no test may hang: a FIFO opened for reading would wait forever */
-	signal(SIGALRM, on_alarm);
-	alarm(60);
-	return scratch;
-}
-
-static void scratch_done(void)
-{
-	nftw(scratch, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-}
-
-static char *path_in(const char *name)
-{
-	static char buf[8][512];
-	static int next;
-	char *p = buf[next++ & 7];
-
-	snprintf(p, 512, "%s/%s", scratch, name);
-	return p;
-}
 
 static void mkfile(const char *name, size_t bytes)
 {

@@ -19,25 +19,8 @@
 
 #include "hotset/residency.h"
 #include "hotset/warm.h"
+#include "scratch.h"
 #include "unit.h"
-
-static char dir[64];
-
-static void make_dir(void)
-{
-	snprintf(dir, sizeof(dir), "/var/tmp/hotset-unit-warm.XXXXXX");
-	if (!mkdtemp(dir))
-		SKIP("cannot create a scratch directory under /var/tmp");
-}
-
-static void remove_dir(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		printf("#   could not remove %s\n", dir);
-}
 
 /* A file of npages pages (last one partial if tail) of non-zero bytes, evicted. */
 static void make_file(const char *name, size_t npages, size_t tail, char *path, size_t cap)
@@ -47,7 +30,7 @@ static void make_file(const char *name, size_t npages, size_t tail, char *path, 
 	char *buf = malloc(size + 1);
 	int fd;
 
-	snprintf(path, cap, "%s/%s", dir, name);
+	snprintf(path, cap, "%s/%s", scratch, name);
 	for (size_t i = 0; i < size; i++)
 		buf[i] = (char)('a' + i % 23);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -175,7 +158,7 @@ static void warms_whole_files_with_every_method_body(void)
 	};
 	char a[128], b[128], c[128];
 
-	make_dir();
+	scratch_dir();
 	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
 		struct seen s = { 0 };
 		struct hs_warm_stats st;
@@ -203,7 +186,7 @@ static void warms_whole_files_with_every_method_body(void)
 		}
 		hs_warm_free(w);
 	}
-	remove_dir();
+	scratch_done();
 }
 
 TEST(warms_whole_files_with_every_method) { retry_once(warms_whole_files_with_every_method_body); }
@@ -218,7 +201,7 @@ static void reads_only_the_ranges_asked_for_body(void)
 
 	if (!hs_have_cachestat())
 		SKIP("no cachestat");
-	make_dir();
+	scratch_dir();
 	make_file("a", 64, 0, a, sizeof(a));
 	w = start(&s, HS_WARM_AUTO, HS_ORDER_GIVEN, 0);
 	CHECK(add(w, a, r, 4) == 0);
@@ -234,7 +217,7 @@ static void reads_only_the_ranges_asked_for_body(void)
 	CHECK_EQ_U64(s.len[1], 5 * hs_page_size());
 	CHECK_EQ_U64(s.off[2], 40 * hs_page_size());
 	hs_warm_free(w);
-	remove_dir();
+	scratch_done();
 }
 
 TEST(reads_only_the_ranges_asked_for) { retry_once(reads_only_the_ranges_asked_for_body); }
@@ -250,13 +233,13 @@ static void skips_resident_pages_and_holes_body(void)
 
 	if (!hs_have_cachestat())
 		SKIP("no cachestat");
-	make_dir();
+	scratch_dir();
 	make_file("a", 8, 0, a, sizeof(a));
 	fd = open(a, O_RDONLY);
 	CHECK(pread(fd, &byte, 1, 0) == 1);	/* page 0 (and readahead) resident */
 	close(fd);
 	/* 1 GiB with one page of data in the middle */
-	snprintf(sparse, sizeof(sparse), "%s/sparse", dir);
+	snprintf(sparse, sizeof(sparse), "%s/sparse", scratch);
 	fd = open(sparse, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	CHECK(ftruncate(fd, 1 << 30) == 0);
 	CHECK(pwrite(fd, "data", 4, 512 << 20) == 4);
@@ -277,7 +260,7 @@ static void skips_resident_pages_and_holes_body(void)
 		if (!strcmp(s.path[i], sparse))
 			CHECK(s.off[i] == (512u << 20) && s.len[i] == ps);
 	hs_warm_free(w);
-	remove_dir();
+	scratch_done();
 }
 
 TEST(skips_resident_pages_and_holes) { retry_once(skips_resident_pages_and_holes_body); }
@@ -294,7 +277,7 @@ static void budget_stops_inside_the_right_file_body(void)
 
 	if (!hs_have_cachestat())
 		SKIP("no cachestat");
-	make_dir();
+	scratch_dir();
 	make_file("a", 64, 0, a, sizeof(a));
 	make_file("b", 64, 0, b, sizeof(b));
 	make_file("c", 64, 0, c, sizeof(c));
@@ -320,7 +303,7 @@ static void budget_stops_inside_the_right_file_body(void)
 	CHECK_EQ_U64(resident(c), 0);
 	CHECK_EQ_U64(st.read_pages, 96);
 	hs_warm_free(w);
-	remove_dir();
+	scratch_done();
 }
 
 TEST(budget_stops_inside_the_right_file) { retry_once(budget_stops_inside_the_right_file_body); }
@@ -332,7 +315,7 @@ TEST(a_file_that_shrinks_before_its_read_is_reported)
 	};
 	char a[128];
 
-	make_dir();
+	scratch_dir();
 	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
 		struct seen s = { .action = TRUNCATE };
 		struct hs_warm_stats st;
@@ -350,7 +333,7 @@ TEST(a_file_that_shrinks_before_its_read_is_reported)
 		CHECK(strstr(s.last_warning, "shrank") != NULL);
 		hs_warm_free(w);
 	}
-	remove_dir();
+	scratch_done();
 }
 
 TEST(a_file_deleted_before_its_read_is_reported)
@@ -360,7 +343,7 @@ TEST(a_file_deleted_before_its_read_is_reported)
 	struct hs_warm *w;
 	char a[128];
 
-	make_dir();
+	scratch_dir();
 	make_file("a", 100, 0, a, sizeof(a));
 	w = start(&s, HS_WARM_AUTO, HS_ORDER_GIVEN, 0);
 	CHECK(add(w, a, NULL, 0) == 0);
@@ -369,7 +352,7 @@ TEST(a_file_deleted_before_its_read_is_reported)
 	CHECK_EQ_U64(st.skipped_files, 1);
 	CHECK(strstr(s.last_warning, "deleted or replaced") != NULL);
 	hs_warm_free(w);
-	remove_dir();
+	scratch_done();
 }
 
 /*
@@ -385,7 +368,7 @@ static void ranges_past_the_end_are_reported_body(void)
 	struct hs_warm *w;
 	char a[128];
 
-	make_dir();
+	scratch_dir();
 	make_file("a", 64, 0, a, sizeof(a));
 	w = start(&s, HS_WARM_AUTO, HS_ORDER_GIVEN, 0);
 	CHECK(add_entry(w, a, r, 2, &entry) == 0);
@@ -399,7 +382,7 @@ static void ranges_past_the_end_are_reported_body(void)
 	if (hs_have_cachestat())
 		CHECK_EQ_U64(resident(a), 8);
 	hs_warm_free(w);
-	remove_dir();
+	scratch_done();
 }
 
 TEST(ranges_past_the_end_are_reported) { retry_once(ranges_past_the_end_are_reported_body); }
@@ -413,7 +396,7 @@ TEST(physical_order_sorts_by_address)
 	uint64_t last = 0;
 	unsigned known = 0;
 
-	make_dir();
+	scratch_dir();
 	/* written in one order, added in the reverse one */
 	for (int i = 0; i < 8; i++) {
 		char name[8];
@@ -436,7 +419,7 @@ TEST(physical_order_sorts_by_address)
 	if (!known)
 		SKIP("FIEMAP gives no addresses on this filesystem");
 	hs_warm_free(w);
-	remove_dir();
+	scratch_done();
 }
 
 /*
@@ -452,7 +435,7 @@ TEST(open_files_are_bounded_by_the_limit)
 	struct hs_warm *w;
 	char a[128];
 
-	make_dir();
+	scratch_dir();
 	make_file("a", 1, 0, a, sizeof(a));
 	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
 	w = start(&s, HS_WARM_WILLNEED, HS_ORDER_GIVEN, 0);
@@ -469,7 +452,7 @@ TEST(open_files_are_bounded_by_the_limit)
 	CHECK_EQ_U64(s.warnings, 0);
 	CHECK_EQ_U64(st.skipped_files, 0);
 	hs_warm_free(w);
-	remove_dir();
+	scratch_done();
 }
 
 int main(void)

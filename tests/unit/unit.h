@@ -11,6 +11,7 @@
 #ifndef HOTSET_UNIT_H
 #define HOTSET_UNIT_H
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #define UNIT_SKIP_STATUS 77
+#define UNIT_TIMEOUT 120	/* seconds: a test that hangs (on a FIFO, say) fails */
 
 static int unit_failed;
 
@@ -75,6 +77,7 @@ static int unit_run(const struct unit_test *tests, size_t n)
 		fflush(stdout);
 		pid = fork();
 		if (pid == 0) {
+			alarm(UNIT_TIMEOUT);
 			tests[i].fn();
 			fflush(stdout);
 			_exit(unit_failed ? 1 : 0);
@@ -88,7 +91,9 @@ static int unit_run(const struct unit_test *tests, size_t n)
 		} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 			printf("ok %zu - %s\n", i + 1, tests[i].name);
 		} else {
-			if (WIFSIGNALED(status))
+			if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+				printf("#   timed out after %d s\n", UNIT_TIMEOUT);
+			else if (WIFSIGNALED(status))
 				printf("#   killed by signal %d\n", WTERMSIG(status));
 			printf("not ok %zu - %s\n", i + 1, tests[i].name);
 			failures++;
