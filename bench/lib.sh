@@ -239,27 +239,20 @@ cg_exec() {
 	sh -c "$CG_ENTER" sh "$dir" "$@"
 }
 
-cg_reads() {
+# cg_read_stat NAME V1_FILE V2_KEY: the disk's reads from the v1 file
+# (blkio.throttle.*) or the v2 io.stat key (rios, rbytes)
+cg_read_stat() {
 	local dir=${CG_PATH[$1]} disk=${CG_DISK[$1]}
 	if [ $CG_MODE = v1 ]; then
-		awk -v d="$disk" '$1 == d && $2 == "Read" { n = $3 } END { printf "%.0f\n", n }' \
-			"$dir/blkio.throttle.io_serviced"
+		awk -v d="$disk" '$1 == d && $2 == "Read" { n = $3 } END { printf "%.0f\n", n }' "$dir/$2"
 	else
-		awk -v d="$disk" '$1 == d { for (i = 2; i <= NF; i++) if ($i ~ /^rios=/) n = substr($i, 6) }
-			END { printf "%.0f\n", n }' "$dir/io.stat"
+		awk -v d="$disk" -v k="$3=" '$1 == d { for (i = 2; i <= NF; i++)
+			if (index($i, k) == 1) n = substr($i, length(k) + 1) } END { printf "%.0f\n", n }' \
+			"$dir/io.stat"
 	fi
 }
-
-cg_read_bytes() {
-	local dir=${CG_PATH[$1]} disk=${CG_DISK[$1]}
-	if [ $CG_MODE = v1 ]; then
-		awk -v d="$disk" '$1 == d && $2 == "Read" { n = $3 } END { printf "%.0f\n", n }' \
-			"$dir/blkio.throttle.io_service_bytes"
-	else
-		awk -v d="$disk" '$1 == d { for (i = 2; i <= NF; i++) if ($i ~ /^rbytes=/) n = substr($i, 8) }
-			END { printf "%.0f\n", n }' "$dir/io.stat"
-	fi
-}
+cg_reads() { cg_read_stat "$1" blkio.throttle.io_serviced rios; }
+cg_read_bytes() { cg_read_stat "$1" blkio.throttle.io_service_bytes rbytes; }
 
 cg_remove_all() {
 	local name dir pid
