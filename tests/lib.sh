@@ -27,6 +27,18 @@ hotset() { "$HOTSET" "$@"; }
 # The system Python: a python3 earlier on PATH (pyenv shims) can take seconds to start.
 PYTHON=/usr/bin/python3
 [ -x "$PYTHON" ] || PYTHON=$(command -v python3)
+python3() { "$PYTHON" "$@"; }
+
+# ---- pages -----------------------------------------------------------------
+ps=$(getconf PAGESIZE)
+pagetool() { "$HELPERS/pagetool" "$@"; }
+# mkpages FILE N: a file of N pages, not in the cache
+mkpages() { head -c $(($2 * ps)) /dev/zero | tr '\0' x > "$1" && pagetool evict "$1"; }
+# The page cache is shared with the whole machine: memory pressure or a
+# drop_caches elsewhere can take pages a test has just read. A check of
+# exact residency reads its pages and checks again, up to three times,
+# before it fails.
+retry() { local i; for i in 1 2 3; do "$@" && return 0; echo "# again: $1" >&2; done; return 1; }
 
 # ---- prerequisites -------------------------------------------------------
 prereq_ROOT() { [ "$(id -u)" -eq 0 ]; }

@@ -2,8 +2,6 @@
 # hotset show: every file with its ranges and sizes, and totals, in words
 # and in JSON; paths with any byte but NUL come out intact.
 . "$(dirname "$0")/../lib.sh"
-# pyenv's python3 shim costs a second a call here; the system one will do
-if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
 
 # A profile with every line type; the second path has a space, a newline,
 # a backslash and a byte that is not UTF-8.

@@ -3,20 +3,9 @@
 # counts only a profile's ranges; trees are walked by the rules (FIFOs
 # never opened, symlinks only with -L, hard links once, -x).
 . "$(dirname "$0")/../lib.sh"
-# pyenv's python3 shim costs a second a call here; the system one will do
-if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
 
-ps=$(getconf PAGESIZE)
-pagetool() { "$HELPERS/pagetool" "$@"; }
-# mkpages FILE N: a file of N pages, not in the cache
-mkpages() { head -c $(($2 * ps)) /dev/zero | tr '\0' x > "$1" && pagetool evict "$1"; }
 prereq_MOUNT() { [ "$(id -u)" -eq 0 ] && mkdir -p "$TRASH/m" && mount -t tmpfs none "$TRASH/m" 2>/dev/null && umount "$TRASH/m"; }
 prereq_STRACE() { command -v strace >/dev/null; }
-# The page cache is shared with the whole machine: memory pressure or a
-# drop_caches elsewhere can take pages a test has just read. A check of
-# exact residency reads its pages and checks again, up to three times,
-# before it fails.
-retry() { local i; for i in 1 2 3; do "$@" && return 0; echo "# again: $1" >&2; done; return 1; }
 
 test_expect_success REALFS 'counts are exact to the page (readahead off)' '
 	mkpages f 64 &&

@@ -2,14 +2,7 @@
 # hotset snapshot: a profile of exactly the pages resident now under PATHs,
 # written atomically, that status/evict -p read back.
 . "$(dirname "$0")/../lib.sh"
-# pyenv's python3 shim costs a second a call here; the system one will do
-if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
 
-ps=$(getconf PAGESIZE)
-pagetool() { "$HELPERS/pagetool" "$@"; }
-mkpages() { head -c $(($2 * ps)) /dev/zero | tr '\0' x > "$1" && pagetool evict "$1"; }
-# See t0110: exact residency checks are tried up to three times.
-retry() { local i; for i in 1 2 3; do "$@" && return 0; echo "# again: $1" >&2; done; return 1; }
 # ranges FILE PROFILE: the file's ranges in the profile, as "a-b,c"
 # (profiles hold absolute paths)
 ranges() {

@@ -3,14 +3,6 @@
 # pages are written back first unless told not to; what stays (mapped,
 # locked, dirty) is reported.
 . "$(dirname "$0")/../lib.sh"
-# pyenv's python3 shim costs a second a call here; the system one will do
-if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
-
-ps=$(getconf PAGESIZE)
-pagetool() { "$HELPERS/pagetool" "$@"; }
-mkpages() { head -c $(($2 * ps)) /dev/zero | tr '\0' x > "$1" && pagetool evict "$1"; }
-# See t0110: exact residency checks are tried up to three times.
-retry() { local i; for i in 1 2 3; do "$@" && return 0; echo "# again: $1" >&2; done; return 1; }
 
 test_expect_success REALFS 'after evict, no page of the tree is resident' '
 	mkdir -p d/sub && mkpages d/a 16 && mkpages d/sub/b 3 && printf "" > d/empty &&

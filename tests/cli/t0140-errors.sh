@@ -4,8 +4,6 @@
 # malformed or truncated profile 2 with "file:line: reason"; FIFOs,
 # symlink loops and newlines in paths get clear messages, never a hang.
 . "$(dirname "$0")/../lib.sh"
-# pyenv's python3 shim costs a second a call here; the system one will do
-if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
 
 cmds="show status snapshot evict"
 # Every command runs under a timeout: a hang is a failure, not a stuck CI.

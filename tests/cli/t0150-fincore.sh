@@ -3,8 +3,6 @@
 # file whose residency it can know; after evict, nothing is resident.
 # fincore (util-linux 2.38) counts with mincore, truthful for root.
 . "$(dirname "$0")/../lib.sh"
-# pyenv's python3 shim costs a second a call here; the system one will do
-if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
 
 prereq_FINCORE() { command -v fincore >/dev/null && fincore --json --bytes /dev/null >/dev/null 2>&1; }
 

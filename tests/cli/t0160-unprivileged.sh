@@ -4,13 +4,7 @@
 # Such files are unknown and counted apart, never shown as resident;
 # files the user owns or may write are known; evict still works.
 . "$(dirname "$0")/../lib.sh"
-# pyenv's python3 shim costs a second a call here; the system one will do
-if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
 
-ps=$(getconf PAGESIZE)
-pagetool() { "$HELPERS/pagetool" "$@"; }
-mkpages() { head -c $(($2 * ps)) /dev/zero | tr '\0' x > "$1" && pagetool evict "$1"; }
-retry() { local i; for i in 1 2 3; do "$@" && return 0; echo "# again: $1" >&2; done; return 1; }
 nobody() { as_nobody "$HOTSET" "$@"; }
 
 # ro: root's, read-only for others; rw: root's, writable by all;

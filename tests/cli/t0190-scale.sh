@@ -16,8 +16,6 @@
 # removing a million files), so it runs only with HOTSET_TEST_SCALE=1.
 # The timings and peaks go to the TAP output as comments.
 . "$(dirname "$0")/../lib.sh"
-# pyenv's python3 shim costs a second a call here; the system one will do
-if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
 
 prereq_SCALE() { [ "${HOTSET_TEST_SCALE:-0}" = 1 ]; }
 prereq_INODES() { [ "$(df --output=iavail "$TRASH" | tail -n 1)" -gt 1100000 ]; }

@@ -19,7 +19,6 @@ no_cgroup_left() {
 }
 # The page cache is shared with the whole machine: somebody else's
 # drop_caches can empty it between two runs; a warm check is tried thrice.
-retry() { local i; for i in 1 2 3; do "$@" && return 0; echo "# again: $1" >&2; done; return 1; }
 # The members every report has, with their types; unknown pressure is null.
 check_json() {
 	check_eq "$(json "$1" '(
