@@ -80,4 +80,27 @@ int hs_job_become_subreaper(void);
  */
 int hs_job_wait_all(const struct hs_job *job, int *status);
 
+/*
+ * A gate that holds the job's first process between fork and exec until
+ * the caller is ready for it (a tracer attached, eBPF programs loaded): a
+ * pipe the child reads one byte from. hs_job_gate_init() before
+ * hs_job_start(); hs_job_gate_wait() in before_exec; hs_job_gate_open()
+ * once ready; hs_job_gate_close() at the end, which makes a child still
+ * waiting give up.
+ */
+struct hs_job_gate {
+	int rfd, wfd;
+};
+
+/* Returns 0 or -errno. */
+int hs_job_gate_init(struct hs_job_gate *g);
+
+/* In the child (async-signal-safe): 0 once opened, -ECANCELED if the caller went away. */
+int hs_job_gate_wait(const struct hs_job_gate *g);
+
+/* Let the child go on. Returns 0, or -errno if it could not be told. */
+int hs_job_gate_open(struct hs_job_gate *g);
+
+void hs_job_gate_close(struct hs_job_gate *g);
+
 #endif

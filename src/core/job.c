@@ -215,3 +215,47 @@ int hs_job_wait_all(const struct hs_job *job, int *status)
 		running = count_children();
 	return running;
 }
+
+/* ---- the gate ------------------------------------------------------------- */
+
+int hs_job_gate_init(struct hs_job_gate *g)
+{
+	int fds[2];
+
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		g->rfd = g->wfd = -1;
+		return -errno;
+	}
+	g->rfd = fds[0];
+	g->wfd = fds[1];
+	return 0;
+}
+
+int hs_job_gate_wait(const struct hs_job_gate *g)
+{
+	ssize_t n;
+	char c;
+
+	close(g->wfd);	/* the child's copy: EOF must mean the caller is gone */
+	do
+		n = read(g->rfd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -ECANCELED;
+}
+
+int hs_job_gate_open(struct hs_job_gate *g)
+{
+	int rc = write(g->wfd, "g", 1) == 1 ? 0 : -errno;
+
+	hs_job_gate_close(g);
+	return rc;
+}
+
+void hs_job_gate_close(struct hs_job_gate *g)
+{
+	if (g->rfd >= 0)
+		close(g->rfd);
+	if (g->wfd >= 0)
+		close(g->wfd);
+	g->rfd = g->wfd = -1;
+}

@@ -777,22 +777,10 @@ static void free_session(struct session *s)
 
 /* ---- running the job ------------------------------------------------------------- */
 
-struct hold {
-	int rfd, wfd;
-};
-
 /* In the job's first process: wait until hotset says the programs are attached. */
 static int hold_until_attached(void *ctx)
 {
-	const struct hold *h = ctx;
-	ssize_t n;
-	char c;
-
-	close(h->wfd);
-	do
-		n = read(h->rfd, &c, 1);
-	while (n < 0 && errno == EINTR);
-	return n == 1 ? 0 : -ECANCELED;	/* hotset went away */
+	return hs_job_gate_wait(ctx);
 }
 
 #define MAX_LINKS 16
@@ -933,7 +921,7 @@ int hs_record_bpf(const struct hs_record_opts *o, struct hs_recording *rec,
 		  struct hs_record_result *res, struct hs_error *err)
 {
 	struct session s = { .rec = rec };
-	struct hold hold = { -1, -1 };
+	struct hs_job_gate hold = { -1, -1 };
 	struct bpf_link *links[MAX_LINKS];
 	struct hs_job_spec spec = {
 		.argv = o->argv, .before_exec = hold_until_attached, .ctx = &hold,
@@ -946,8 +934,7 @@ int hs_record_bpf(const struct hs_record_opts *o, struct hs_recording *rec,
 	libbpf_print_fn_t old_print = libbpf_set_print(libbpf_quiet);
 	bool have_dio = false, signals = false;
 	struct stat st;
-	int pidfd = -1, nlinks = 0, fds[2], rc, running;
-	ssize_t n;
+	int pidfd = -1, nlinks = 0, rc, running;
 
 	libbpf_last[0] = '\0';
 	if ((rc = check_privileges(err)))
@@ -959,11 +946,10 @@ int hs_record_bpf(const struct hs_record_opts *o, struct hs_recording *rec,
 		rc = hs_error_set(err, errno, "cannot read the eBPF ring buffer: %s", strerror(errno));
 		goto out;
 	}
-	if (pipe2(fds, O_CLOEXEC) < 0) {
-		rc = hs_error_set(err, errno, "cannot make a pipe: %s", strerror(errno));
+	if ((rc = hs_job_gate_init(&hold))) {
+		rc = hs_error_set(err, -rc, "cannot make a pipe: %s", strerror(-rc));
 		goto out;
 	}
-	hold = (struct hold){ fds[0], fds[1] };
 	if (fstat(hold.rfd, &st) < 0) {
 		rc = hs_error_set(err, errno, "cannot stat a pipe: %s", strerror(errno));
 		goto out;
@@ -980,13 +966,8 @@ int hs_record_bpf(const struct hs_record_opts *o, struct hs_recording *rec,
 #ifdef SYS_pidfd_open
 	pidfd = (int)syscall(SYS_pidfd_open, job.pid, 0);
 #endif
-	close(hold.rfd);
-	hold.rfd = -1;
 	/* if this fails, the child saw EOF and gave up: exec_result says so */
-	n = write(hold.wfd, "g", 1);
-	(void)n;
-	close(hold.wfd);
-	hold.wfd = -1;
+	hs_job_gate_open(&hold);
 	res->exec_error = hs_job_exec_result(&job, &res->exec_stage);
 
 	pfd[0] = (struct pollfd){ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN };
@@ -1035,10 +1016,7 @@ out:
 		close(job.status_fd);
 	if (pidfd >= 0)
 		close(pidfd);
-	if (hold.rfd >= 0)
-		close(hold.rfd);
-	if (hold.wfd >= 0)
-		close(hold.wfd);
+	hs_job_gate_close(&hold);
 	ring_buffer__free(rb);
 	detach(links, &nlinks);
 	record_bpf__destroy(skel);

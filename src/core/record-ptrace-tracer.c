@@ -946,7 +946,7 @@ static void finish(struct pt_tracer *tr, struct run *run)
 /* ---- starting the job -------------------------------------------------------------- */
 
 struct launch {
-	int rfd, wfd;		/* hold: the job waits until it is seized */
+	struct hs_job_gate gate;	/* the job waits until it is seized */
 	struct sock_fprog prog;
 };
 
@@ -954,16 +954,9 @@ struct launch {
 static int before_exec(void *ctx)
 {
 	const struct launch *l = ctx;
-	ssize_t n;
-	char c;
 
-	close(l->wfd);
-	do
-		n = read(l->rfd, &c, 1);
-	while (n < 0 && errno == EINTR);
-	if (n != 1)
+	if (hs_job_gate_wait(&l->gate))
 		return -ECANCELED;	/* the tracer went away */
-	close(l->rfd);
 	/* without CAP_SYS_ADMIN a filter needs no_new_privs (setuid programs lose it) */
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &l->prog) == 0)
 		return 0;
@@ -1053,7 +1046,7 @@ int pt_tracer_run(const struct hs_record_opts *o, int report_fd)
 		.opts = o, .page_size = hs_page_size(), .report_fd = report_fd,
 		.recording = true, .procmap_query = -1,
 	};
-	struct launch l = { -1, -1, { 0, NULL } };
+	struct launch l = { { -1, -1 }, { 0, NULL } };
 	struct hs_job_spec spec = {
 		.argv = o->argv, .before_exec = before_exec, .ctx = &l,
 		.cgroup_procs = o->cgroup_procs,
@@ -1065,27 +1058,23 @@ int pt_tracer_run(const struct hs_record_opts *o, int report_fd)
 	pid_t hotset = getppid();
 	struct pt_task *root;
 	struct rlimit rl;
-	int fds[2], rc, status;
+	int rc, status;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != hotset)
 		return 1;	/* hotset is gone already */
 	prctl(PR_SET_NAME, "hotset-tracer", 0, 0, 0);	/* for ps, when it outlives hotset */
 	if ((rc = pt_filter_build(!can_trace_nondumpable(), &l.prog)) ||
-	    pipe2(fds, O_CLOEXEC) < 0) {
-		run.out.error = rc ? rc : -errno;
+	    (rc = hs_job_gate_init(&l.gate))) {
+		run.out.error = rc;
 		snprintf(run.out.message, sizeof(run.out.message), "%s", strerror(-run.out.error));
 		goto report;
 	}
-	l.rfd = fds[0];
-	l.wfd = fds[1];
 	if ((rc = hs_job_start(&spec, &run.job))) {
 		run.out.error = rc;
 		snprintf(run.out.message, sizeof(run.out.message), "cannot start %s: %s",
 			 o->argv[0], strerror(-rc));
 		goto report;
 	}
-	close(l.rfd);
-	l.rfd = -1;
 	tracer_signals();
 	/* fdinfo handles: one per fd sampled, as many as allowed */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -1096,7 +1085,7 @@ int pt_tracer_run(const struct hs_record_opts *o, int report_fd)
 	if (ptrace(PTRACE_SEIZE, tr.root, 0, options) < 0) {
 		run.out.error = -errno;
 		pt_explain_seize(errno, run.out.message, sizeof(run.out.message));
-		close(l.wfd);	/* the child sees EOF and gives up */
+		hs_job_gate_close(&l.gate);	/* the child sees EOF and gives up */
 		waitpid(tr.root, &status, 0);
 		goto report;
 	}
@@ -1110,10 +1099,8 @@ int pt_tracer_run(const struct hs_record_opts *o, int report_fd)
 	root->started = root->preexec = true;
 	pt_fdtable_adopt_inherited(&tr, root);	/* positions now: reads start there */
 	pt_report_started(&tr, tr.root);
-	if (write(l.wfd, "g", 1) != 1)
+	if (hs_job_gate_open(&l.gate))
 		kill(tr.root, SIGKILL);
-	close(l.wfd);
-	l.wfd = -1;
 
 	for (;;) {
 		pid_t tid = waitpid(-1, &status, __WALL);
@@ -1145,10 +1132,7 @@ int pt_tracer_run(const struct hs_record_opts *o, int report_fd)
 report:
 	pt_report_end(&tr, &run.out);
 out:
-	if (l.rfd >= 0)
-		close(l.rfd);
-	if (l.wfd >= 0)
-		close(l.wfd);
+	hs_job_gate_close(&l.gate);
 	free(l.prog.filter);
 	return 0;
 }
