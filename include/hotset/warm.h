@@ -14,7 +14,7 @@
  *            the given order.
  *   read     I/O threads issue the reads, in two lanes with a bounded
  *            amount in flight each: small files (an operation each, read
- *            with pread(2) by a pool of threads) and large ones (bandwidth,
+ *            synchronously by a pool of threads) and large ones (bandwidth,
  *            chunked POSIX_FADV_WILLNEED and a later wait for completion).
  *            Other methods can be asked for: see enum hs_warm_method.
  *   check    a file that shrank, vanished or was replaced meanwhile is
@@ -41,7 +41,8 @@
 enum hs_warm_method {
 	HS_WARM_AUTO = 0,	/* PREAD for small files, WILLNEED for large ones */
 	HS_WARM_WILLNEED,	/* chunked POSIX_FADV_WILLNEED, then wait for completion */
-	HS_WARM_PREAD,		/* pread(2) into scratch buffers, a thread per read */
+	HS_WARM_PREAD,		/* synchronous reads, a thread per read in flight
+				   (sendfile(2) into /dev/null: no copy) */
 	HS_WARM_URING,		/* io_uring reads (only if built with liburing) */
 };
 
