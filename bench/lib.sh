@@ -271,27 +271,58 @@ cg_remove_all() {
 }
 bench_on_exit cg_remove_all
 
-# cg_run_cold NAME LABEL CMD...: REPEATS cold runs (drop_caches first) inside
-# cgroup NAME; records the median time, and in the extra column the median
-# MB/s (over the cgroup's bytes read) and device reads. Per-run values stay
-# in $BENCH_DIR/LABEL.{runs,reads,bytes,mbs}.
-cg_run_cold() {
-	local name=$1 label=$2 i s r0 r1 b0 b1 f=$BENCH_DIR/$2; shift 2
-	: > "$f.runs"; : > "$f.reads"; : > "$f.mbs"; : > "$f.bytes"; : > "$f.cpu"
-	for ((i = 0; i < REPEATS; i++)); do
-		drop_caches
-		r0=$(cg_reads "$name"); b0=$(cg_read_bytes "$name")
-		s=$(bench_once sh -c "$CG_ENTER" sh "${CG_PATH[$name]}" "$@") || return 1
-		cat "$BENCH_DIR/last.cpu" >> "$f.cpu"
-		r1=$(cg_reads "$name"); b1=$(cg_read_bytes "$name")
-		echo "$s" >> "$f.runs"
-		echo $((r1 - r0)) >> "$f.reads"
-		echo $((b1 - b0)) >> "$f.bytes"
-		awk -v b=$((b1 - b0)) -v s="$s" 'BEGIN { printf "%.1f\n", b / 1e6 / s }' >> "$f.mbs"
+# Cold runs (drop_caches first) inside cgroup NAME, interleaved so that a
+# change in the machine's load falls on every tool alike:
+#   cg_cold_begin LABEL...          forget earlier runs of these labels
+#   cg_cold_once NAME LABEL CMD...  one run; keeps its time, device reads,
+#                                   bytes, MB/s and CPU in $BENCH_DIR/LABEL.*
+#   cg_cold_end LABEL...            record each label's medians
+# cg_run_cold NAME LABEL CMD... does all three for one command, REPEATS times.
+cg_cold_begin() {
+	local l
+	for l in "$@"; do
+		: > "$BENCH_DIR/$l.runs"; : > "$BENCH_DIR/$l.reads"; : > "$BENCH_DIR/$l.mbs"
+		: > "$BENCH_DIR/$l.bytes"; : > "$BENCH_DIR/$l.cpu"
 	done
-	bench_record "$label" "$(median < "$f.runs")" \
-		"$(printf '%8s MB/s %8s device reads %6s s CPU' "$(median < "$f.mbs")" \
-			"$(median < "$f.reads")" "$(median < "$f.cpu")")"
-	say "  $label: $(tr '\n' ' ' < "$f.runs")-> median ${BENCH_SECONDS[$label]} s," \
-	    "reads $(tr '\n' ' ' < "$f.reads")"
+}
+
+cg_cold_once() {
+	local name=$1 s r0 r1 b0 b1 f=$BENCH_DIR/$2; shift 2
+	drop_caches
+	r0=$(cg_reads "$name"); b0=$(cg_read_bytes "$name")
+	s=$(bench_once sh -c "$CG_ENTER" sh "${CG_PATH[$name]}" "$@") || return 1
+	cat "$BENCH_DIR/last.cpu" >> "$f.cpu"
+	r1=$(cg_reads "$name"); b1=$(cg_read_bytes "$name")
+	echo "$s" >> "$f.runs"
+	echo $((r1 - r0)) >> "$f.reads"
+	echo $((b1 - b0)) >> "$f.bytes"
+	awk -v b=$((b1 - b0)) -v s="$s" 'BEGIN { printf "%.1f\n", b / 1e6 / s }' >> "$f.mbs"
+}
+
+cg_cold_end() {
+	local l f
+	for l in "$@"; do
+		f=$BENCH_DIR/$l
+		bench_record "$l" "$(median < "$f.runs")" \
+			"$(printf '%8s MB/s %8s device reads %6s s CPU' "$(median < "$f.mbs")" \
+				"$(median < "$f.reads")" "$(median < "$f.cpu")")"
+		say "  $l: $(tr '\n' ' ' < "$f.runs")-> median ${BENCH_SECONDS[$l]} s," \
+		    "reads $(tr '\n' ' ' < "$f.reads")"
+	done
+}
+
+cg_run_cold() {
+	local name=$1 label=$2 i; shift 2
+	cg_cold_begin "$label"
+	for ((i = 0; i < REPEATS; i++)); do
+		cg_cold_once "$name" "$label" "$@" || return 1
+	done
+	cg_cold_end "$label"
+}
+
+# round_ratio LABEL_A LABEL_B: the median over rounds of A's time / B's time
+# (runs interleaved by cg_cold_once).
+round_ratio() {
+	paste "$BENCH_DIR/$1.runs" "$BENCH_DIR/$2.runs" |
+		awk '$2 > 0 { printf "%.4f\n", $1 / $2 }' | median | awk '{ printf "%.2f", $1 }'
 }

@@ -5,7 +5,9 @@
 #   bench/warm.sh                 plain and throttled runs, ratios, goals
 #   STRATEGIES=1 bench/warm.sh    also compare hotset's read strategies
 #                                 (--method, -j, --order), plain and throttled
-#   REPEATS=N                     runs per tool (default 5; medians reported)
+#   REPEATS=N                     rounds (default 5): the tools take turns, so
+#                                 that a change of load falls on each alike;
+#                                 medians reported
 #   READAHEAD_128=0               leave out the throttled runs with the
 #                                 kernel's default readahead (see below)
 #   PLAIN_ONLY=1                  the plain disk only
@@ -91,13 +93,25 @@ DISK=$(disk_of "$PLAIN")
 
 tree_bytes() { find "$1" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 
+# vs_vmtouch CGROUP TREE SUFFIX: vmtouch -t and hotset warm of TREE, REPEATS
+# rounds of one run each, labelled "vmtouch -t SUFFIX", "hotset warm SUFFIX"
+vs_vmtouch() {
+	local cg=$1 tree=$2 vm="vmtouch -t${3:+ $3}" hs="hotset warm${3:+ $3}" i
+	cg_cold_begin "$vm" "$hs"
+	for ((i = 0; i < REPEATS; i++)); do
+		cg_cold_once "$cg" "$vm" vmtouch -tq "$tree"
+		cg_cold_once "$cg" "$hs" "$HOTSET" warm -q "$tree"
+	done
+	cg_cold_end "$vm" "$hs"
+	say "  vmtouch -t / hotset warm, median of the rounds' ratios: $(round_ratio "$vm" "$hs")"
+}
+
 cg_create count "$DISK"
 cg_create thr "$DISK" "$THROTTLE_IOPS" "$THROTTLE_BPS"
 
 say "bench: plain disk $DISK ($(cat /sys/dev/block/$DISK/queue/rotational 2>/dev/null | sed 's/1/rotational/;s/0/non-rotational/'))," \
     "tree $PLAIN: $(tree_bytes "$PLAIN") bytes"
-cg_run_cold count "vmtouch -t" vmtouch -tq "$PLAIN"
-cg_run_cold count "hotset warm" "$HOTSET" warm -q "$PLAIN"
+vs_vmtouch count "$PLAIN"
 if [ "$STRATEGIES" = 1 ]; then
 	for opts in "--order=given" "-j16" "-j64" "--inflight=16M" "--method=willneed" \
 		    "--method=willneed --threads=2" "--method=pread" "--method=io_uring"; do
@@ -115,8 +129,7 @@ thr_vm=- thr_hs=- limit_bytes=- thr128_vm=- thr128_hs=-
 if [ "${PLAIN_ONLY:-0}" != 1 ]; then
 	say "bench: throttled to $THROTTLE_IOPS IOPS, $THROTTLE_BPS B/s on $DISK ($CG_MODE)," \
 	    "tree $THROTTLED: $(tree_bytes "$THROTTLED") bytes"
-	cg_run_cold thr "vmtouch -t (throttled)" vmtouch -tq "$THROTTLED"
-	cg_run_cold thr "hotset warm (throttled)" "$HOTSET" warm -q "$THROTTLED"
+	vs_vmtouch thr "$THROTTLED" "(throttled)"
 	if [ "$STRATEGIES" = 1 ]; then
 		for opts in "-j16 --inflight=2M" "-j64 --inflight=8M" "-j64" "--method=willneed" \
 			    "--method=pread" "--method=io_uring"; do
@@ -149,8 +162,7 @@ if [ "${PLAIN_ONLY:-0}" != 1 ]; then
 		echo 128 > "$RA_FILE"
 		BENCH_LABELS=()
 		say "bench: throttled as above, read_ahead_kb 128 (was $ra_saved)"
-		cg_run_cold thr "vmtouch -t (throttled, ra 128K)" vmtouch -tq "$THROTTLED"
-		cg_run_cold thr "hotset warm (throttled, ra 128K)" "$HOTSET" warm -q "$THROTTLED"
+		vs_vmtouch thr "$THROTTLED" "(throttled, ra 128K)"
 		restore_readahead
 		print_table "warm from cold, throttled, read_ahead_kb 128: $THROTTLED"
 		thr128_vm=${BENCH_SECONDS["vmtouch -t (throttled, ra 128K)"]}
