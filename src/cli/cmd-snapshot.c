@@ -37,7 +37,13 @@ struct snapshot {
 	uint64_t files, pages;
 	struct operands *ops;
 	struct stat self;	/* the profile being written: not profiled */
+	struct stat replaced;	/* the file it replaces, gone once it is: nor that */
 };
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_dev == b->st_dev;
+}
 
 static int add_run(void *ctx, uint64_t first, uint64_t last)
 {
@@ -62,7 +68,7 @@ static int snapshot_one(void *ctx, const struct hs_target *t)
 	struct hs_profile_file f = { 0 };
 	int rc;
 
-	if (t->st->st_ino == s->self.st_ino && t->st->st_dev == s->self.st_dev)
+	if (same_file(t->st, &s->self) || same_file(t->st, &s->replaced))
 		return 0;
 	s->n = 0;
 	rc = hs_residency_runs(t->fd, (uint64_t)t->st->st_size, 0, UINT64_MAX, add_run, s);
@@ -106,6 +112,9 @@ static int take_snapshot(struct operands *ops, const char *out, bool json)
 	}
 	if (fstat(hs_profile_writer_fd(s.w), &s.self) < 0)
 		memset(&s.self, 0, sizeof(s.self));
+	/* an earlier profile at out, unless another name keeps it */
+	if (!strcmp(out, "-") || stat(out, &s.replaced) < 0 || s.replaced.st_nlink != 1)
+		memset(&s.replaced, 0, sizeof(s.replaced));
 	ops->progress_label = "Checking";
 	rc = operands_foreach(ops, snapshot_one, &s);
 	free(s.runs);

@@ -89,14 +89,15 @@ test_expect_success REALFS 'status -p and evict -p read the snapshot back' '
 	check_eq "$(json j "j[\"resident_pages\"]")" 0
 '
 
-test_expect_success 'the profile being written is not part of the snapshot' '
+test_expect_success 'the profile being written is not part of the snapshot, nor the one it replaces' '
 	mkdir big out &&
 	# enough resident files that the profile is flushed to its temporary
 	# file (in out/) before out/ is walked
 	(cd big && seq -f "file-with-a-name-long-enough-to-fill-the-buffer-%04g" 2000 | xargs touch) &&
 	for f in big/*; do printf x > "$f"; done &&
+	printf x > out/s.prof &&	# an earlier profile, resident
 	check() {
-		cat big/* > /dev/null &&
+		cat big/* out/s.prof > /dev/null &&
 		hotset snapshot big out -o out/s.prof > /dev/null &&
 		check_eq "$(grep -c "^f " out/s.prof)" 2000
 	} &&
