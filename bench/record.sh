@@ -6,6 +6,9 @@
 #   ptrace    hotset record --backend=ptrace   (any user)
 #   bpf       hotset record --backend=bpf      (root; left out if it cannot run)
 #   strace    strace -f --seccomp-bpf -e trace=%file -o /dev/null
+#   floor     bench/stop-floor: a tracer that stops the job at every close,
+#             as the ptrace backend does, and does nothing else: what any
+#             recorder that stops at each close costs, however fast
 #
 # on two jobs, with a warm cache (each job runs once before the timed runs):
 #
@@ -34,7 +37,8 @@ need_pkgs time strace g++ make libboost-dev
 JOBS=${RECORD_JOBS:-compile tar}
 CXX_DIR=$BENCH_DATA/record-cxx
 
-TOOLS=(bare ptrace)
+cc -O2 -o "$BENCH_DIR/stop-floor" "$(dirname "$0")/stop-floor.c" || die "cannot build stop-floor"
+TOOLS=(bare floor ptrace)
 if "$HOTSET" record --backend=bpf --probe > /dev/null 2>&1; then
 	TOOLS+=(bpf)
 else
@@ -174,6 +178,7 @@ tool_cmd() {
 	bare) CMD=("${JOB[@]}") ;;
 	ptrace|bpf) CMD=("$HOTSET" record -q --backend="$1" -o "$3" -- "${JOB[@]}") ;;
 	strace) CMD=(strace -f --seccomp-bpf -e trace=%file -o /dev/null "${JOB[@]}") ;;
+	floor) CMD=("$BENCH_DIR/stop-floor" "${JOB[@]}") ;;
 	esac
 }
 
@@ -260,3 +265,6 @@ for job in $JOBS; do
 	check_goal "$job: hotset record --backend=ptrace vs bare" "$(eval echo \${ratio_${job}_ptrace:--})" "<=" $g
 	check_goal "$job: hotset record --backend=bpf vs bare" "$(eval echo \${ratio_${job}_bpf:--})" "<=" 1.05
 done
+printf '\n(floor: a tracer that only stops the job at each close, as the ptrace backend does:'
+for job in $JOBS; do printf ' %s %sx' "$job" "$(eval echo \${ratio_${job}_floor:--})"; done
+printf ' bare)\n'

@@ -178,3 +178,9 @@ if [ "$thr128_hs" != - ]; then
 	check_goal "throttled, ra 128K: hotset warm / byte-limit time" "$(ratio "$thr128_hs" "$limit_bytes")" "<=" 1.5
 	check_goal "throttled, ra 128K: vmtouch -t / hotset warm" "$(ratio "$thr128_vm" "$thr128_hs")" ">=" 2
 fi
+if [ "$limit_bytes" != - ]; then
+	printf '\n(throttled: no tool takes less than the byte-limit time, so none can be more than %sx faster than vmtouch -t here' \
+		"$(ratio "$thr_vm" "$limit_bytes")"
+	[ "$thr128_vm" = - ] || printf ', %sx with read_ahead_kb 128' "$(ratio "$thr128_vm" "$limit_bytes")"
+	printf ')\n'
+fi
