@@ -4,7 +4,8 @@
  * each close (a seccomp filter returning SECCOMP_RET_TRACE, as hotset's
  * does) and let it go on at once, reading nothing. bench/record.sh runs it
  * next to hotset record --backend=ptrace, which also reads the file's
- * position and names the file at each such stop.
+ * position and names the file at each such stop. Like hotset's tracer, it
+ * polls for the next stop for up to 50 µs after a wait shorter than that.
  *
  *   stop-floor CMD [ARGS...]     exits with CMD's status
  */
@@ -18,7 +19,32 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static pid_t wait_next(int *spin, int *status)
+{
+	long long t0 = now_ns();
+	pid_t pid;
+
+	if (*spin) {
+		do {
+			if ((pid = waitpid(-1, status, __WALL | WNOHANG)) != 0)
+				return pid;
+		} while (now_ns() - t0 < 50000);
+	}
+	pid = waitpid(-1, status, __WALL);
+	*spin = now_ns() - t0 < 50000;
+	return pid;
+}
 
 int main(int argc, char **argv)
 {
@@ -31,7 +57,7 @@ int main(int argc, char **argv)
 	struct sock_fprog prog = { sizeof(filter) / sizeof(filter[0]), filter };
 	const long options = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 			     PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL;
-	int status, code = 125;
+	int status, code = 125, spin = 0;
 	pid_t job, pid;
 
 	if (argc < 2) {
@@ -55,7 +81,7 @@ int main(int argc, char **argv)
 		kill(job, SIGKILL);
 		return 125;
 	}
-	while ((pid = waitpid(-1, &status, __WALL)) > 0) {
+	while ((pid = wait_next(&spin, &status)) > 0) {
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			if (pid == job)
 				code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
