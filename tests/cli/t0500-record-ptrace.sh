@@ -157,6 +157,14 @@ for who in root nobody; do
 	'
 done
 
+test_expect_success 'on one CPU, where the tracer never polls: every way of reading, exactly' '
+	workdir root &&
+	taskset -c 0 "$HOTSET" record -q --backend=ptrace -o p -- "${RJ[@]}" all d > expect &&
+	test -s expect &&
+	hotset show --json p > j &&
+	check expect j "$PWD/d"
+'
+
 test_expect_success 'SIGINT to hotset: the job is interrupted, the profile is written whole' '
 	mkdir d && readjob prepare d
 	"$HOTSET" record -q --backend=ptrace -o p -- "${RJ[@]}" interrupt d > expect &
