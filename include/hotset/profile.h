@@ -33,6 +33,15 @@
 #define HS_PROFILE_MAX_PATH 65536          /* bytes of one decoded path */
 #define HS_PROFILE_MAX_PAGE (UINT64_C(1) << 52)  /* page numbers below this */
 #define HS_PROFILE_MAX_ITEMS (UINT64_C(1) << 32) /* files, outputs, trace lines */
+#define HS_PROFILE_MAX_BYTES (UINT64_C(1) << 63) /* ranges end below this byte */
+
+/* Page numbers a profile with this page size may name are below this. */
+static inline uint64_t hs_profile_page_limit(uint32_t page_size)
+{
+	uint64_t by_bytes = HS_PROFILE_MAX_BYTES / page_size;
+
+	return by_bytes < HS_PROFILE_MAX_PAGE ? by_bytes : HS_PROFILE_MAX_PAGE;
+}
 
 /* An inclusive range of page numbers: pages first..last. */
 struct hs_range {
@@ -166,8 +175,18 @@ void hs_profile_close(struct hs_profile_reader *r);
 struct hs_profile_writer;
 
 /*
+ * Whether a profile could be written to path: an existing file there must be
+ * a regular file (through a symlink, the file it names is replaced), and its
+ * directory writable. For a check before long work. Returns 0 or -errno
+ * with err saying why.
+ */
+int hs_profile_check_target(const char *path, struct hs_error *err);
+
+/*
  * Start writing a profile to path ("-" for standard output, which cannot be
- * atomic). Nothing appears at path until hs_profile_writer_commit().
+ * atomic). Nothing appears at path until hs_profile_writer_commit(); then
+ * the profile replaces the file at path, or the one a symlink there names.
+ * Fails (see hs_profile_check_target) rather than replace anything else.
  */
 int hs_profile_writer_open(const char *path, const struct hs_profile_header *h,
 			   struct hs_profile_writer **out);
@@ -201,5 +220,12 @@ int hs_profile_writer_fd(const struct hs_profile_writer *w);
 
 /* Letters for flags ("rmx"), or "-" for none; buf holds at least 8 bytes. */
 const char *hs_file_flags_str(unsigned flags, char buf[8]);
+
+/*
+ * An mtime as the decimal the profile writes ("-1.250000000" for -2 s +
+ * 750000000 ns): exact, where a double would round the nanoseconds.
+ */
+#define HS_MTIME_STR_MAX 32
+const char *hs_mtime_str(int64_t sec, uint32_t nsec, char buf[HS_MTIME_STR_MAX]);
 
 #endif

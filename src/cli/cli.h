@@ -49,6 +49,9 @@ int print_usage(const struct cmd *cmd);
 /* Flush stdout and turn a write error into an error message; returns the
  * exit code to use (code, or EXIT_PARTIAL/EXIT_HOTSET if stdout failed). */
 int finish_stdout(int code);
+/* The exit code that mirrors the job's wait status; killed by a signal,
+ * hotset raises it instead of returning (see hotset.c). */
+int exit_as_job(int wait_status);
 
 /* ---- options ------------------------------------------------------------ */
 
@@ -106,6 +109,8 @@ void json_string(struct json *j, const char *key, const char *s);
 void json_bytes(struct json *j, const char *key, const char *s, size_t len);
 void json_u64(struct json *j, const char *key, uint64_t v);
 void json_i64(struct json *j, const char *key, int64_t v);
+/* A number already written out (exact decimals a double would round). */
+void json_number(struct json *j, const char *key, const char *digits);
 void json_double(struct json *j, const char *key, double v);
 void json_bool(struct json *j, const char *key, bool v);
 void json_null(struct json *j, const char *key);

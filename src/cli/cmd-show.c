@@ -19,7 +19,8 @@ static const char usage[] =
 	"      --trace  also print the ordered page-access trace, if recorded\n"
 	"  -h, --help   show this help\n"
 	"\n"
-	"Exit status: 0 done, 2 usage error or malformed profile.\n";
+	"Exit status: 0 done, 1 the output could not be written, 2 usage error or\n"
+	"malformed profile.\n";
 
 const struct cmd cmd_show;
 
@@ -96,10 +97,11 @@ static void print_ranges_json(struct json *j, const char *key, const struct hs_r
 
 static void show_file(struct show *s, const struct hs_profile_file *f)
 {
-	char flags[8], size[16], dev[32];
+	char flags[8], size[16], dev[32], mtime[HS_MTIME_STR_MAX];
 
 	s->files++;
-	s->pages += f->pages;
+	/* each file's bytes fit in 64 bits (the parser sees to it), a sum may not */
+	s->pages = s->pages + f->pages < s->pages ? UINT64_MAX : s->pages + f->pages;
 	if (s->json) {
 		json_begin_object(&s->j, NULL);
 		json_bytes(&s->j, "path", f->path, f->path_len);
@@ -110,9 +112,7 @@ static void show_file(struct show *s, const struct hs_profile_file *f)
 		snprintf(dev, sizeof(dev), "%u:%u", major(f->id.dev), minor(f->id.dev));
 		json_string(&s->j, "dev", dev);
 		json_u64(&s->j, "ino", f->id.ino);
-		/* exact, as in the profile: a double would round the nanoseconds */
-		json_i64(&s->j, "mtime", f->id.mtime_sec);
-		fprintf(s->j.f, ".%09u", (unsigned)f->id.mtime_nsec);
+		json_number(&s->j, "mtime", hs_mtime_str(f->id.mtime_sec, f->id.mtime_nsec, mtime));
 		json_end_object(&s->j);
 		return;
 	}
@@ -173,6 +173,7 @@ static void show_trace(struct show *s, const struct hs_profile_trace *t)
 static int show(struct show *s, const char *path, struct hs_profile_reader *r)
 {
 	const uint32_t ps = hs_profile_header(r)->page_size;
+	uint64_t bytes;
 	enum hs_profile_item_kind section = HS_ITEM_FILE;
 	struct hs_profile_item it;
 	struct hs_error err = { 0 };
@@ -209,16 +210,17 @@ static int show(struct show *s, const char *path, struct hs_profile_reader *r)
 		json_section(s, section, true);
 	}
 	json_section(s, section, false);
+	bytes = s->pages > UINT64_MAX / ps ? UINT64_MAX : s->pages * ps;	/* capped */
 	if (s->json) {
 		json_u64(&s->j, "trace_lines", s->trace_lines);
 		json_u64(&s->j, "pages", s->pages);
-		json_u64(&s->j, "bytes", s->pages * ps);
+		json_u64(&s->j, "bytes", bytes);
 		json_end_object(&s->j);
 		json_finish(&s->j);
 		return 0;
 	}
 	printf("\nTotal:    %llu files, %llu pages (%s)", (unsigned long long)s->files,
-	       (unsigned long long)s->pages, human_size(s->pages * ps, size));
+	       (unsigned long long)s->pages, human_size(bytes, size));
 	if (s->outputs)
 		printf(", %llu outputs", (unsigned long long)s->outputs);
 	if (s->trace_lines)

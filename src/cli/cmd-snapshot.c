@@ -102,12 +102,14 @@ static int take_snapshot(struct operands *ops, const char *out, bool json)
 {
 	struct snapshot s = { .ops = ops };
 	struct hs_profile_header h;
+	struct hs_error err = { 0 };
 	char size[16];
 	int rc;
 
 	hs_profile_header_init(&h, "snapshot");
-	if ((rc = hs_profile_writer_open(out, &h, &s.w))) {
-		error("%s: cannot write: %s", out, strerror(-rc));
+	if ((rc = hs_profile_check_target(out, &err)) ||
+	    (rc = hs_profile_writer_open(out, &h, &s.w))) {
+		error("%s: cannot write: %s", out, err.msg[0] ? err.msg : strerror(-rc));
 		return EXIT_USAGE;
 	}
 	if (fstat(hs_profile_writer_fd(s.w), &s.self) < 0)

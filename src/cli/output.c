@@ -294,6 +294,12 @@ void json_i64(struct json *j, const char *key, int64_t v)
 	fprintf(j->f, "%lld", (long long)v);
 }
 
+void json_number(struct json *j, const char *key, const char *digits)
+{
+	member(j, key);
+	fputs(digits, j->f);
+}
+
 void json_double(struct json *j, const char *key, double v)
 {
 	member(j, key);

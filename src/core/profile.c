@@ -21,11 +21,13 @@
  * are copied, into buffers the reader reuses.
  */
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,7 +268,7 @@ static int parse_ranges(struct hs_profile_reader *r, struct cursor *c, size_t *c
 				return fail(err, c, "range %" PRIu64 "-%" PRIu64 " ends before it starts",
 					    rg.first, rg.last);
 		}
-		if (rg.last >= HS_PROFILE_MAX_PAGE)
+		if (rg.last >= hs_profile_page_limit(r->header.page_size))
 			return fail(err, c, "page %" PRIu64 " is beyond the largest possible file",
 				    rg.last);
 		if (grow((void **)&r->ranges, &r->ranges_cap, n + 1, sizeof(*r->ranges)))
@@ -350,8 +352,17 @@ static int parse_mtime(struct cursor *c, struct hs_file_id *id, struct hs_error 
 		return rc;
 	if (c->p - frac != 9)
 		return fail(err, c, "mtime nanoseconds must have nine digits");
-	id->mtime_sec = neg ? (int64_t)(0 - sec) : (int64_t)sec;
-	id->mtime_nsec = (uint32_t)nsec;
+	/* a decimal: -1.250000000 is a second and a quarter before the epoch,
+	   which struct timespec holds as -2 s + 750000000 ns */
+	if (neg && nsec) {
+		if (sec > INT64_MAX)
+			return fail(err, c, "mtime out of range");
+		id->mtime_sec = -(int64_t)sec - 1;
+		id->mtime_nsec = (uint32_t)(1000000000u - nsec);
+	} else {
+		id->mtime_sec = neg ? (int64_t)(0 - sec) : (int64_t)sec;
+		id->mtime_nsec = (uint32_t)nsec;
+	}
 	return 0;
 }
 
@@ -479,26 +490,55 @@ static int header_word(struct cursor *c, char *dst, size_t cap, struct hs_error 
 	return 0;
 }
 
-/* YYYY-MM-DDTHH:MM:SSZ, in UTC. */
+/* YYYY-MM-DDTHH:MM:SSZ, in UTC, after the epoch (0 means unknown). */
 static int parse_created(struct cursor *c, int64_t *out, struct hs_error *err)
 {
-	struct tm tm = { 0 };
-	char buf[32];
-	const char *end;
-	size_t n = (size_t)(c->end - c->p);
+	static const char shape[] = "dddd-dd-ddTdd:dd:ddZ";
+	int v[6], k = 0;
+	struct tm tm = { 0 }, back;
 	time_t t;
 
-	if (n >= sizeof(buf))
-		return fail(err, c, "created must be YYYY-MM-DDTHH:MM:SSZ");
-	memcpy(buf, c->p, n);
-	buf[n] = '\0';
-	end = strptime(buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (!end || end != buf + n)	/* a NUL in the value stops strptime early */
-		return fail(err, c, "created must be YYYY-MM-DDTHH:MM:SSZ");
+	if (c->end - c->p != (ptrdiff_t)sizeof(shape) - 1)
+		goto bad;
+	for (size_t i = 0; shape[i]; i++)
+		if (shape[i] == 'd' ? !isdigit((unsigned char)c->p[i]) : c->p[i] != shape[i])
+			goto bad;
+	for (const char *p = c->p; k < 6; k++) {	/* the six numbers, in order */
+		for (v[k] = 0; isdigit((unsigned char)*p); p++)
+			v[k] = v[k] * 10 + (*p - '0');
+		p++;
+	}
+	tm.tm_year = v[0] - 1900;
+	tm.tm_mon = v[1] - 1;
+	tm.tm_mday = v[2];
+	tm.tm_hour = v[3];
+	tm.tm_min = v[4];
+	tm.tm_sec = v[5];
 	t = timegm(&tm);
+	/* timegm normalises: a date that comes back different did not exist */
+	if (t <= 0 || !gmtime_r(&t, &back) || back.tm_year != v[0] - 1900 ||
+	    back.tm_mon != v[1] - 1 || back.tm_mday != v[2] || back.tm_hour != v[3] ||
+	    back.tm_min != v[4] || back.tm_sec != v[5])
+		return fail(err, c, "created is not a time after 1970-01-01T00:00:00Z");
 	*out = (int64_t)t;
 	c->p = c->end;
 	return 0;
+bad:
+	return fail(err, c, "created must be YYYY-MM-DDTHH:MM:SSZ");
+}
+
+/* A header word that must be one of a few (NULL-terminated) values. */
+static int header_choice(struct cursor *c, char *dst, size_t cap, struct hs_error *err,
+			 const char *key, const char *const *allowed)
+{
+	int rc = header_word(c, dst, cap, err, key);
+
+	if (rc)
+		return rc;
+	for (const char *const *a = allowed; *a; a++)
+		if (!strcmp(dst, *a))
+			return 0;
+	return fail(err, c, "unknown %s \"%s\"", key, dst);
 }
 
 /* Parse header lines up to the first item; fills r->header. */
@@ -513,6 +553,9 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 	int rc;
 	enum { K_CREATED = 1, K_HOST = 2, K_KERNEL = 4, K_PAGE = 8, K_SOURCE = 16,
 	       K_BACKEND = 32, K_MMAP = 64, K_COMMAND = 128, K_CWD = 256 };
+	static const char *const sources[] = { "record", "snapshot", NULL },
+		*const backends[] = { "ptrace", "bpf", NULL },
+		*const mmap_pages[] = { "faulted", "touched", NULL };
 
 	memset(h, 0, sizeof(*h));
 	/* an empty input has no line to point at: say line 1, offset 0 */
@@ -574,9 +617,16 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 		case K_CREATED: rc = parse_created(&c, &h->created, err); break;
 		case K_HOST: rc = header_word(&c, h->host, sizeof(h->host), err, "host"); break;
 		case K_KERNEL: rc = header_word(&c, h->kernel, sizeof(h->kernel), err, "kernel"); break;
-		case K_SOURCE: rc = header_word(&c, h->source, sizeof(h->source), err, "source"); break;
-		case K_BACKEND: rc = header_word(&c, h->backend, sizeof(h->backend), err, "backend"); break;
-		case K_MMAP: rc = header_word(&c, h->mmap_pages, sizeof(h->mmap_pages), err, "mmap-pages"); break;
+		case K_SOURCE:
+			rc = header_choice(&c, h->source, sizeof(h->source), err, "source", sources);
+			break;
+		case K_BACKEND:
+			rc = header_choice(&c, h->backend, sizeof(h->backend), err, "backend", backends);
+			break;
+		case K_MMAP:
+			rc = header_choice(&c, h->mmap_pages, sizeof(h->mmap_pages), err, "mmap-pages",
+					   mmap_pages);
+			break;
 		case K_PAGE:
 			if ((rc = parse_u64(&c, &v, err, "page-size")))
 				break;
@@ -710,8 +760,8 @@ int hs_profile_open(const char *path, struct hs_profile_reader **out, struct hs_
 				  "not a regular file");
 		goto out_close;
 	}
-	if (st.st_size == 0) {
-		rc = hs_error_set(err, EINVAL, "empty file: not a hotset profile");
+	if (st.st_size == 0) {	/* nothing to map: the parser says what is wrong */
+		rc = hs_profile_open_buffer("", 0, &r, err);
 		goto out_close;
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -722,7 +772,7 @@ int hs_profile_open(const char *path, struct hs_profile_reader **out, struct hs_
 	/*
 	 * A profile being truncated under us would raise SIGBUS on access; the
 	 * writer never truncates (it renames a new file into place), so only a
-	 * foreign writer can do that.
+	 * foreign writer can do that (the CLI catches the signal to say so).
 	 */
 	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
 	rc = hs_profile_open_buffer(map, (size_t)st.st_size, &r, err);
@@ -945,6 +995,27 @@ static void put_u64(struct hs_profile_writer *w, uint64_t v)
 	put(w, tmp + i, sizeof(tmp) - i);
 }
 
+const char *hs_mtime_str(int64_t sec, uint32_t nsec, char buf[HS_MTIME_STR_MAX])
+{
+	uint64_t whole = sec < 0 ? (uint64_t)-(sec + 1) + 1 : (uint64_t)sec;
+
+	nsec %= 1000000000u;
+	if (sec < 0 && nsec) {	/* -2 s + 750000000 ns is -1.250000000 */
+		whole--;
+		nsec = 1000000000u - nsec;
+	}
+	snprintf(buf, HS_MTIME_STR_MAX, "%s%" PRIu64 ".%09u", sec < 0 ? "-" : "", whole,
+		 (unsigned)nsec);
+	return buf;
+}
+
+static void put_mtime(struct hs_profile_writer *w, int64_t sec, uint32_t nsec)
+{
+	char buf[HS_MTIME_STR_MAX];
+
+	put_str(w, hs_mtime_str(sec, nsec, buf));
+}
+
 static void put_escaped(struct hs_profile_writer *w, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -990,7 +1061,7 @@ static void put_header(struct hs_profile_writer *w, const struct hs_profile_head
 	put_str(w, MAGIC);
 	put_u64(w, HS_PROFILE_VERSION);
 	put_str(w, "\n# hotset profile: see docs/profile.md\n");
-	if (gmtime_r(&t, &tm) && strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm)) {
+	if (t > 0 && gmtime_r(&t, &tm) && strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm)) {
 		put_str(w, "created ");
 		put_str(w, when);
 		put(w, "\n", 1);
@@ -1028,6 +1099,72 @@ static void put_header(struct hs_profile_writer *w, const struct hs_profile_head
 	}
 }
 
+/*
+ * The file a profile written to path replaces: path, or what the symlink at
+ * path names (renaming onto the link would replace the link). Returns a
+ * malloc'd path, or NULL with errno set.
+ */
+static char *resolve_target(const char *path)
+{
+	char *cur = strdup(path), *next, link[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	/* follow the chain by hand: its last link may name a file yet to be */
+	for (int hops = 0; cur && lstat(cur, &st) == 0 && S_ISLNK(st.st_mode); hops++) {
+		if (hops == 40 || (n = readlink(cur, link, sizeof(link) - 1)) < 0) {
+			if (hops == 40)
+				errno = ELOOP;
+			free(cur);
+			return NULL;
+		}
+		link[n] = '\0';
+		const char *slash = strrchr(cur, '/');
+
+		if (link[0] == '/' || !slash)
+			next = strdup(link);
+		else if (asprintf(&next, "%.*s/%s", (int)(slash - cur), cur, link) < 0)
+			next = NULL;
+		free(cur);
+		cur = next;
+	}
+	return cur;
+}
+
+int hs_profile_check_target(const char *path, struct hs_error *err)
+{
+	char *target, *slash;
+	struct stat st;
+	int rc = 0;
+
+	if (strcmp(path, "-") == 0)
+		return 0;
+	if (!(target = resolve_target(path)))
+		return hs_error_set(err, errno, "%s", strerror(errno));
+	if (stat(target, &st) == 0) {
+		/* a device, FIFO or socket must never be replaced by a file */
+		if (S_ISDIR(st.st_mode))
+			rc = hs_error_set(err, EISDIR, "a directory");
+		else if (!S_ISREG(st.st_mode))
+			rc = hs_error_set(err, EINVAL, "not a regular file (-o - writes to standard output)");
+	} else if (errno != ENOENT) {
+		rc = hs_error_set(err, errno, "%s", strerror(errno));
+	}
+	if (!rc) {
+		/* the temporary file is made, and renamed, in the target's directory */
+		slash = strrchr(target, '/');
+		if (slash == target)
+			slash[1] = '\0';
+		else if (slash)
+			*slash = '\0';
+		if (access(slash ? target : ".", W_OK | X_OK) < 0)
+			rc = hs_error_set(err, errno, "cannot create files in %s: %s",
+					  slash ? target : ".", strerror(errno));
+	}
+	free(target);
+	return rc;
+}
+
 int hs_profile_writer_open(const char *path, const struct hs_profile_header *h,
 			   struct hs_profile_writer **out)
 {
@@ -1040,9 +1177,11 @@ int hs_profile_writer_open(const char *path, const struct hs_profile_header *h,
 	w->sec = SEC_FILES;
 	if (strcmp(path, "-") == 0) {
 		w->fd = STDOUT_FILENO;
+	} else if ((rc = hs_profile_check_target(path, NULL))) {
+		goto fail;
 	} else {
-		w->target = strdup(path);
-		if (!w->target || asprintf(&w->tmp, "%s.tmp.XXXXXX", path) < 0) {
+		w->target = resolve_target(path);
+		if (!w->target || asprintf(&w->tmp, "%s.tmp.XXXXXX", w->target) < 0) {
 			w->tmp = NULL;
 			rc = -ENOMEM;
 			goto fail;
@@ -1087,15 +1226,8 @@ int hs_profile_write_file(struct hs_profile_writer *w, const struct hs_profile_f
 	put(w, " ", 1);
 	put_u64(w, f->id.size);
 	put(w, " ", 1);
-	if (f->id.mtime_sec < 0) {
-		put(w, "-", 1);
-		put_u64(w, (uint64_t)-(f->id.mtime_sec + 1) + 1);
-	} else {
-		put_u64(w, (uint64_t)f->id.mtime_sec);
-	}
-	char nsec[16];
-	snprintf(nsec, sizeof(nsec), ".%09u ", (unsigned)f->id.mtime_nsec % 1000000000u);
-	put_str(w, nsec);
+	put_mtime(w, f->id.mtime_sec, f->id.mtime_nsec);
+	put(w, " ", 1);
 	put_str(w, hs_file_flags_str(f->flags, flags));
 	put(w, " ", 1);
 	put_ranges(w, f->ranges, f->nranges);

@@ -124,6 +124,38 @@ test_expect_success 'options may follow the profile; the output is the same' '
 	cmp a b
 '
 
+test_expect_success 'the example in docs/profile.md is a valid profile' '
+	sed -n "/^## Example/,/^## /p" "$TESTS_DIR/../docs/profile.md" |
+		sed -n "/^\`\`\`\$/,/^\`\`\`\$/p" | sed "1d;\$d" > doc.prof &&
+	head -n1 doc.prof | grep -q "^hotset-profile 1$" &&
+	hotset show --json doc.prof > j &&
+	check_eq "$(json j "(len(j[\"files\"]), len(j[\"outputs\"]), j[\"trace_lines\"])")" "(3, 1, 2)"
+'
+
+test_expect_success 'totals beyond 64 bits of bytes are capped, not wrapped' '
+	{ printf "hotset-profile 1\npage-size 4096\nsource snapshot\n" &&
+	  for i in 1 2 3 4 5; do
+		printf "f 254:0 $i 1 1.000000000 r 0-2251799813685247 /f$i\n"
+	  done && printf "end 5 0 0\n"; } > big.prof &&
+	hotset show --json big.prof > j &&
+	check_eq "$(json j "j[\"bytes\"]")" 18446744073709551615
+'
+
+test_expect_success 'a profile truncated in place while being read: told, exit 2, no bus error' '
+	awk "BEGIN { print \"hotset-profile 1\npage-size 4096\nsource snapshot\";
+		for (i = 1; i <= 200000; i++) printf \"f 254:0 %d 8192 1.000000000 r 0-1 /d/f%d\n\", i, i;
+		print \"end 200000 0 0\" }" > big.prof &&
+	mkfifo out &&
+	{ { "$HOTSET" show big.prof > out 2> err; echo $? > rc; } & } &&
+	exec 3< out &&
+	head -c 4096 <&3 > /dev/null &&
+	truncate -s 100 big.prof &&
+	cat <&3 > /dev/null && exec 3<&- &&
+	wait &&
+	check_eq "$(cat rc)" 2 &&
+	grep -q "big.prof: the profile shrank while it was being read" err
+'
+
 test_expect_success 'a closed stdout is an error, not a crash' '
 	write_profile &&
 	expect_code 1 "$HOTSET" show p.prof >&- 2> err &&

@@ -145,11 +145,27 @@ test_expect_success 'a failed snapshot leaves an existing profile as it was' '
 	expect_code 2 "$HOTSET" snapshot -o no/such/dir/s.prof f 2> err &&
 	grep -q "no/such/dir/s.prof: cannot write" err &&
 	mkdir s2.prof && touch s2.prof/keep &&
-	expect_code 1 "$HOTSET" snapshot -o s2.prof f 2> err &&
-	grep -q "s2.prof: cannot write" err &&
+	expect_code 2 "$HOTSET" snapshot -o s2.prof f 2> err &&
+	grep -q "s2.prof: cannot write: a directory" err &&
 	test -f s2.prof/keep &&
 	cmp s.prof before &&
 	check_eq "$(ls | grep -c tmp)" 0
+'
+
+test_expect_success '-o never replaces a FIFO or a device; through a symlink it writes the file named' '
+	printf x > f &&
+	mkfifo fifo.prof &&
+	expect_code 2 "$HOTSET" snapshot -o fifo.prof f 2> err &&
+	grep -q "fifo.prof: cannot write: not a regular file" err &&
+	test -p fifo.prof &&
+	expect_code 2 "$HOTSET" snapshot -o /dev/null f 2> err &&
+	grep -q "/dev/null: cannot write: not a regular file" err &&
+	test -c /dev/null &&
+	mkdir real && ln -s real/s.prof link.prof && ln -s link.prof link2.prof &&
+	"$HOTSET" snapshot -o link2.prof f > /dev/null &&
+	test -L link.prof && test -L link2.prof && test -f real/s.prof &&
+	"$HOTSET" show real/s.prof > /dev/null &&
+	check_eq "$(ls real | wc -l)" 1
 '
 
 test_expect_success 'a missing PATH is told, the rest is snapshot, exit 1' '

@@ -82,6 +82,8 @@ static bool ranges_eq(const struct hs_range *a, size_t na, const struct hs_range
 static struct hs_profile_writer *start_writer(const char *p, int nfiles);
 
 #define HDR "hotset-profile 1\npage-size 4096\nsource snapshot\n"
+/* the last page a profile of 16 KiB pages (full_header) may name: it ends at byte 2^63 */
+#define LAST_PAGE_16K ((UINT64_C(1) << 49) - 1)
 #define F0 "f 254:0 7 8192 1700000000.000000000 r 0-1 /a\n"
 
 /*
@@ -197,9 +199,10 @@ static void fill_samples(struct sample *s, size_t *n)
 		  HS_FILE_WRITTEN | HS_FILE_DIRECT, { { 1, 1 }, { 0, 0 } }, 2 },
 		{ "bytes \xff\xfe\x80 and caf\xc3\xa9", 0, { 0, UINT64_MAX, UINT64_MAX >> 1,
 		  INT64_MAX, 0 }, HS_FILE_READ | HS_FILE_MAPPED | HS_FILE_EXEC | HS_FILE_WRITTEN |
-		  HS_FILE_DIRECT, { { HS_PROFILE_MAX_PAGE - 1, HS_PROFILE_MAX_PAGE - 1 },
-		  { 0, HS_PROFILE_MAX_PAGE - 2 } }, 2 },
+		  HS_FILE_DIRECT, { { LAST_PAGE_16K, LAST_PAGE_16K },
+		  { 0, LAST_PAGE_16K - 1 } }, 2 },
 		{ "x", 0, { 0, 0, 0, INT64_MIN, 0 }, 0, { { 3, 4 } }, 1 },
+		{ "y", 0, { 0, 0, 0, INT64_MIN, 1 }, 0, { { 3, 4 } }, 1 },
 	};
 	size_t k = 0;
 
@@ -426,6 +429,21 @@ TEST(flags_and_pages_helpers)
 	CHECK_EQ_U64(hs_ranges_pages(r, 0), 0);
 }
 
+/* mtimes are decimals, before the epoch too (a timespec's nsec is never negative) */
+TEST(mtime_text)
+{
+	char buf[HS_MTIME_STR_MAX];
+
+	CHECK_STR(hs_mtime_str(1700000000, 5, buf), "1700000000.000000005");
+	CHECK_STR(hs_mtime_str(0, 0, buf), "0.000000000");
+	CHECK_STR(hs_mtime_str(-1, 500000000, buf), "-0.500000000");
+	CHECK_STR(hs_mtime_str(-2, 500000000, buf), "-1.500000000");
+	CHECK_STR(hs_mtime_str(-2, 0, buf), "-2.000000000");
+	CHECK_STR(hs_mtime_str(INT64_MIN, 0, buf), "-9223372036854775808.000000000");
+	CHECK_STR(hs_mtime_str(INT64_MIN, 1, buf), "-9223372036854775807.999999999");
+	CHECK_STR(hs_mtime_str(INT64_MAX, 999999999, buf), "9223372036854775807.999999999");
+}
+
 /* The exact text the writer produces for a known input (docs/profile.md). */
 TEST(writer_text_is_stable)
 {
@@ -455,11 +473,10 @@ TEST(writer_text_is_stable)
 	text = read_all(p, NULL);
 	CHECK_STR(text, "hotset-profile 1\n"
 			"# hotset profile: see docs/profile.md\n"
-			"created 1970-01-01T00:00:00Z\n"
 			"source record\n"
 			"page-size 4096\n"
 			"cwd /\n"
-			"f 254:0 12 8192 -2.000000005 rm 3,0-1 /a b\\x0a\\\\\xff\n"
+			"f 254:0 12 8192 -1.999999995 rm 3,0-1 /a b\\x0a\\\\\xff\n"
 			"o o\n"
 			"t 0 1\n"
 			"end 1 1 1\n");
@@ -520,7 +537,10 @@ TEST(rejects_bad_header)
 	BAD("hotset-profile 1\nsource snapshot\nend 0 0 0\n", 3, "no page-size");
 	BAD("hotset-profile 1\npage-size 4096\nend 0 0 0\n", 3, "no source");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\npage-size 4096\nend 0 0 0\n", 4, "given twice");
-	BAD("hotset-profile 1\nsource a\npage-size 4096\nsource b\nend 0 0 0\n", 4, "given twice");
+	BAD("hotset-profile 1\nsource record\npage-size 4096\nsource snapshot\nend 0 0 0\n", 4, "given twice");
+	BAD("hotset-profile 1\nsource bogus\npage-size 4096\nend 0 0 0\n", 2, "unknown source");
+	BAD("hotset-profile 1\nsource record\nbackend strace\npage-size 4096\nend 0 0 0\n", 3, "unknown backend");
+	BAD("hotset-profile 1\nsource record\nmmap-pages some\npage-size 4096\nend 0 0 0\n", 3, "unknown mmap-pages");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\ncolour blue\nend 0 0 0\n", 4, "unknown header line");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\n\nend 0 0 0\n", 4, "unknown header line");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\nsources x\nend 0 0 0\n", 4, "unknown header line");
@@ -541,6 +561,11 @@ TEST(rejects_bad_header)
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\ncreated 2026-11-30T06:14:14\nend 0 0 0\n", 4, "YYYY-MM-DD");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\ncreated 2026-11-30T06:14:14Zjunk\nend 0 0 0\n", 4, "YYYY-MM-DD");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\ncreated 2026-11-30T06:14:14Z\0junk\nend 0 0 0\n", 4, "YYYY-MM-DD");
+	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\ncreated 2026-1-1T1:2:3Z\nend 0 0 0\n", 4, "YYYY-MM-DD");
+	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\ncreated  2026-11-30T06:14:14Z\nend 0 0 0\n", 4, "YYYY-MM-DD");
+	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\ncreated 2026-02-31T00:00:00Z\nend 0 0 0\n", 4, "not a time");
+	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\ncreated 2026-11-30T06:14:61Z\nend 0 0 0\n", 4, "not a time");
+	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\ncreated 1970-01-01T00:00:00Z\nend 0 0 0\n", 4, "not a time");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\ncommand a\\qb\nend 0 0 0\n", 4, "bad escape in command");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\ncommand a\\x00b\nend 0 0 0\n", 4, "NUL byte in command");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\ncwd a\tb\nend 0 0 0\n", 4, "raw control character 0x09 in cwd");
@@ -600,7 +625,11 @@ TEST(rejects_bad_file_lines)
 	BAD(HDR "f 254:0 7 8192 1.000000000 r 0-1\nend 1 0 0\n", 4, "expected a space before the path");
 	BAD(HDR "f 254:0 7 8192 1.000000000 r 0-1 \nend 1 0 0\n", 4, "missing the path");
 	/* the largest page and the most ranges still parse */
-	GOOD(HDR "f 254:0 7 8192 1.000000000 r 4503599627370495,0-4503599627370494 /a\nend 1 0 0\n", 1);
+	GOOD(HDR "f 254:0 7 8192 1.000000000 r 2251799813685247,0-2251799813685246 /a\nend 1 0 0\n", 1);
+	/* a page beyond 2^63 bytes, or whose bytes would not fit in 64 bits */
+	BAD(HDR "f 254:0 7 8192 1.000000000 r 2251799813685248 /a\nend 1 0 0\n", 4, "beyond the largest possible file");
+	BAD("hotset-profile 1\npage-size 16777216\nsource snapshot\n"
+	    "f 254:0 7 8192 1.000000000 r 0-549755813888 /a\nend 1 0 0\n", 4, "beyond the largest possible file");
 	GOOD(HDR "f 254:0 7 8192 -1.000000000 - - /a\nend 1 0 0\n", 1);
 }
 
@@ -836,7 +865,7 @@ TEST(open_refuses_non_files)
 	p = path_in("empty");
 	write_all(p, "", 0);
 	CHECK(hs_profile_open(p, &r, &err) == -EINVAL);
-	CHECK(strstr(err.msg, "empty") != NULL);
+	CHECK(err.line == 1 && strstr(err.msg, "not a hotset profile") != NULL);
 	p = path_in("bad");
 	write_all(p, HDR "end 1 0 0\n", sizeof(HDR "end 1 0 0\n") - 1);
 	CHECK(hs_profile_open(p, &r, &err) == 0);
@@ -936,15 +965,50 @@ TEST(commit_failure_rename)
 
 	scratch_dir();
 	p = path_in("dir.prof");
+	w = start_writer(p, 10);
+	CHECK(w != NULL);
+	/* a directory that appears at the path meanwhile is not replaced */
 	CHECK(mkdir(p, 0755) == 0);
 	keep = path_in("dir.prof/keep");
 	write_all(keep, "k", 1);
-	w = start_writer(p, 10);
-	CHECK(w != NULL);
 	CHECK(hs_profile_writer_commit(w) < 0);
 	CHECK(stat(p, &st) == 0 && S_ISDIR(st.st_mode));
 	CHECK(stat(path_in("dir.prof/keep"), &st) == 0);
 	CHECK_EQ_U64(count_entries(scratch), 1);	/* no temporary file left */
+	scratch_done();
+}
+
+/* Never replace a directory, FIFO or device; write through a symlink. */
+TEST(writer_refuses_what_is_not_a_file)
+{
+	struct hs_profile_header h;
+	struct hs_profile_writer *w = NULL;
+	struct hs_error err = { 0 };
+	struct stat st;
+	const char *p;
+
+	scratch_dir();
+	hs_profile_header_init(&h, "snapshot");
+	p = path_in("dir");
+	CHECK(mkdir(p, 0755) == 0);
+	CHECK(hs_profile_check_target(p, &err) == -EISDIR);
+	CHECK(hs_profile_writer_open(p, &h, &w) == -EISDIR && !w);
+	p = path_in("fifo");
+	CHECK(mkfifo(p, 0644) == 0);
+	CHECK(hs_profile_check_target(p, &err) == -EINVAL);
+	CHECK(strstr(err.msg, "not a regular file") != NULL);
+	CHECK(hs_profile_writer_open(p, &h, &w) == -EINVAL && !w);
+	CHECK(hs_profile_writer_open("/dev/null", &h, &w) == -EINVAL && !w);
+	CHECK(hs_profile_check_target(path_in("no/such/dir/p"), &err) == -ENOENT);
+	/* a symlink to a file yet to be: the file is written, the link stays */
+	CHECK(symlink("real.prof", path_in("link.prof")) == 0);
+	CHECK(hs_profile_writer_open(path_in("link.prof"), &h, &w) == 0);
+	CHECK(hs_profile_writer_commit(w) == 0);
+	CHECK(lstat(path_in("link.prof"), &st) == 0 && S_ISLNK(st.st_mode));
+	CHECK(lstat(path_in("real.prof"), &st) == 0 && S_ISREG(st.st_mode));
+	CHECK(symlink("loop2", path_in("loop1")) == 0 && symlink("loop1", path_in("loop2")) == 0);
+	CHECK(hs_profile_check_target(path_in("loop1"), &err) == -ELOOP);
+	CHECK_EQ_U64(count_entries(scratch), 6);	/* no temporary file left */
 	scratch_done();
 }
 
@@ -1059,11 +1123,12 @@ int main(void)
 {
 	return RUN_TESTS(roundtrip_header_and_items, roundtrip_minimal, writer_drops_bad_header_words,
 			 header_init_fills_machine_facts, flags_and_pages_helpers,
-			 writer_text_is_stable, writer_to_stdout, rejects_bad_magic_and_version,
+			 mtime_text, writer_text_is_stable, writer_to_stdout, rejects_bad_magic_and_version,
 			 rejects_bad_header, rejects_bad_file_lines, rejects_bad_paths,
 			 path_length_limit, rejects_bad_traces_and_order, rejects_truncated,
 			 totals_before_items, rewind_restarts, big_profile_reads_twice,
 			 open_refuses_non_files,
 			 abort_leaves_nothing, target_intact_until_commit, commit_failure_rename,
+			 writer_refuses_what_is_not_a_file,
 			 commit_failure_write, writer_open_fails_cleanly, fuzz_corpus_replays);
 }
