@@ -53,6 +53,14 @@ int hs_job_failure_code(int err, const char *stage);
 int hs_job_exit_code(int wait_status);
 
 /*
+ * Take SIGCHLD back to its default, as hotset waits for its children: a
+ * caller that ignores it (inherited across exec) would have them reaped
+ * unseen. Jobs started afterwards get the caller's disposition back. Call
+ * it early, before any child is started.
+ */
+void hs_job_claim_sigchld(void);
+
+/*
  * Forward SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to hotset by another
  * process to pid. Signals the terminal sends reach the whole foreground
  * process group, the job included, so those are not sent again.

@@ -44,6 +44,14 @@ int64_t hs_recording_file(struct hs_recording *r, const struct hs_file_id *id, c
 			  size_t path_len);
 
 /*
+ * Name file idx by path from now on: a better name learnt after the file
+ * was registered (the path the job used, where a hard link had named it).
+ * Returns 0, or -ENOMEM (the old name stays).
+ */
+int hs_recording_rename(struct hs_recording *r, int64_t idx, const char *path,
+			size_t path_len);
+
+/*
  * Record that pages [first, last] of file idx were accessed, how being an
  * enum hs_file_flag (HS_FILE_READ, HS_FILE_MAPPED...). first > last records
  * an access that read no page (an empty file, a read at end of file): the

@@ -38,9 +38,9 @@ static const char usage[] =
 	"      --json            print the summary as JSON (on stderr)\n"
 	"  -h, --help            show this help\n"
 	"\n"
-	"Exit status: CMD's own, or 128+N if it was killed by signal N; 125 if\n"
-	"hotset failed, 126 if CMD cannot be executed, 127 if it was not found,\n"
-	"2 for a usage error.\n";
+	"Exit status: CMD's own, or 128+N if it was killed by signal N (hotset then\n"
+	"dies of that signal, as a shell expects); 125 if hotset failed, 126 if CMD\n"
+	"cannot be executed, 127 if it was not found, 2 for a usage error.\n";
 
 const struct cmd cmd_record;
 
@@ -103,7 +103,7 @@ static void report(const char *out, const struct hs_recording *rec,
 		json_u64(&j, "bytes", st.pages * hs_page_size());
 		json_u64(&j, "outputs", st.outputs);
 		json_u64(&j, "lost_events", res->lost_events);
-		json_i64(&j, "exit_status", hs_job_exit_code(res->wait_status));
+		json_job_status(&j, res->wait_status);
 		json_i64(&j, "interrupted_by", sig);
 		json_usage(&j, u);
 		json_end_object(&j);
@@ -119,6 +119,7 @@ static void report(const char *out, const struct hs_recording *rec,
 	if (res->still_running)
 		fprintf(stderr, "hotset: %d processes the command started are still running; what "
 			"they read from now on is not recorded\n", res->still_running);
+	print_job_status(stderr, res->wait_status);
 	print_usage_report(stderr, u, true);
 }
 
@@ -190,6 +191,11 @@ static int run_record(int argc, char **argv)
 	if (optind >= argc)
 		return usage_error(&cmd_record, "give the command to record after --");
 	o.argv = argv + optind;
+	/* before the job runs, not after: its work must not be wasted */
+	if ((rc = hs_profile_check_target(out, &err))) {
+		error("%s: cannot write the profile: %s", out, err.msg);
+		return EXIT_HOTSET;
+	}
 	if ((rc = hs_recording_new(trace, &rec))) {
 		error("cannot start recording: %s", strerror(-rc));
 		return EXIT_HOTSET;
@@ -231,7 +237,7 @@ static int run_record(int argc, char **argv)
 	if (!quiet)
 		report(out, rec, &res, &u, json);
 	hs_recording_free(rec);
-	return hs_job_exit_code(res.wait_status);
+	return exit_as_job(res.wait_status);
 }
 
 const struct cmd cmd_record = {

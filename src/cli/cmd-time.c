@@ -27,8 +27,9 @@ static const char usage[] =
 	"\n"
 	"Measuring I/O wait needs a cgroup for the job: run as root, or inside a\n"
 	"cgroup delegated to you (systemd-run --user --scope -- hotset time ...).\n"
-	"Exit status: COMMAND's, or 128+N if it was killed by signal N; 125 hotset\n"
-	"failed, 126 COMMAND cannot be run, 127 COMMAND not found, 2 usage error.\n";
+	"Exit status: COMMAND's, or 128+N if it was killed by signal N (hotset then\n"
+	"dies of that signal, as a shell expects); 125 hotset failed, 126 COMMAND\n"
+	"cannot be run, 127 COMMAND not found, 2 usage error.\n";
 
 const struct cmd cmd_time;
 
@@ -53,7 +54,6 @@ static void report_start_failure(const char *command, int err, const char *stage
 static void write_report(FILE *f, bool json, bool quiet, char *const *argv, int status,
 			 const struct hs_usage *u)
 {
-	int code = hs_job_exit_code(status);
 	struct json j;
 
 	if (json) {
@@ -63,21 +63,14 @@ static void write_report(FILE *f, bool json, bool quiet, char *const *argv, int 
 		for (char *const *a = argv; *a; a++)
 			json_string(&j, NULL, *a);
 		json_end_array(&j);
-		json_i64(&j, "exit_status", code);
-		if (WIFSIGNALED(status))
-			json_i64(&j, "signal", WTERMSIG(status));
-		else
-			json_null(&j, "signal");
+		json_job_status(&j, status);
 		json_usage(&j, u);
 		json_end_object(&j);
 		json_finish(&j);
 		return;
 	}
-	if (!quiet && WIFSIGNALED(status))
-		fprintf(f, "Command terminated by signal %d (%s)\n", WTERMSIG(status),
-			strsignal(WTERMSIG(status)));
-	else if (!quiet && code)
-		fprintf(f, "Command exited with non-zero status %d\n", code);
+	if (!quiet)
+		print_job_status(f, status);
 	print_usage_report(f, u, !quiet);
 }
 
@@ -96,7 +89,7 @@ static int run_time(int argc, char **argv)
 	struct hs_job job;
 	struct hs_usage u;
 	sigset_t forwarded, saved_mask;
-	bool json = false, quiet = false, failed;
+	bool json = false, quiet = false, reported = false, failed;
 	int opt, rc, running, status = 0, code;
 	FILE *out = stderr;
 
@@ -168,6 +161,7 @@ static int run_time(int argc, char **argv)
 	hs_usage_end(probe, running, &u);
 	code = hs_job_exit_code(status);
 	write_report(out, json, quiet, spec.argv, status, &u);
+	reported = true;
 
 close_out:
 	failed = fflush(out) != 0 || ferror(out);
@@ -179,7 +173,7 @@ close_out:
 			      strerror(errno));
 		return code ? code : EXIT_HOTSET;
 	}
-	return code;
+	return reported ? exit_as_job(status) : code;
 }
 
 const struct cmd cmd_time = {

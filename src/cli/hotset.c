@@ -3,12 +3,16 @@
  * function that runs it, and feeds `hotset --help` and `hotset help CMD`.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #include "hotset/hotset.h"
+#include "hotset/job.h"
 #include "cli.h"
 
 const struct cmd *const commands[] = {
@@ -95,6 +99,29 @@ int print_usage(const struct cmd *cmd)
 	return finish_stdout(EXIT_OK);
 }
 
+int exit_as_job(int wait_status)
+{
+	int code = hs_job_exit_code(wait_status), sig = WTERMSIG(wait_status);
+	struct rlimit no_core = { 0, 0 };
+	sigset_t set;
+
+	/*
+	 * Killed by a signal, hotset dies of it too: a shell then sees the
+	 * signal, not a plain exit 128+N, and stops a loop on ^C as it would
+	 * for the bare command. No core: the job dumped, not hotset.
+	 */
+	if (!WIFSIGNALED(wait_status) || finish_stdout(code) != code)
+		return code;
+	fflush(stderr);
+	setrlimit(RLIMIT_CORE, &no_core);
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	return code;	/* a signal whose default is to ignore it */
+}
+
 int finish_stdout(int code)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -144,6 +171,7 @@ int main(int argc, char **argv)
 		error("'%s' is not a hotset command; see 'hotset --help'", argv[1]);
 		return EXIT_USAGE;
 	}
+	hs_job_claim_sigchld();
 	/* getopt's own messages then start with "hotset CMD:" */
 	static char prog[64];
 	snprintf(prog, sizeof(prog), "hotset %s", cmd->name);

@@ -2,6 +2,10 @@
  * usage-report.c - what a job cost, in words for people and in JSON for
  * scripts (shared by `hotset time` and `hotset record`).
  */
+#include <string.h>
+#include <sys/wait.h>
+
+#include "hotset/job.h"
 #include "usage-report.h"
 
 static double pct(double part, double whole)
@@ -25,6 +29,26 @@ static void print_verdict(FILE *f, const struct hs_usage *u)
 		fprintf(f, "Only %.0f%% of the wall time was spent waiting for the disk.\n", p);
 	else
 		fprintf(f, "The job hardly waited for the disk (%.1f%% of the wall time).\n", p);
+}
+
+void print_job_status(FILE *f, int wait_status)
+{
+	int code = hs_job_exit_code(wait_status);
+
+	if (WIFSIGNALED(wait_status))
+		fprintf(f, "Command terminated by signal %d (%s)\n", WTERMSIG(wait_status),
+			strsignal(WTERMSIG(wait_status)));
+	else if (code)
+		fprintf(f, "Command exited with non-zero status %d\n", code);
+}
+
+void json_job_status(struct json *j, int wait_status)
+{
+	json_i64(j, "exit_status", hs_job_exit_code(wait_status));
+	if (WIFSIGNALED(wait_status))
+		json_i64(j, "signal", WTERMSIG(wait_status));
+	else
+		json_null(j, "signal");
 }
 
 void print_usage_report(FILE *f, const struct hs_usage *u, bool notes)

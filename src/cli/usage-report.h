@@ -13,6 +13,14 @@
 #include "cli.h"
 
 /*
+ * How the job ended, as /usr/bin/time says it ("Command exited with
+ * non-zero status 3", "Command terminated by signal 15 (Terminated)");
+ * nothing for a plain success. In JSON: exit_status, and signal or null.
+ */
+void print_job_status(FILE *f, int wait_status);
+void json_job_status(struct json *j, int wait_status);
+
+/*
  * The figures, one per line, then a one-line verdict in plain words and,
  * if notes is set, the notes ("note: ...") that say what is unknown or
  * approximate and why.

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -20,6 +21,10 @@
 #include "hotset/job.h"
 
 enum stage { STAGE_CGROUP = 1, STAGE_SETUP, STAGE_EXEC };
+
+/* The caller's SIGCHLD, if hs_job_claim_sigchld() took it back: jobs get it */
+static struct sigaction caller_sigchld;
+static bool sigchld_claimed;
 
 struct exec_report {
 	int err;
@@ -71,6 +76,8 @@ int hs_job_start(const struct hs_job_spec *spec, struct hs_job *job)
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
+		if (sigchld_claimed)
+			sigaction(SIGCHLD, &caller_sigchld, NULL);
 		if (spec->cgroup_procs && (rc = join_cgroup(spec->cgroup_procs)))
 			child_fail(pipefd[1], -rc, STAGE_CGROUP);
 		if (spec->before_exec && (rc = spec->before_exec(spec->ctx)))
@@ -120,6 +127,17 @@ int hs_job_exit_code(int wait_status)
 }
 
 /* ---- signals ------------------------------------------------------------ */
+
+void hs_job_claim_sigchld(void)
+{
+	struct sigaction dfl;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	if (sigaction(SIGCHLD, &dfl, &caller_sigchld) == 0)
+		sigchld_claimed = true;
+}
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 static struct sigaction saved[sizeof(forwarded) / sizeof(forwarded[0])];

@@ -219,6 +219,7 @@ struct bfile {
 	uint8_t flags;		/* HS_BPF_WRITTEN/EXEC seen so far */
 	uint8_t path_kind;	/* enum hs_bpf_path_kind, 0 if none yet */
 	bool deleted, truncated;
+	bool by_alias;		/* registered under a name from the inode, not an open */
 };
 
 struct slot {
@@ -568,13 +569,26 @@ static int on_path(struct session *s, const struct hs_bpf_path *e, size_t size)
 
 	if (!f)
 		return 0;
-	if (f->idx != NOT_YET || (f->path_kind && f->path_kind <= e->h.how))
-		return 0;	/* decided already, or a path as good is known */
+	/*
+	 * Decided already, or a path as good is known; but a file named by
+	 * one of its hard links (whichever the inode lists first: perf's
+	 * ~/.debug links programs) takes the path an open or exec used.
+	 */
+	bool better = f->by_alias && e->h.how == HS_BPF_PATH_OPENED;
+
+	if (!better && (f->idx != NOT_YET || (f->path_kind && f->path_kind <= e->h.how)))
+		return 0;
 	if (len > size - offsetof(struct hs_bpf_path, buf) || (len && e->buf[len - 1]))
 		return 0;	/* malformed */
 	path = join_components(s, e, len);
 	if (!path) {
 		s->error = -ENOMEM;
+		return 0;
+	}
+	if (f->idx != NOT_YET) {
+		if (f->idx >= 0 && !e->deleted && !e->truncated &&
+		    hs_recording_rename(s->rec, f->idx, path, strlen(path)) == 0)
+			f->by_alias = false;
 		return 0;
 	}
 	f->path = path;	/* a path it replaces stays in the arena */
@@ -627,6 +641,7 @@ static int64_t register_file(struct session *s, struct bfile *f, const struct hs
 			return SKIPPED;
 		}
 		f->path_kind = HS_BPF_PATH_OPENED;
+		f->by_alias = true;
 	}
 	/*
 	 * The page cache's tracepoints do not see reads of tmpfs (shmem)
@@ -983,6 +998,9 @@ int hs_record_bpf(const struct hs_record_opts *o, struct hs_recording *rec,
 	}
 	running = hs_job_wait_all(&job, &res->wait_status);
 	res->still_running = running > 0 ? running : 0;
+	if (running < 0 && !rc)
+		rc = hs_error_set(err, -running, "cannot wait for %s: %s", o->argv[0],
+				  strerror(-running));
 
 	/* record nothing more; descendants left running may be inside a program */
 	skel->bss->stopped = 1;

@@ -369,7 +369,9 @@ static bool on_open(struct pt_tracer *tr, struct pt_task *t, const struct pt_sys
 	if (flags & O_TRUNC)
 		pt_fd_sample_all(tr, t);	/* what was read of it before it is emptied */
 	t->aux = (int64_t)flags;
-	if ((flags & O_CREAT) && !(flags & (O_EXCL | O_TRUNC))) {
+	/* O_CREAT|O_TRUNC of a file that exists (a shell's >) truncates it: the
+	   same file, not a new one, so what was read of it before stays input */
+	if ((flags & O_CREAT) && !(flags & O_EXCL)) {
 		char path[PATH_MAX], full[PATH_MAX + 64];
 		struct stat st;
 

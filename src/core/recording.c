@@ -13,6 +13,7 @@
  * consecutive accesses that continue each other merged into one run.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,9 +63,12 @@ int hs_recording_new(bool keep_trace, struct hs_recording **out)
 		return -ENOMEM;
 	if (keep_trace) {
 		r->spool = tmpfile();	/* unlinked: nothing is left if we die */
-		if (!r->spool) {
+		/* close-on-exec: the job must not inherit it */
+		if (!r->spool || fcntl(fileno(r->spool), F_SETFD, FD_CLOEXEC) < 0) {
 			int rc = -errno;
 
+			if (r->spool)
+				fclose(r->spool);
 			free(r);
 			return rc;
 		}
@@ -114,6 +118,23 @@ static int table_grow(struct hs_recording *r)
 	free(r->table);
 	r->table = t;
 	r->table_cap = cap;
+	return 0;
+}
+
+int hs_recording_rename(struct hs_recording *r, int64_t idx, const char *path,
+			size_t path_len)
+{
+	char *copy;
+
+	if (idx < 0 || (size_t)idx >= r->nfiles)
+		return -EINVAL;
+	if (!(copy = malloc(path_len + 1)))
+		return -ENOMEM;
+	memcpy(copy, path, path_len);
+	copy[path_len] = '\0';
+	free(r->files[idx].path);
+	r->files[idx].path = copy;
+	r->files[idx].path_len = path_len;
 	return 0;
 }
 
@@ -254,8 +275,8 @@ int hs_recording_access(struct hs_recording *r, int64_t idx, uint64_t first, uin
 	f = &r->files[idx];
 	if (f->output)
 		return 0;
-	if (last >= HS_PROFILE_MAX_PAGE)
-		last = HS_PROFILE_MAX_PAGE - 1;
+	if (last >= hs_profile_page_limit(hs_page_size()))
+		last = hs_profile_page_limit(hs_page_size()) - 1;
 	if (f->order < 0) {
 		f->order = (int64_t)r->accessed;
 		r->order[r->accessed++] = idx;

@@ -70,6 +70,34 @@ test_expect_success 'a command killed by signal N gives 128+N' '
 	check_eq "$(json j "(j[\"exit_status\"], j[\"signal\"])")" "(137, 9)"
 '
 
+test_expect_success PYTHON 'killed by a signal, hotset dies of it too, as the bare command would' '
+	cat > waitsig.py <<-\EOF &&
+	import subprocess, sys
+	print(subprocess.run(sys.argv[1:]).returncode)
+	EOF
+	check_eq "$(python3 waitsig.py "$HOTSET" time -o rep -- sh -c "kill -TERM \$\$")" -15 &&
+	grep -q "^Command terminated by signal 15" rep &&
+	check_eq "$(python3 waitsig.py "$HOTSET" time -o rep -- sh -c "kill -SEGV \$\$")" -11 &&
+	check_eq "$(python3 waitsig.py "$HOTSET" record -q -o p -- sh -c "kill -INT \$\$")" -2 &&
+	"$HOTSET" show p > /dev/null
+'
+
+test_expect_success PYTHON 'a caller that ignores SIGCHLD: the status is still the command'"'"'s, the job ignores it too' '
+	cat > ignchld.py <<-\EOF &&
+	import os, signal, sys
+	signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+	os.execvp(sys.argv[1], sys.argv[1:])
+	EOF
+	expect_code 3 python3 ignchld.py "$HOTSET" time -q -o rep -- sh -c "exit 3" &&
+	expect_code 3 python3 ignchld.py "$HOTSET" record -q --backend=ptrace -o p -- sh -c "exit 3" &&
+	if "$HOTSET" record --backend=bpf --probe > /dev/null 2>&1; then
+		expect_code 3 python3 ignchld.py "$HOTSET" record -q --backend=bpf -o p -- sh -c "exit 3"
+	fi &&
+	bare=$(python3 ignchld.py grep SigIgn /proc/self/status) &&
+	check_eq "$(python3 ignchld.py "$HOTSET" time -q -o rep -- grep SigIgn /proc/self/status)" "$bare" &&
+	check_eq "$(python3 ignchld.py "$HOTSET" record -q -o p -- grep SigIgn /proc/self/status)" "$bare"
+'
+
 test_expect_success 'not found gives 127, not executable 126, and no report' '
 	expect_code 127 hotset time -o rep -- no-such-command-xyzzy 2> err &&
 	grep -q "no-such-command-xyzzy: command not found" err && test ! -s rep &&

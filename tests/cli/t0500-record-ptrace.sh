@@ -139,8 +139,12 @@ for who in root nobody; do
 		printf "#!/bin/sh\necho ran\n" > plain && chmod 644 plain &&
 		expect_code 126 rec '$who' -o p3 -- ./plain > out 2> err &&
 		test ! -s out && test ! -e p3 &&
-		expect_code 125 rec '$who' -o /nonexistent/dir/p -- true 2> err &&
-		grep -q "cannot write the profile" err
+		# a profile that cannot be written is told before the job runs
+		expect_code 125 rec '$who' -o /nonexistent/dir/p -- echo ran > out 2> err &&
+		grep -q "cannot write the profile: cannot create files in /nonexistent/dir" err &&
+		test ! -s out &&
+		mkdir pdir && expect_code 125 rec '$who' -o pdir -- echo ran > out 2> err &&
+		grep -q "pdir: cannot write the profile: a directory" err && test ! -s out
 	'
 
 	test_expect_success "$pre" "$who: SIGTERM to hotset: the job gets it, the profile is written whole" '
@@ -163,6 +167,18 @@ test_expect_success 'on one CPU, where the tracer never polls: every way of read
 	test -s expect &&
 	hotset show --json p > j &&
 	check expect j "$PWD/d"
+'
+
+test_expect_success 'a file a shell truncates with > stays the input it was; its new content is output, once' '
+	head -c $((10 * ps)) /dev/zero > x && head -c $((40 * ps)) /dev/zero > y &&
+	"$HOTSET" record -q --backend=ptrace -o p -- sh -c "cat x > /dev/null; cat y > x; cat x > /dev/null" &&
+	hotset show --json p > j &&
+	check_eq "$(pages_of "$PWD/x")" "0-9" &&
+	! grep -q "^o $PWD/x\$" p &&
+	rm -f z &&
+	"$HOTSET" record -q --backend=ptrace -o p -- sh -c "echo a > z; echo b > z; cat z > /dev/null" &&
+	check_eq "$(grep -c "^o $PWD/z\$" p)" 1 &&
+	! grep -q "^f .* $PWD/z\$" p
 '
 
 test_expect_success 'SIGINT to hotset: the job is interrupted, the profile is written whole' '
@@ -230,7 +246,11 @@ test_expect_success NOBODY 'the probe, and the summary, say ptrace; auto picks p
 	chown nobody:nogroup . &&
 	as_nobody "$HOTSET" record --backend=ptrace --probe &&
 	as_nobody "$HOTSET" record --json -o p -- true 2> sum &&
-	check_eq "$(json sum "\"%s %d %d\" % (j[\"backend\"], j[\"lost_events\"], j[\"exit_status\"])")" "ptrace 0 0"
+	check_eq "$(json sum "\"%s %d %d\" % (j[\"backend\"], j[\"lost_events\"], j[\"exit_status\"])")" "ptrace 0 0" &&
+	expect_code 3 "$HOTSET" record -o p -- sh -c "exit 3" 2> sum &&
+	grep -q "^Command exited with non-zero status 3$" sum &&
+	expect_code 3 "$HOTSET" record --json -o p -- sh -c "exit 3" 2> sum &&
+	check_eq "$(json sum "(j[\"exit_status\"], j[\"signal\"])")" "(3, None)"
 '
 
 test_expect_success REALFS 'the summary ends with what hotset time reports: a cold read came from the disk' '

@@ -1,4 +1,5 @@
 /* test-recording.c - the working-set model that record backends feed. */
+#include <errno.h>
 #include <stdint.h>
 
 #include "hotset/recording.h"
@@ -58,6 +59,33 @@ TEST(ranges_keep_first_access_order_and_merge)
 	CHECK_EQ_U64(it.file.ranges[1].first, 0);
 	CHECK_EQ_U64(it.file.ranges[1].last, 9);
 	CHECK_EQ_U64(it.file.flags, HS_FILE_READ | HS_FILE_MAPPED);
+	hs_profile_close(pr);
+	unlink(tmp_profile());
+	hs_recording_free(r);
+}
+
+/* A better name learnt later (the path an exec used, not a hard link's) */
+TEST(rename_keeps_the_file_and_its_pages)
+{
+	struct hs_recording *r;
+	struct hs_profile_reader *pr;
+	struct hs_profile_item it;
+	struct hs_profile_header h;
+	int64_t a;
+
+	CHECK(hs_recording_new(false, &r) == 0);
+	a = hs_recording_file(r, &(struct hs_file_id){ .dev = 1, .ino = 7 }, "/root/.debug/x/elf", 18);
+	CHECK(hs_recording_access(r, a, 0, 3, HS_FILE_MAPPED) == 0);
+	CHECK(hs_recording_rename(r, a, "/usr/bin/x", 10) == 0);
+	CHECK(hs_recording_rename(r, 5, "/nope", 5) == -EINVAL);
+	CHECK(hs_recording_file(r, &(struct hs_file_id){ .dev = 1, .ino = 7 }, "/other", 6) == a);
+	hs_profile_header_init(&h, "record");
+	CHECK(hs_recording_save(r, tmp_profile(), &h) == 0);
+	CHECK(hs_profile_open(tmp_profile(), &pr, NULL) == 0);
+	CHECK(nth_file(pr, 0, &it));
+	CHECK_STR(it.file.path, "/usr/bin/x");
+	CHECK_EQ_U64(it.file.pages, 4);
+	CHECK(!nth_file(pr, 1, &it));
 	hs_profile_close(pr);
 	unlink(tmp_profile());
 	hs_recording_free(r);
@@ -186,7 +214,8 @@ TEST(many_files_and_sparse_pages)
 
 int main(void)
 {
-	return RUN_TESTS(ranges_keep_first_access_order_and_merge, files_ordered_by_first_access_not_lookup,
+	return RUN_TESTS(ranges_keep_first_access_order_and_merge, rename_keeps_the_file_and_its_pages,
+			 files_ordered_by_first_access_not_lookup,
 			 outputs_are_not_input, trace_keeps_every_access_in_order,
 			 many_files_and_sparse_pages);
 }
