@@ -17,6 +17,7 @@
 #ifndef HOTSET_HOTSET_H
 #define HOTSET_HOTSET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,5 +40,15 @@ int hs_error_set(struct hs_error *err, int errnum, const char *fmt, ...)
 
 /* Bytes per page on this machine (sysconf(_SC_PAGESIZE), cached). */
 uint32_t hs_page_size(void);
+
+/*
+ * Collapse "//", "/./" and a leading "./" in path, in place: the same file
+ * under the name a person would write ("." when nothing is left). A
+ * trailing slash (or "/."), which asks for a directory, is kept. ".." is
+ * kept too, since after a symlink it does not undo the step before it,
+ * unless dotdot is set and path is absolute: then it drops the name
+ * before it, as a shell's cd does.
+ */
+void hs_tidy_path(char *path, bool dotdot);
 
 #endif

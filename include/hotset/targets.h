@@ -11,7 +11,7 @@
  *     open descriptor before anything else happens;
  *   - nothing on proc, sysfs, debugfs and other pseudo-filesystems is read;
  *   - directories are walked without following symlinks (unless asked),
- *     staying on one filesystem if asked, counting hard links once;
+ *     staying on one filesystem if asked, counting each file once;
  *   - a file that vanished, or that is unreadable, is reported to the warn
  *     callback and skipped; the walk goes on.
  */
@@ -59,9 +59,13 @@ typedef int (*hs_target_fn)(void *ctx, const struct hs_target *t);
 typedef void (*hs_target_warn_fn)(void *ctx, const char *path, int errnum, const char *what);
 
 /*
- * Every regular file named by paths or found under them. Symlinks named on
- * the command line are followed. Returns 0 when the walk completed (even if
- * some files were skipped), the callback's non-zero value, or -ENOMEM.
+ * Every regular file named by paths or found under them, each once even if
+ * named twice or under two of the paths (by device and inode). Symlinks
+ * named on the command line are followed; "//" and "." in them are
+ * collapsed in the paths produced ("./d//f" gives "d/f"), ".." is not. A
+ * directory replaced (by a symlink, say) between being found and being
+ * read is skipped with a warning. Returns 0 when the walk completed (even
+ * if some files were skipped), the callback's non-zero value, or -ENOMEM.
  */
 int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_target_opts *o,
 		    hs_target_fn fn, hs_target_warn_fn warn, void *ctx);
@@ -73,6 +77,18 @@ int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_tar
  */
 int hs_targets_profile(struct hs_profile_reader *r, hs_target_fn fn, hs_target_warn_fn warn,
 		       void *ctx, struct hs_error *err);
+
+/*
+ * Does the caller want the profile entry at path (path_len bytes)? Asked
+ * before the file is looked at: an entry refused is neither opened nor
+ * warned about, and takes no index.
+ */
+typedef bool (*hs_target_select_fn)(void *ctx, const char *path, size_t path_len);
+
+/* hs_targets_profile() for the entries select accepts (all if NULL). */
+int hs_targets_profile_select(struct hs_profile_reader *r, hs_target_select_fn select,
+			      hs_target_fn fn, hs_target_warn_fn warn, void *ctx,
+			      struct hs_error *err);
 
 /* Is the filesystem of fd one whose files must never be read (proc...)?
  * Returns its name, or NULL for an ordinary filesystem. */

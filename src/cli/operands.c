@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,21 +24,20 @@ void print_path(FILE *f, const char *path, size_t len)
 
 char *absolute_path(const char *path)
 {
-	char *cwd, *abs = NULL;
+	char *cwd = NULL, *abs = NULL;
 
 	if (path[0] == '/')
-		return strdup(path);
-	while (path[0] == '.' && path[1] == '/') {
-		path += 2;
-		while (path[0] == '/')
-			path++;
-	}
-	if (!strcmp(path, "."))
-		path = "";
-	cwd = getcwd(NULL, 0);
-	if (cwd && asprintf(&abs, "%s%s%s", cwd, *path && strcmp(cwd, "/") ? "/" : "", path) < 0)
+		abs = strdup(path);
+	else if ((cwd = getcwd(NULL, 0)) && asprintf(&abs, "%s/%s", cwd, path) < 0)
 		abs = NULL;
 	free(cwd);
+	if (abs) {
+		size_t n;
+
+		hs_tidy_path(abs, true);
+		if ((n = strlen(abs)) > 1 && abs[n - 1] == '/')
+			abs[n - 1] = '\0';	/* "x/" names x, as "x" does */
+	}
 	return abs;
 }
 
@@ -74,6 +74,38 @@ static void warn_file(void *ctx, const char *path, int errnum, const char *what)
 	operands_warn(ctx, path, errnum, what);
 }
 
+static const char *mapped_profile;
+
+/* In the handler: only write() and _exit(). */
+static void profile_shrank(int sig)
+{
+	static const char head[] = "hotset: ", tail[] = ": the profile shrank while it was "
+		"being read (a program rewrote it in place, not by rename)\n";
+	ssize_t n = write(STDERR_FILENO, head, sizeof(head) - 1);
+
+	n += write(STDERR_FILENO, mapped_profile, strlen(mapped_profile));
+	n += write(STDERR_FILENO, tail, sizeof(tail) - 1);
+	(void)n;
+	(void)sig;
+	_exit(EXIT_USAGE);
+}
+
+/*
+ * The library reads a profile from a mapping, where a truncation by another
+ * program raises SIGBUS: say so rather than die of a bus error. (hotset's
+ * own writers replace a profile by rename, which never does that.)
+ */
+static void guard_mapping(const char *profile)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = profile_shrank;
+	sigemptyset(&sa.sa_mask);
+	mapped_profile = profile;
+	sigaction(SIGBUS, &sa, NULL);
+}
+
 int operands_open(struct operands *o)
 {
 	struct hs_profile_item it;
@@ -84,6 +116,7 @@ int operands_open(struct operands *o)
 		return usage_error(o->cmd, "give a PATH or -p PROFILE");
 	if (!o->profile)
 		return EXIT_OK;
+	guard_mapping(o->profile);
 	rc = hs_profile_open(o->profile, &o->reader, &err);
 	if (rc == -EINVAL && err.line)
 		error("%s:%u: %s", o->profile, err.line, err.msg);
@@ -103,13 +136,21 @@ int operands_open(struct operands *o)
 		return EXIT_USAGE;
 	}
 	hs_profile_rewind(o->reader);
-	/* profiles hold absolute paths: "-p PROFILE ." means here */
-	if (o->npaths && !(o->abs_paths = calloc((size_t)o->npaths, sizeof(char *)))) {
+	/*
+	 * Profiles hold absolute paths: "-p PROFILE ." means here. Those that
+	 * "hotset record" writes have their symlinks resolved too, so a PATH's
+	 * real path selects as well as the PATH as written.
+	 */
+	if (o->npaths && (!(o->abs_paths = calloc((size_t)o->npaths, sizeof(char *))) ||
+			  !(o->real_paths = calloc((size_t)o->npaths, sizeof(char *))) ||
+			  !(o->selecting = calloc((size_t)o->npaths, sizeof(bool))))) {
 		operands_close(o);
 		return error("out of memory"), EXIT_USAGE;
 	}
-	for (int i = 0; i < o->npaths; i++)
+	for (int i = 0; i < o->npaths; i++) {
 		o->abs_paths[i] = absolute_path(o->paths[i]);
+		o->real_paths[i] = realpath(o->paths[i], NULL);
+	}
 	return EXIT_OK;
 }
 
@@ -123,15 +164,27 @@ static bool under(const char *path, const char *p)
 	return !strncmp(path, p, n) && (path[n] == '\0' || path[n] == '/' || p[n - 1] == '/');
 }
 
-/* With -p and PATHs, only profile entries at or under a PATH are targets. */
-static bool selected(const struct operands *o, const char *path)
+/*
+ * With -p and PATHs, only profile entries at or under a PATH are targets;
+ * asked by the library before it opens the file. Each PATH that selects
+ * an entry is noted, to tell about those that select none.
+ */
+static bool selected(void *ctx, const char *path, size_t len)
 {
+	struct operands *o = ctx;
+	bool any = false;
+
+	(void)len;
 	if (!o->npaths)
 		return true;
-	for (int i = 0; i < o->npaths; i++)
-		if (under(path, o->paths[i]) || (o->abs_paths[i] && under(path, o->abs_paths[i])))
-			return true;
-	return false;
+	for (int i = 0; i < o->npaths; i++) {
+		if ((o->abs_paths[i] && under(path, o->abs_paths[i])) ||
+		    (o->real_paths[i] && under(path, o->real_paths[i]))) {
+			o->selecting[i] = true;	/* entries come one at a time */
+			any = true;
+		}
+	}
+	return any;
 }
 
 /* The callback for the library: o is the context of both fn and warn_file. */
@@ -140,8 +193,6 @@ static int visit(void *ctx, const struct hs_target *t)
 	struct operands *o = ctx;
 	int rc;
 
-	if (o->reader && !selected(o, t->path))
-		return 0;
 	if (t->stale)
 		o->stale++;	/* profile entries come one at a time */
 	rc = o->fn(o->ctx, t);
@@ -163,7 +214,11 @@ int operands_foreach(struct operands *o, hs_target_fn fn, void *ctx)
 	progress_start(&o->progress, o->progress_label, 0, o->quiet || !o->progress_label);
 	if (o->reader) {
 		hs_profile_rewind(o->reader);
-		rc = hs_targets_profile(o->reader, visit, warn_file, o, &err);
+		rc = hs_targets_profile_select(o->reader, selected, visit, warn_file, o, &err);
+		/* a PATH that selects nothing is most likely mistyped: say so, exit 1 */
+		for (int i = 0; rc == 0 && i < o->npaths; i++)
+			if (!o->selecting[i])
+				operands_warn(o, o->paths[i], 0, "no file of the profile is under it");
 	} else {
 		rc = hs_targets_walk((const char *const *)o->paths, (size_t)o->npaths, &o->walk,
 				     visit, warn_file, o);
@@ -188,8 +243,15 @@ void operands_close(struct operands *o)
 {
 	hs_profile_close(o->reader);
 	o->reader = NULL;
-	for (int i = 0; o->abs_paths && i < o->npaths; i++)
-		free(o->abs_paths[i]);
+	for (int i = 0; i < o->npaths; i++) {
+		if (o->abs_paths)
+			free(o->abs_paths[i]);
+		if (o->real_paths)
+			free(o->real_paths[i]);
+	}
 	free(o->abs_paths);
-	o->abs_paths = NULL;
+	free(o->real_paths);
+	free(o->selecting);
+	o->abs_paths = o->real_paths = NULL;
+	o->selecting = NULL;
 }

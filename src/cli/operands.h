@@ -16,6 +16,8 @@ struct operands {
 	char **paths;			/* PATH operands (with -p: a filter) */
 	int npaths;
 	char **abs_paths;		/* with -p: the PATHs made absolute */
+	char **real_paths;		/* with -p: their realpath(), or NULL */
+	bool *selecting;		/* with -p: PATH i selected an entry */
 	struct hs_profile_reader *reader;
 	unsigned skipped;		/* files skipped with a warning */
 	unsigned stale;			/* profile entries whose file changed since */
@@ -36,8 +38,10 @@ struct operands {
 int operands_open(struct operands *o);
 
 /*
- * Call fn for each target. Returns 0, the callback's non-zero value, or -1
- * after printing an error (a profile malformed part way).
+ * Call fn for each target. With -p, PATHs select entries before their file
+ * is looked at, and a PATH that selects none is warned about and counted
+ * as skipped. Returns 0, the callback's non-zero value, or -1 after
+ * printing an error (a profile malformed part way).
  */
 int operands_foreach(struct operands *o, hs_target_fn fn, void *ctx);
 
@@ -57,9 +61,10 @@ void operands_report_stale(const struct operands *o);
 void operands_warn(struct operands *o, const char *path, int errnum, const char *what);
 
 /*
- * path made absolute against the working directory, without resolving
- * symlinks ("./x" and "x" give "$PWD/x", "." gives "$PWD"); malloc'd, or
- * NULL when out of memory or the working directory is gone.
+ * path made absolute against the working directory, with "//", "." and
+ * ".." collapsed as written, without resolving symlinks ("./x/." and "x"
+ * give "$PWD/x", "." gives "$PWD", "a/../b" "$PWD/b", "//tmp/x/" "/tmp/x");
+ * malloc'd, or NULL when out of memory or the working directory is gone.
  */
 char *absolute_path(const char *path);
 

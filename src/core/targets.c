@@ -6,15 +6,23 @@
  * thread and keeps a shared stack of directories still to read, so memory
  * is bounded by the width of one path through the tree, not by its size.
  * The only sets that grow with the tree are those of files with more than
- * one hard link (to count them once) and, with -L, of directories (to stop
- * symlink loops) and of all files (a symlink may lead to a file met
+ * one hard link (to count them once) and, with -L or several operands, of
+ * directories (to stop symlink loops, and to walk a tree named twice once)
+ * and of all files (a symlink, or another operand, may lead to a file met
  * elsewhere). Several threads may walk at once: on a warm cache the cost
  * is all in syscalls, which run in parallel.
+ *
+ * A queued directory is opened again later, by then maybe replaced by a
+ * symlink to somewhere else (/proc, say). So it is opened relative to the
+ * operand's descriptor, through no symlink unless -L, and only read if it
+ * is still the directory (device and inode) that was queued. Files are
+ * opened relative to their directory's descriptor.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +97,10 @@ static const char *cached_pseudo_fs(struct fs_cache *c, int fd, dev_t dev)
 /* ---- a set of (dev, ino) for hard links and symlink loops -------------- */
 
 struct id_set {
-	struct { uint64_t dev, ino; } *v;	/* open addressing; ino 0 = empty */
+	struct {
+		uint64_t dev, ino;
+		uint32_t tag;	/* for directories: the operand that met it first */
+	} *v;			/* open addressing; ino 0 = empty */
 	size_t cap, n;
 };
 
@@ -100,8 +111,11 @@ static uint64_t id_hash(uint64_t dev, uint64_t ino)
 	return h ^ (h >> 29);
 }
 
-/* Insert; returns 1 if it was new, 0 if present, -ENOMEM. */
-static int id_set_add(struct id_set *s, uint64_t dev, uint64_t ino)
+/*
+ * Insert with tag; returns 1 if it was new, 0 if present (its tag then in
+ * *first, unless NULL), -ENOMEM.
+ */
+static int id_set_add(struct id_set *s, uint64_t dev, uint64_t ino, uint32_t tag, uint32_t *first)
 {
 	size_t i;
 
@@ -125,10 +139,14 @@ static int id_set_add(struct id_set *s, uint64_t dev, uint64_t ino)
 	}
 	ino += !ino;	/* inode 0 does not occur on real filesystems */
 	for (i = id_hash(dev, ino) & (s->cap - 1); s->v[i].ino; i = (i + 1) & (s->cap - 1))
-		if (s->v[i].ino == ino && s->v[i].dev == dev)
+		if (s->v[i].ino == ino && s->v[i].dev == dev) {
+			if (first)
+				*first = s->v[i].tag;
 			return 0;
+		}
 	s->v[i].dev = dev;
 	s->v[i].ino = ino;
+	s->v[i].tag = tag;
 	s->n++;
 	return 1;
 }
@@ -142,7 +160,8 @@ static int id_set_add(struct id_set *s, uint64_t dev, uint64_t ino)
  */
 struct dir_job {
 	char *path;
-	dev_t dev;
+	dev_t dev;	/* what it was when queued: it is read only if */
+	ino_t ino;	/* it is still that directory */
 };
 
 struct walk {
@@ -151,6 +170,12 @@ struct walk {
 	hs_target_warn_fn warn;
 	void *ctx;
 	int open_flags;
+	bool several;		/* more than one operand: any file may come twice */
+	bool track_dirs;	/* -L or several operands: each directory once */
+	/* Set by the operand being walked, read-only while threads walk it: */
+	uint32_t operand;	/* 1, 2... */
+	int root_fd;		/* the operand directory, or -1 */
+	size_t root_skip;	/* its path's length with the '/' after it */
 
 	pthread_mutex_t lock;	/* guards everything below */
 	pthread_cond_t more;	/* a job was pushed, or the walk ended */
@@ -158,8 +183,8 @@ struct walk {
 	size_t njobs, jobs_cap;
 	unsigned busy;		/* threads reading a directory */
 	int rc;			/* first failure; stops every thread */
-	struct id_set links;	/* files with st_nlink > 1 already seen */
-	struct id_set dirs;	/* directories seen, with -L */
+	struct id_set links;	/* files already seen (hard links, or all: see visit_file) */
+	struct id_set dirs;	/* directories seen, if track_dirs */
 	struct fs_cache fs;
 	uint64_t index;
 };
@@ -221,13 +246,16 @@ static void warn(struct walker *t, int errnum, const char *what)
 		t->w->warn(t->w->ctx, t->path, errnum, what);
 }
 
-/* Record id in set under the walk's lock: 1 new, 0 seen, -ENOMEM. */
-static int seen_once(struct walk *w, struct id_set *set, const struct stat *st)
+/*
+ * Record id in set under the walk's lock: 1 new, 0 seen (by the operand
+ * in *first, unless NULL), -ENOMEM.
+ */
+static int seen_once(struct walk *w, struct id_set *set, const struct stat *st, uint32_t *first)
 {
 	int rc;
 
 	pthread_mutex_lock(&w->lock);
-	rc = id_set_add(set, st->st_dev, st->st_ino);
+	rc = id_set_add(set, st->st_dev, st->st_ino, w->operand, first);
 	pthread_mutex_unlock(&w->lock);
 	return rc;
 }
@@ -242,6 +270,27 @@ static const char *walk_pseudo_fs(struct walk *w, int fd, dev_t dev)
 	return name;
 }
 
+/*
+ * Is name in dirfd on a pseudo-filesystem? 1 yes, 0 no, -1 when it cannot
+ * be looked at. It is looked at through an O_PATH descriptor, which runs
+ * none of the file's own open code (some files on debugfs or tracefs act
+ * when opened), and the device is taken from that descriptor rather than
+ * from an earlier stat, so that a swap in between cannot put a wrong
+ * answer in the cache.
+ */
+static int pseudo_fs_at(struct walk *w, int dirfd, const char *name, bool follow)
+{
+	struct stat st;
+	int fd = openat(dirfd, name, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW)), rc = -1;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0)
+		rc = walk_pseudo_fs(w, fd, st.st_dev) != NULL;
+	close(fd);
+	return rc;
+}
+
 /* Hand an open regular file (fd, st) to the callback; closes fd. */
 static int visit_file(struct walker *t, int fd, const struct stat *st)
 {
@@ -251,11 +300,13 @@ static int visit_file(struct walker *t, int fd, const struct stat *st)
 	int rc;
 
 	/*
-	 * Hard links, and with -L any file (a symlink may lead to a file the
-	 * walk also meets by its own name): each file once.
+	 * Hard links, and with -L or several operands any file (a symlink, or
+	 * an operand inside another, may lead to a file the walk also meets
+	 * by its own name): each file once. One operand without -L keeps the
+	 * set small: a file with one link is met once.
 	 */
-	if ((st->st_nlink > 1 || w->o->follow_symlinks) &&
-	    (rc = seen_once(w, &w->links, st)) <= 0) {
+	if ((st->st_nlink > 1 || w->o->follow_symlinks || w->several) &&
+	    (rc = seen_once(w, &w->links, st, NULL)) <= 0) {
 		close(fd);
 		return rc;	/* 0: already counted */
 	}
@@ -271,14 +322,24 @@ static int visit_file(struct walker *t, int fd, const struct stat *st)
 }
 
 /*
- * Open name in dirfd as a regular file and visit it. Anything that turns
- * out not to be a regular file is closed unread.
+ * Open name in dirfd, a directory on device dir_dev, as a regular file and
+ * visit it. Anything that turns out not to be a regular file is closed
+ * unread; so is a file on a pseudo-filesystem, which only a symlink (-L)
+ * or a bind mount can bring into a tree. pre is the stat of name when the
+ * caller has one (symlinks, entries without d_type), NULL otherwise.
  */
-static int open_file(struct walker *t, int dirfd, const char *name, bool follow)
+static int open_file(struct walker *t, int dirfd, const char *name, dev_t dir_dev,
+		     const struct stat *pre)
 {
+	struct walk *w = t->w;
+	const bool follow = w->o->follow_symlinks;
 	struct stat st;
-	int fd = openat(dirfd, name, t->w->open_flags | (follow ? 0 : O_NOFOLLOW));
+	int fd;
 
+	/* a file on another device: look at its filesystem before opening it */
+	if (pre && pre->st_dev != dir_dev && pseudo_fs_at(w, dirfd, name, follow) == 1)
+		return 0;	/* /proc, /sys...: never read, silently, like their directories */
+	fd = openat(dirfd, name, w->open_flags | (follow ? 0 : O_NOFOLLOW));
 	if (fd < 0) {
 		if (errno == ENOENT)
 			warn(t, 0, "vanished during the walk, skipped");
@@ -295,10 +356,15 @@ static int open_file(struct walker *t, int dirfd, const char *name, bool follow)
 		close(fd);
 		return 0;
 	}
+	/* again on the open descriptor: the name may have changed meanwhile */
+	if (st.st_dev != dir_dev && walk_pseudo_fs(w, fd, st.st_dev)) {
+		close(fd);
+		return 0;
+	}
 	return visit_file(t, fd, &st);
 }
 
-static int push_job(struct walk *w, const char *path, dev_t dev)
+static int push_job(struct walk *w, const char *path, const struct stat *st)
 {
 	char *copy = strdup(path);
 	int rc = 0;
@@ -316,7 +382,7 @@ static int push_job(struct walk *w, const char *path, dev_t dev)
 			w->jobs = v, w->jobs_cap = cap;
 	}
 	if (!rc) {
-		w->jobs[w->njobs++] = (struct dir_job){ copy, dev };
+		w->jobs[w->njobs++] = (struct dir_job){ copy, st->st_dev, st->st_ino };
 		pthread_cond_signal(&w->more);
 	} else {
 		free(copy);
@@ -333,7 +399,8 @@ static int found_dir(struct walker *t, int dirfd, const char *name, dev_t parent
 {
 	struct walk *w = t->w;
 	struct stat st;
-	int fd, rc;
+	uint32_t first;
+	int rc;
 
 	if (fstatat(dirfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno != ENOENT)
@@ -345,24 +412,56 @@ static int found_dir(struct walker *t, int dirfd, const char *name, dev_t parent
 	if (st.st_dev != parent_dev) {
 		if (w->o->one_filesystem)
 			return 0;
-		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
-			return 0;
-		rc = walk_pseudo_fs(w, fd, st.st_dev) != NULL;
-		close(fd);
-		if (rc)
+		if (pseudo_fs_at(w, dirfd, name, follow) != 0)
 			return 0;	/* /proc, /sys...: never read, silently */
 	}
-	if (follow) {
-		rc = seen_once(w, &w->dirs, &st);
+	if (w->track_dirs) {
+		rc = seen_once(w, &w->dirs, &st, &first);
 		if (rc < 0)
 			return rc;
 		if (rc == 0) {
-			warn(t, 0, "directory reached twice (symlink loop?), walked once");
+			/* met under an earlier operand: walked already, nothing to tell */
+			if (first == w->operand)
+				warn(t, 0, "directory reached twice (symlink loop?), walked once");
 			return 0;
 		}
 	}
-	return push_job(w, t->path, st.st_dev);
+	return push_job(w, t->path, &st);
+}
+
+/*
+ * Open the queued directory job again, relative to the operand's
+ * descriptor, so that what became of the operand's path or of the
+ * directory's ancestors since does not matter. Without -L the walk went
+ * through no symlink to get there, so none may be met now: openat2 refuses
+ * them in every component; where it is missing, O_NOFOLLOW guards the last
+ * one and the identity check in read_dir the rest. Returns the descriptor
+ * or -errno.
+ */
+static int reopen_dir(struct walk *w, const struct dir_job *job, size_t len)
+{
+	static int no_openat2;	/* the kernel (or a seccomp filter) lacks it */
+	const char *rel = len > w->root_skip ? job->path + w->root_skip : ".";
+	int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, fd;
+
+	if (!w->o->follow_symlinks) {
+#ifdef SYS_openat2
+		if (!__atomic_load_n(&no_openat2, __ATOMIC_RELAXED)) {
+			struct open_how how = {
+				.flags = (uint64_t)(flags | O_NOFOLLOW),
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH,
+			};
+
+			fd = (int)syscall(SYS_openat2, w->root_fd, rel, &how, sizeof(how));
+			if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+				return fd < 0 ? -errno : fd;
+			__atomic_store_n(&no_openat2, 1, __ATOMIC_RELAXED);
+		}
+#endif
+		flags |= O_NOFOLLOW;
+	}
+	fd = openat(w->root_fd, rel, flags);
+	return fd < 0 ? -errno : fd;
 }
 
 /* Read one directory: visit its files, queue its subdirectories. */
@@ -370,6 +469,7 @@ static int read_dir(struct walker *t, const struct dir_job *job)
 {
 	struct walk *w = t->w;
 	const bool follow = w->o->follow_symlinks;
+	struct stat st;
 	size_t base;
 	int dirfd, rc = 0;
 	long n;
@@ -377,10 +477,20 @@ static int read_dir(struct walker *t, const struct dir_job *job)
 	if ((rc = path_set(t, 0, job->path)))
 		return rc;
 	base = strlen(t->path);
-	dirfd = open(job->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dirfd = reopen_dir(w, job, base);
+	if (dirfd == -ENOENT)
+		return 0;	/* gone: nothing left to count */
+	if (dirfd == -ELOOP || dirfd == -ENOTDIR || dirfd == -EXDEV) {
+		warn(t, 0, "directory replaced during the walk, skipped");
+		return 0;
+	}
 	if (dirfd < 0) {
-		if (errno != ENOENT)
-			warn(t, errno, "cannot open directory");
+		warn(t, -dirfd, "cannot open directory");
+		return 0;
+	}
+	if (fstat(dirfd, &st) < 0 || st.st_dev != job->dev || st.st_ino != job->ino) {
+		warn(t, 0, "directory replaced during the walk, skipped");
+		close(dirfd);
 		return 0;
 	}
 	while (!rc && (n = syscall(SYS_getdents64, dirfd, t->dents, DENTS_SIZE)) > 0) {
@@ -388,6 +498,7 @@ static int read_dir(struct walker *t, const struct dir_job *job)
 			struct linux_dirent64 *de = (void *)(t->dents + off);
 			const char *name = de->d_name;
 			unsigned char type = de->d_type;
+			const struct stat *pre = NULL;	/* &st once stat'ed */
 
 			off += de->d_reclen;
 			if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
@@ -395,17 +506,16 @@ static int read_dir(struct walker *t, const struct dir_job *job)
 			if ((rc = path_join(t, base, name)))
 				break;
 			if (type == DT_UNKNOWN || (type == DT_LNK && follow)) {
-				struct stat st;
-
 				if (fstatat(dirfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
 					if (errno != ENOENT)
 						warn(t, errno, type == DT_LNK ? "broken symlink" : "cannot stat");
 					continue;
 				}
 				type = S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR : DT_UNKNOWN;
+				pre = &st;
 			}
 			if (type == DT_REG)
-				rc = open_file(t, dirfd, name, follow);
+				rc = open_file(t, dirfd, name, job->dev, pre);
 			else if (type == DT_DIR)
 				rc = found_dir(t, dirfd, name, job->dev, follow);
 			/* FIFOs, sockets, devices and unfollowed symlinks: never opened */
@@ -456,10 +566,14 @@ static int walk_operand(struct walker *t, const char *operand)
 	struct walk *w = t->w;
 	struct stat st;
 	const char *pseudo;
+	size_t len;
 	int fd, rc;
 
 	if ((rc = path_set(t, 0, operand)))
 		return rc;
+	hs_tidy_path(t->path, false);
+	operand = t->path;
+	len = strlen(operand);
 	/*
 	 * Look before opening: opening a FIFO, even without blocking, would
 	 * release a writer waiting for a reader, and opening a device can
@@ -495,10 +609,16 @@ static int walk_operand(struct walker *t, const char *operand)
 	}
 	if (S_ISREG(st.st_mode))
 		return visit_file(t, fd, &st);
-	close(fd);
-	if (w->o->follow_symlinks && (rc = id_set_add(&w->dirs, st.st_dev, st.st_ino)) <= 0)
+	/* a tree named twice, or inside one walked already: walked once */
+	if (w->track_dirs &&
+	    (rc = id_set_add(&w->dirs, st.st_dev, st.st_ino, w->operand, NULL)) <= 0) {
+		close(fd);
 		return rc;
-	return push_job(w, operand, st.st_dev);
+	}
+	/* kept open: the directories under it are opened relative to it */
+	w->root_fd = fd;
+	w->root_skip = len + (operand[len - 1] != '/');
+	return push_job(w, operand, &st);
 }
 
 static int base_open_flags(void)
@@ -510,7 +630,7 @@ static int base_open_flags(void)
 int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_target_opts *o,
 		    hs_target_fn fn, hs_target_warn_fn warn_fn, void *ctx)
 {
-	struct walk w = { .o = o, .fn = fn, .warn = warn_fn, .ctx = ctx };
+	struct walk w = { .o = o, .fn = fn, .warn = warn_fn, .ctx = ctx, .root_fd = -1 };
 	unsigned nthreads = o->threads ? o->threads : 1;
 	struct walker *t = calloc(nthreads, sizeof(*t));
 	pthread_t *tid = calloc(nthreads, sizeof(*tid));
@@ -523,6 +643,8 @@ int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_tar
 		return -ENOMEM;
 	}
 	w.open_flags = base_open_flags();
+	w.several = npaths > 1;
+	w.track_dirs = o->follow_symlinks || w.several;
 	pthread_mutex_init(&w.lock, NULL);
 	pthread_cond_init(&w.more, NULL);
 	for (unsigned i = 0; i < nthreads; i++) {
@@ -536,16 +658,20 @@ int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_tar
 	 * that named files and trees come out in the order they were named.
 	 */
 	for (size_t i = 0; i < npaths && !rc; i++) {
+		w.operand = (uint32_t)i + 1;
 		rc = walk_operand(&t[0], paths[i]);
-		if (rc || !w.njobs)
-			continue;
-		for (started = 1; started < nthreads; started++)
-			if (pthread_create(&tid[started], NULL, walker_main, &t[started]))
-				break;
-		walker_main(&t[0]);
-		for (unsigned k = 1; k < started; k++)
-			pthread_join(tid[k], NULL);
-		rc = w.rc;
+		if (!rc && w.njobs) {
+			for (started = 1; started < nthreads; started++)
+				if (pthread_create(&tid[started], NULL, walker_main, &t[started]))
+					break;
+			walker_main(&t[0]);
+			for (unsigned k = 1; k < started; k++)
+				pthread_join(tid[k], NULL);
+			rc = w.rc;
+		}
+		if (w.root_fd >= 0)
+			close(w.root_fd);
+		w.root_fd = -1;
 	}
 	for (size_t i = 0; i < w.njobs; i++)
 		free(w.jobs[i].path);
@@ -643,6 +769,13 @@ static const struct hs_range no_ranges[1];
 int hs_targets_profile(struct hs_profile_reader *r, hs_target_fn fn, hs_target_warn_fn warn_fn,
 		       void *ctx, struct hs_error *err)
 {
+	return hs_targets_profile_select(r, NULL, fn, warn_fn, ctx, err);
+}
+
+int hs_targets_profile_select(struct hs_profile_reader *r, hs_target_select_fn select,
+			      hs_target_fn fn, hs_target_warn_fn warn_fn, void *ctx,
+			      struct hs_error *err)
+{
 	const uint32_t from = hs_profile_header(r)->page_size, ps = hs_page_size();
 	const int flags = base_open_flags();
 	struct hs_profile_item it;
@@ -659,6 +792,9 @@ int hs_targets_profile(struct hs_profile_reader *r, hs_target_fn fn, hs_target_w
 		int fd;
 
 		if (it.kind != HS_ITEM_FILE)
+			continue;
+		/* before any stat: an entry not asked for costs nothing and is not told about */
+		if (select && !select(ctx, it.file.path, it.file.path_len))
 			continue;
 		/* as for operands: a FIFO or device in its place is not opened */
 		if (stat(it.file.path, &st) == 0 && !S_ISREG(st.st_mode)) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # hotset status: residency per file and in total, exact to the page; -p
 # counts only a profile's ranges; trees are walked by the rules (FIFOs
-# never opened, symlinks only with -L, hard links once, -x).
+# never opened, symlinks only with -L, each file once, -x, nothing on proc
+# or sysfs even through -L); PATHs are tidied, and with -p select entries
+# before they are looked at.
 . "$(dirname "$0")/../lib.sh"
 
 prereq_MOUNT() { [ "$(id -u)" -eq 0 ] && mkdir -p "$TRASH/m" && mount -t tmpfs none "$TRASH/m" 2>/dev/null && umount "$TRASH/m"; }
@@ -58,6 +60,9 @@ profile_of() {	# profile_of RANGES FILE [RANGES FILE...]
 	printf "end %d 0 0\n" $n
 }
 
+# Nothing on stderr FILE but the warning that profile_of's entries are stale.
+only_stale_warning() { ! grep -v "changed since .* was made" "$1"; }
+
 test_expect_success REALFS '-p counts exactly the profile ranges' '
 	mkpages f 64 &&
 	profile_of 0-9,20,40-41 f > p.prof &&
@@ -73,7 +78,7 @@ test_expect_success REALFS '-p counts exactly the profile ranges' '
 
 test_expect_success REALFS '-p: ranges past the end of the file do not count' '
 	mkpages f 64 &&
-	profile_of 60-1000,4503599627370495 f > p.prof &&
+	profile_of 60-1000,$(((1 << 62) / ps * 2 - 1)) f > p.prof &&	# the last page below 2^63 bytes
 	check() {
 		pagetool read f 60-63 &&
 		hotset status -p p.prof --json > j &&
@@ -100,6 +105,56 @@ test_expect_success REALFS '-p with PATHs: only the profile files under them' '
 		check_eq "$(json j "(j[\"files\"], j[\"pages\"])")" "(1, 4)"
 	} &&
 	retry check
+'
+
+test_expect_success '-p with PATHs: entries not selected are not looked at' '
+	mkdir x y && printf a > x/a && printf b > y/b &&
+	profile_of 0 x/a 0 y/b > p.prof &&
+	rm y/b && mkfifo y/b &&
+	hotset status -p p.prof --json x > j 2> err &&
+	only_stale_warning err &&
+	check_eq "$(json j "(j[\"files\"], j[\"skipped_files\"])")" "(1, 0)" &&
+	rm y/b &&
+	hotset status -p p.prof --json x > j 2> err &&
+	only_stale_warning err &&
+	expect_code 1 hotset status -p p.prof --json y > j 2> err &&
+	grep -q "y/b: no longer exists" err
+'
+
+test_expect_success '-p: PATHs are tidied (., .., //) and their real path selects too' '
+	mkdir -p x/sub y && printf a > x/a && printf b > y/b && ln -s x xl &&
+	profile_of 0 x/a 0 y/b > p.prof &&
+	for p in ./x/. x/../x x//sub/.. y/../x "/$PWD/x" "$PWD//x/" xl xl/; do
+		hotset status -p p.prof -v --json "$p" > j 2> err &&
+		check_eq "$(json j "[i[\"path\"] for i in j[\"items\"]] == [\"$PWD/x/a\"]")" 1 &&
+		only_stale_warning err || { echo "PATH $p" >&2; return 1; }
+	done &&
+	(cd x/sub && hotset status -p ../../p.prof --json .. > ../../j) &&
+	check_eq "$(json j "j[\"files\"]")" 1 &&
+	(cd x && hotset status -p ../p.prof --json .. > ../j) &&
+	check_eq "$(json j "j[\"files\"]")" 2
+'
+
+test_expect_success '-p: a PATH that selects no entry is told, exit 1' '
+	mkdir x empty && printf a > x/a &&
+	profile_of 0 x/a > p.prof &&
+	expect_code 1 hotset status -p p.prof --json x empty nowhere > j 2> err &&
+	check_eq "$(json j "(j[\"files\"], j[\"skipped_files\"])")" "(1, 2)" &&
+	grep -q "^hotset: empty: no file of the profile is under it$" err &&
+	grep -q "^hotset: nowhere: no file of the profile is under it$" err &&
+	check_eq "$(grep -vc "changed since" err)" 2 &&
+	expect_code 1 hotset status -q -p p.prof empty > out 2> err &&
+	test ! -s err
+'
+
+test_expect_success 'snapshot and the walk write tidy paths' '
+	mkdir -p pr/sub && printf a > pr/a && printf b > pr/sub/b &&
+	hotset snapshot -o s.prof pr/../pr/./a "//$PWD//pr/sub/." > /dev/null &&
+	grep -q " $PWD/pr/a\$" s.prof &&
+	grep -q " $PWD/pr/sub/b\$" s.prof &&
+	! grep -E "/\\.\\.?/|//" s.prof &&
+	hotset status -v --json "/$PWD//pr/./sub" ./pr//a > j &&
+	check_eq "$(json j "[i[\"path\"] for i in j[\"items\"]] == [\"$PWD/pr/sub/b\", \"pr/a\"]")" 1
 '
 
 test_expect_success REALFS '-p: a profile in smaller pages counts each of our pages once' '
@@ -146,6 +201,29 @@ test_expect_success 'hard links count once' '
 	check_eq "$(json j "(j[\"files\"], j[\"pages\"])")" "(1, 5)" &&
 	hotset status --json d/a d/b > j &&
 	check_eq "$(json j "(j[\"files\"], j[\"pages\"])")" "(1, 5)"
+'
+
+test_expect_success 'a file named twice, or under two PATHs, counts once' '
+	mkdir -p pr/sub && mkpages pr/a 2 && mkpages pr/sub/b 3 && mkpages odd 1 &&
+	hotset status odd odd ./odd > out &&
+	grep -q "^     Files: 1$" out &&
+	hotset status --json pr pr/a > j &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"])")" "(2, 5)" &&
+	hotset status --json pr/sub pr ./pr/ pr/sub/b > j 2> err &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"])")" "(2, 5)" &&
+	hotset status -L --json pr/sub pr > j 2> err &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"])")" "(2, 5)" &&
+	test ! -s err
+'
+
+test_expect_success '-L: symlinks to files on proc or sysfs are not examined' '
+	mkdir pl && printf x > pl/real &&
+	ln -s /proc/self/status pl/st && ln -s /proc/version pl/ver &&
+	{ ! test -e /sys/kernel/mm/transparent_hugepage/enabled ||
+	  ln -s /sys/kernel/mm/transparent_hugepage/enabled pl/sysf; } &&
+	hotset status -v -L --json pl > j 2> err &&
+	check_eq "$(json j "[i[\"path\"] for i in j[\"items\"]] == [\"pl/real\"]")" 1 &&
+	test ! -s err
 '
 
 test_expect_success MOUNT '-x stays on one filesystem' '

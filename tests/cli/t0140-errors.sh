@@ -71,7 +71,7 @@ test_expect_success 'a missing or unreadable profile exits 2' '
 		grep -q "^hotset: \.: not a regular file$" err &&
 		: > empty.prof &&
 		expect_code 2 hs $c empty.prof 2> err &&
-		grep -q "^hotset: empty.prof: empty file: not a hotset profile$" err || return 1
+		grep -Eq "^hotset: empty.prof(:1)?: (empty file: )?not a hotset profile" err || return 1
 	done
 '
 
@@ -186,6 +186,30 @@ fo" &&
 	expect_code 1 hs evict "fi
 fo" 2> err &&
 	grep -q "^hotset: fi\\\\x0afo: not a regular file or directory, skipped$" err
+'
+
+test_expect_success '-p with a PATH that selects nothing: told, the rest done, exit 1' '
+	mkdir d && printf x > d/f && printf y > other &&
+	hs snapshot -o p.prof d > /dev/null &&
+	for c in "status" "evict"; do
+		hs $c -p p.prof d > out 2> err && test ! -s err &&
+		expect_code 1 hs $c -p p.prof d other d/nothing > out 2> err &&
+		grep -q "^hotset: other: no file of the profile is under it$" err &&
+		grep -q "^hotset: d/nothing: no file of the profile is under it$" err &&
+		check_eq "$(wc -l < err)" 2 || return 1
+	done &&
+	hs status -p p.prof > out 2> err && test ! -s err
+'
+
+test_expect_success '-p: entries outside the PATHs are not looked at, even if gone' '
+	mkdir d e && printf x > d/f && printf y > e/g &&
+	hs snapshot -o p.prof d e > /dev/null &&
+	rm e/g &&
+	for c in "status" "evict"; do
+		hs $c -p p.prof d > out 2> err && test ! -s err &&
+		expect_code 1 hs $c -p p.prof e > out 2> err &&
+		grep -q "e/g: no longer exists, skipped" err || return 1
+	done
 '
 
 test_expect_success 'a pseudo-filesystem operand is refused, not read' '

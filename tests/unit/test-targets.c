@@ -1,20 +1,24 @@
 /*
  * test-targets.c - the stream of files a command acts on: tree walks
- * (FIFOs never opened, symlinks and loops, hard links once, -x, entries
- * without a d_type, files vanishing under the walk, any number of
- * threads) and profile entries (missing, replaced, stale, other page
- * sizes).
+ * (FIFOs never opened, symlinks and loops, hard links once, each file once
+ * across operands, -x, entries without a d_type, files vanishing under the
+ * walk, directories swapped for symlinks, /proc reached through -L, any
+ * number of threads) and profile entries (missing, replaced, stale, other
+ * page sizes, selected before they are opened).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/inotify.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -561,6 +565,241 @@ TEST(walk_survives_vanishing_files)
 	scratch_done();
 }
 
+/*
+ * A directory queued by the walk and replaced by a symlink before it is
+ * read (a race anyone who can write in the tree may run) must not take
+ * the walk out of the tree. The callback does the swap at a moment the
+ * walk cannot avoid: tree has two directories, p and q, each with one
+ * file; when the file of the first one read is visited, the other one is
+ * queued but not yet opened. Which one comes first does not matter.
+ */
+struct swap {
+	struct seen s;
+	const char *top;	/* the directory holding p and q, relative to scratch */
+	bool parent;		/* swap top itself rather than the other directory */
+	bool done;
+};
+
+static int swap_other(void *ctx, const struct hs_target *t)
+{
+	struct swap *sw = ctx;
+	char from[512], to[520], target[512];
+
+	if (!sw->done) {
+		const char *path = rel(t->path);
+		size_t n = strlen(sw->top);
+		char other = !strncmp(path + n, "/p/", 3) ? 'q' : 'p';
+
+		sw->done = true;
+		if (sw->parent) {
+			snprintf(from, sizeof(from), "%s", path_in(sw->top));
+			snprintf(target, sizeof(target), "%s", path_in("outside"));
+		} else {
+			snprintf(from, sizeof(from), "%s/%c", path_in(sw->top), other);
+			snprintf(target, sizeof(target), "%s/%c", path_in("outside"), other);
+		}
+		snprintf(to, sizeof(to), "%s.old", from);
+		CHECK(rename(from, to) == 0);
+		CHECK(symlink(target, from) == 0);
+	}
+	return on_file(&sw->s, t);
+}
+
+static void swap_check(const char *top, bool parent, bool follow)
+{
+	struct hs_target_opts o = { .threads = 1, .follow_symlinks = follow };
+	struct swap sw = { .top = top, .parent = parent };
+	const char *paths[1];
+	char name[128];
+
+	scratch_dir();
+	mkdir_in("top");
+	mkdir_in("top/tree");
+	mkdir_in("outside");
+	for (const char *d = "pq"; *d; d++) {
+		snprintf(name, sizeof(name), "top/tree/%c", *d);
+		mkdir_in(name);
+		snprintf(name, sizeof(name), "top/tree/%c/f%c", *d, *d);
+		mkfile(name, 1);
+		snprintf(name, sizeof(name), "outside/%c", *d);
+		mkdir_in(name);
+		snprintf(name, sizeof(name), "outside/%c/secret", *d);
+		mkfile(name, 1);
+	}
+	seen_init(&sw.s);
+	paths[0] = path_in(parent ? "top" : top);
+	CHECK(hs_targets_walk(paths, 1, &o, swap_other, on_warn, &sw.s) == 0);
+	CHECK(sw.done);
+	CHECK_EQ_U64(sw.s.n, 1);	/* the first file; nothing from outside */
+	CHECK(!strstr(seen_list(&sw.s), "secret"));
+	CHECK(strstr(sw.s.warnings, "directory replaced during the walk, skipped (0)") != NULL);
+	CHECK_EQ_U64(sw.s.nwarn, 1);
+	seen_free(&sw.s);
+	scratch_done();
+}
+
+TEST(walk_refuses_directory_swapped_for_symlink)
+{
+	for (int follow = 0; follow < 2; follow++) {
+		swap_check("top/tree", false, follow);	/* the directory itself */
+		swap_check("top/tree", true, follow);	/* its parent, inside the operand */
+	}
+}
+
+/* The same where openat2 is missing: O_NOFOLLOW and the identity check. */
+TEST(walk_refuses_swapped_directory_without_openat2)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+		SKIP("cannot install a seccomp filter");
+	CHECK(syscall(SYS_openat2, AT_FDCWD, "/", NULL, 0) < 0 && errno == ENOSYS);
+	for (int follow = 0; follow < 2; follow++) {
+		swap_check("top/tree", false, follow);
+		swap_check("top/tree", true, follow);
+	}
+}
+
+/*
+ * -L follows symlinks to files, but not onto proc or sysfs: a file there
+ * is never opened, like the directories there. Nor is a file of proc
+ * bind-mounted into the tree (root only).
+ */
+TEST(walk_follow_never_reaches_pseudo_fs)
+{
+	struct hs_target_opts o = { .follow_symlinks = true };
+	struct seen s;
+	bool bound = false;
+
+	scratch_dir();
+	mkdir_in("tree");
+	mkfile("tree/a", 1);
+	symlink_in("/proc/self/status", "tree/st");
+	symlink_in("/proc/version", "tree/ver");
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0)
+		symlink_in("/sys/kernel/mm/transparent_hugepage/enabled", "tree/sysf");
+	mkfile("tree/bind", 0);
+	if (geteuid() == 0)
+		bound = mount("/proc/version", path_in("tree/bind"), NULL, MS_BIND, NULL) == 0;
+	for (unsigned threads = 1; threads <= 4; threads += 3) {
+		o.threads = threads;
+		o.follow_symlinks = true;
+		CHECK_STR(walk_tree(&s, &o), bound ? "tree/a" : "tree/a tree/bind");
+		CHECK_EQ_U64(s.nwarn, 0);
+		seen_free(&s);
+		o.follow_symlinks = false;
+		CHECK_STR(walk_tree(&s, &o), bound ? "tree/a" : "tree/a tree/bind");
+		CHECK_EQ_U64(s.nwarn, 0);
+		seen_free(&s);
+	}
+	if (bound)
+		CHECK(umount2(path_in("tree/bind"), MNT_DETACH) == 0);
+	scratch_done();
+}
+
+/*
+ * Several operands: a file named twice, or reached through two of them,
+ * comes once; a tree named twice is walked once, without a word (even
+ * with -L, where a directory met twice in one walk means a loop).
+ */
+TEST(walk_each_file_once_across_operands)
+{
+	struct hs_target_opts o = { 0 };
+	struct seen s;
+
+	scratch_dir();
+	mkdir_in("tree");
+	mkdir_in("tree/sub");
+	mkfile("a", 1);
+	mkfile("tree/c", 1);
+	mkfile("tree/sub/d", 1);
+	for (int follow = 0; follow < 2; follow++) {
+		for (unsigned threads = 1; threads <= 4; threads += 3) {
+			const char *names[] = { "a", "a", "./a", "tree/sub", "tree", "tree/c",
+						"tree/", "tree/sub/d" };
+
+			o.threads = threads;
+			o.follow_symlinks = follow;
+			seen_init(&s);
+			CHECK(walk(&s, &o, names, 8) == 0);
+			CHECK_STR(seen_list(&s), "a tree/c tree/sub/d");
+			check_indexes(&s);
+			CHECK_EQ_U64(s.nwarn, 0);
+			seen_free(&s);
+		}
+	}
+	scratch_done();
+}
+
+/* Operands are tidied: "//" and "." go, ".." and a trailing slash stay. */
+TEST(walk_tidies_operands)
+{
+	struct hs_target_opts o = { .threads = 1 };
+	struct seen s;
+	char slashes[512];
+
+	scratch_dir();
+	mkdir_in("tree");
+	mkdir_in("tree/sub");
+	mkfile("tree/sub/f", 1);
+	mkfile("g", 1);
+	snprintf(slashes, sizeof(slashes), "/%s//tree/./sub/.", scratch);
+	{
+		const char *names[] = { slashes };
+
+		seen_init(&s);
+		CHECK(walk(&s, &o, names, 1) == 0);
+		CHECK_EQ_U64(s.n, 1);
+		CHECK_STR(s.e[0].path, "tree/sub/f");
+		seen_free(&s);
+	}
+	{
+		const char *names[] = { "./tree//sub/../sub/" };
+
+		seen_init(&s);
+		CHECK(walk(&s, &o, names, 1) == 0);
+		CHECK_EQ_U64(s.n, 1);
+		CHECK_STR(s.e[0].path, "tree/sub/../sub/f");
+		seen_free(&s);
+	}
+	{
+		const char *names[] = { "./g", "g/." };
+
+		seen_init(&s);
+		CHECK(walk(&s, &o, names, 2) == 0);
+		CHECK_EQ_U64(s.n, 1);
+		CHECK_STR(s.e[0].path, "g");
+		/* still not a directory */
+		CHECK(strstr(s.warnings, "g/: cannot open (20)") != NULL);
+		seen_free(&s);
+	}
+	/* relative to the working directory, where "." is all that is left */
+	CHECK(chdir(path_in("tree/sub")) == 0);
+	{
+		const char *const paths[] = { "./", ".//." };
+
+		seen_init(&s);
+		CHECK(hs_targets_walk(paths, 1, &o, on_file, on_warn, &s) == 0);
+		CHECK_EQ_U64(s.n, 1);
+		CHECK_STR(s.e[0].path, "./f");
+		seen_free(&s);
+		seen_init(&s);
+		CHECK(hs_targets_walk(paths + 1, 1, &o, on_file, on_warn, &s) == 0);
+		CHECK_EQ_U64(s.n, 1);
+		CHECK_STR(s.e[0].path, "./f");
+		seen_free(&s);
+	}
+	CHECK(chdir("/") == 0);
+	scratch_done();
+}
+
 /* ---- mounts (root only) --------------------------------------------------------------- */
 
 static bool try_mount(const char *src, const char *dir, const char *type, const char *opts)
@@ -876,9 +1115,13 @@ TEST(profile_other_page_sizes)
 	seen_free(&pc.s);
 	hs_profile_close(r);
 
-	/* 16 MiB pages: page 0 is the whole file; the largest page number is far past it */
+	/*
+	 * 16 MiB pages: page 0 is the whole file; the largest page number is
+	 * far past it (2^39 - 1: its end, 2^63 bytes, is the most a profile
+	 * may name)
+	 */
 	n = (size_t)snprintf(text, sizeof(text), "hotset-profile 1\npage-size 16777216\nsource record\n");
-	n += file_line(text + n, sizeof(text) - n, "a", "4503599627370495,0", true);
+	n += file_line(text + n, sizeof(text) - n, "a", "549755813887,0", true);
 	snprintf(text + n, sizeof(text) - n, "end 1 0 0\n");
 	r = open_text(text);
 	memset(&pc, 0, sizeof(pc));
@@ -893,11 +1136,75 @@ TEST(profile_other_page_sizes)
 	scratch_done();
 }
 
+/*
+ * Entries a command was not asked about (-p PROFILE PATH) are dropped
+ * before their file is looked at: not opened, not warned about if gone,
+ * no index taken.
+ */
+static bool only_a(void *ctx, const char *path, size_t len)
+{
+	const char *name = rel(path);
+
+	(void)ctx;
+	CHECK(strlen(path) == len);
+	return !strcmp(name, "a");
+}
+
+TEST(profile_selected_before_opened)
+{
+	static char text[8192];
+	struct hs_profile_reader *r;
+	struct hs_error err;
+	struct seen s;
+	size_t n;
+	int ifd;
+	bool any = false;
+
+	scratch_dir();
+	mkfile("a", 4096);
+	mkfile("b", 4096);
+	CHECK(mkfifo(path_in("fifo"), 0644) == 0);
+	n = (size_t)snprintf(text, sizeof(text), "hotset-profile 1\npage-size 4096\nsource record\n");
+	n += file_line(text + n, sizeof(text) - n, "b", "0", true);
+	n += file_line(text + n, sizeof(text) - n, "missing", "0", true);
+	n += file_line(text + n, sizeof(text) - n, "fifo", "0", true);
+	n += file_line(text + n, sizeof(text) - n, "a", "0", true);
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "end 4 0 0\n");
+	r = open_text(text);
+	if (!r) {
+		scratch_done();
+		return;
+	}
+	ifd = watch_opens(scratch);
+	seen_init(&s);
+	CHECK(hs_targets_profile_select(r, only_a, on_file, on_warn, &s, &err) == 0);
+	CHECK_EQ_U64(s.n, 1);
+	CHECK_STR(s.e[0].path, "a");
+	CHECK_EQ_U64(s.e[0].index, 0);
+	CHECK_EQ_U64(s.nwarn, 0);
+	seen_free(&s);
+	CHECK(was_opened(ifd, "a", &any));
+	CHECK(!was_opened(ifd, "b", &any));
+	close(ifd);
+	/* no filter: all of them, as hs_targets_profile */
+	hs_profile_rewind(r);
+	seen_init(&s);
+	CHECK(hs_targets_profile_select(r, NULL, on_file, on_warn, &s, &err) == 0);
+	CHECK_EQ_U64(s.n, 2);
+	CHECK_EQ_U64(s.nwarn, 2);
+	seen_free(&s);
+	hs_profile_close(r);
+	scratch_done();
+}
+
 int main(void)
 {
 	return RUN_TESTS(walk_regular_files_only, walk_follow_symlinks, walk_hard_links_once,
 			 walk_threads_same_set, walk_stops_on_callback_error, walk_operands,
 			 walk_survives_vanishing_files, walk_one_filesystem, walk_without_d_type,
-			 pseudo_fs_named, profile_entries, profile_malformed_part_way,
-			 profile_other_page_sizes);
+			 walk_refuses_directory_swapped_for_symlink,
+			 walk_refuses_swapped_directory_without_openat2,
+			 walk_follow_never_reaches_pseudo_fs, walk_each_file_once_across_operands,
+			 walk_tidies_operands, pseudo_fs_named, profile_entries, profile_malformed_part_way,
+			 profile_other_page_sizes, profile_selected_before_opened);
 }
