@@ -66,7 +66,16 @@ int hs_residency_runs(int fd, uint64_t size, uint64_t first, uint64_t last,
  */
 int hs_residency_cells(int fd, uint64_t size, double *cells, int ncells);
 
-/* Is cachestat(2) available on this kernel? Probed once, by trying it. */
+/*
+ * Is cachestat(2) available on this kernel? Probed once, by trying it.
+ * Every user of cachestat asks this first, so that all of them fall back
+ * to mincore together.
+ *
+ * Test hook: HOTSET_NO_CACHESTAT set in the environment (to anything but
+ * "" or "0") before the first call makes the answer false, as on kernels
+ * before 6.5 (Debian 12's 6.1), so that the mincore paths can be tested
+ * where cachestat exists.
+ */
 bool hs_have_cachestat(void);
 
 #endif

@@ -5,9 +5,10 @@
  * (targets.h) and reads into the cache what is missing from it:
  *
  *   plan     for each target, in the order given: the pages it asks for,
- *            clipped to the file's size, without holes; cachestat(2) says
- *            how much of each piece is resident already, and pieces that
- *            are wholly resident cost nothing more. A budget, if any, is
+ *            clipped to the file's size, without holes; the residency
+ *            module (cachestat(2), or mincore(2) on kernels without it)
+ *            says how much of each piece is resident already, and pieces
+ *            that are wholly resident cost nothing more. A budget, if any, is
  *            spent here, in target order (files in order, ranges in order).
  *   order    on a rotational disk, the pieces of a batch of files are
  *            sorted by their physical address (FIEMAP); elsewhere they keep
@@ -18,12 +19,15 @@
  *            chunked POSIX_FADV_WILLNEED and a later wait for completion).
  *            Other methods can be asked for: see enum hs_warm_method.
  *   check    a file that shrank, vanished or was replaced meanwhile is
- *            reported to the warn callback and left alone; nothing is ever
+ *            reported to the warn callback and left alone (its pages past
+ *            the new end are not counted as missing); nothing is ever
  *            mapped and touched, so truncation cannot raise SIGBUS.
  *
  * Memory stays bounded whatever the number of files: files are open only
- * while their reads are in flight (a bounded number), and a physical sort
- * works on bounded batches.
+ * while their reads are in flight (a bounded number, sized from the
+ * descriptors RLIMIT_NOFILE leaves free at hs_warm_new(); when a dup still
+ * fails with EMFILE, hs_warm_add() waits for a file to finish), and a
+ * physical sort works on bounded batches.
  *
  * Typical use: hs_warm_new(), then hs_warm_add() from an hs_target_fn,
  * then hs_warm_finish() (waits for every read to complete) and
@@ -115,7 +119,8 @@ struct hs_warm_stats {
 	double seconds;			/* from hs_warm_new() to the last completion */
 	bool budget_reached;
 	const char *stop_path;		/* where the budget stopped us (owned by the session) */
-	uint64_t stop_page;		/* first page of stop_path not warmed */
+	uint64_t stop_page;		/* first page of stop_path not warmed (nor
+					 * resident before) */
 	/* what was used */
 	enum hs_warm_method method;	/* asked for */
 	enum hs_warm_method small_method, bulk_method;	/* used for small and large pieces */

@@ -1,5 +1,11 @@
 /*
  * evict.c - drop pages from the page cache, and say what stayed.
+ *
+ * A span that reaches the file's last page is passed on with length 0 ("to
+ * the end of the file"), not with the file's size: DONTNEED drops only the
+ * folios wholly inside the span, and a large folio can straddle the end of
+ * a file (written in large writes, then truncated to mid-folio), so a span
+ * ending at st_size leaves it and its pages resident.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -7,7 +13,10 @@
 
 #include "hotset/evict.h"
 
-/* Apply one action to the byte span of each range, clipped to the file. */
+/*
+ * Apply one action to the byte span of each range, clipped to the file;
+ * len 0 means to the end of the file (see above).
+ */
 static int each_span(int fd, uint64_t size, const struct hs_range *ranges, size_t nranges,
 		     int (*fn)(int fd, uint64_t off, uint64_t len))
 {
@@ -15,18 +24,16 @@ static int each_span(int fd, uint64_t size, const struct hs_range *ranges, size_
 	int rc;
 
 	if (!ranges)
-		return size ? fn(fd, 0, size) : 0;
+		return size ? fn(fd, 0, 0) : 0;
 	for (size_t i = 0; i < nranges; i++) {
-		uint64_t off, end;
+		uint64_t off, len;
 
 		/* clip in pages first: (last + 1) * ps may not fit in 64 bits */
 		if (ranges[i].first >= npages)
 			continue;
 		off = ranges[i].first * ps;
-		end = ranges[i].last < npages ? (ranges[i].last + 1) * ps : size;
-		if (end > size)
-			end = size;
-		if ((rc = fn(fd, off, end - off)))
+		len = ranges[i].last + 1 < npages ? (ranges[i].last + 1) * ps - off : 0;
+		if ((rc = fn(fd, off, len)))
 			return rc;
 	}
 	return 0;

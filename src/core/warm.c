@@ -3,7 +3,8 @@
  * the page cache, as fast as the device allows (see warm.h for the model).
  *
  * The caller's thread plans: it clips each target to its file, skips holes
- * (SEEK_DATA), asks cachestat(2) what is resident, spends the budget, and
+ * (SEEK_DATA), asks what is resident (cachestat(2), or mincore(2) on
+ * kernels without it: the residency module), spends the budget, and
  * cuts the rest into requests no larger than one POSIX_FADV_WILLNEED call
  * reads in full (max(read_ahead_kb, max_sectors_kb) of the disk). A file's
  * descriptor (a dup of the walk's) stays open until its last request is
@@ -42,6 +43,7 @@
  * descriptors we may keep open, so memory stays bounded for any number of
  * files; it is flushed early when the I/O threads run dry.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fiemap.h>
@@ -55,7 +57,6 @@
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,10 +67,6 @@
 
 #include "hotset/residency.h"
 #include "hotset/warm.h"
-
-#ifndef __NR_cachestat
-#define __NR_cachestat 451
-#endif
 
 #define DEFAULT_CHUNK	(128u << 10)	/* when the device's limits are unknown */
 #define MIN_CHUNK	(64u << 10)
@@ -97,24 +94,25 @@ static double monotonic(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-struct cachestat_range {
-	uint64_t off, len;
-};
-
-struct cachestat {
-	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
-};
-
-/* Resident pages in pages [first, last] of fd; -errno on failure. */
-static int64_t cached_pages(int fd, uint64_t first, uint64_t last)
+/*
+ * Resident pages in pages [first, last] of fd, pages at or past `npages`
+ * (the file's end) left out. Asks the residency module, which falls back
+ * to mincore where the kernel has no cachestat (before 6.5: Debian 12's
+ * 6.1), and says -EPERM when residency cannot be known (no write
+ * permission); another -errno on failure.
+ */
+static int64_t cached_pages(int fd, uint64_t first, uint64_t last, uint64_t npages)
 {
-	const uint64_t ps = hs_page_size();
-	struct cachestat_range r = { first * ps, (last - first + 1) * ps };
-	struct cachestat cs;
+	const struct hs_range r = { first, last };
+	struct hs_cache_counts c = { 0 };
+	int rc;
 
-	if (syscall(__NR_cachestat, fd, &r, &cs, 0) < 0)
-		return -errno;
-	return (int64_t)cs.nr_cache;
+	if (first >= npages)
+		return 0;
+	if (last >= npages)
+		last = npages - 1;
+	rc = hs_residency_count(fd, (last + 1) * hs_page_size(), &r, 1, &c, NULL);
+	return rc < 0 ? rc : (int64_t)c.cached;
 }
 
 /* This process's read_bytes from /proc/self/io; false if unavailable. */
@@ -210,7 +208,7 @@ static void probe_device(dev_t dev, struct device *d)
 struct job {
 	int fd;
 	unsigned refs;
-	bool known;		/* residency readable (cachestat works) */
+	bool known;		/* residency readable (write permission) */
 	bool warned;		/* warn was called for this file */
 	bool unsure;		/* a piece was not read to its end: count what is resident */
 	uint64_t size;		/* bytes, when planned */
@@ -279,6 +277,8 @@ struct hs_warm {
 	struct lane lanes[NLANES];
 	size_t qlen;		/* pieces queued in all lanes */
 	size_t jobs_live;
+	uint64_t jobs_ended;	/* files finished or given up: a descriptor may be free */
+	size_t fd_waiters;	/* planners waiting for a descriptor */
 	unsigned workers_started;
 	bool closing, finished, stopped;
 	uint64_t seq;
@@ -389,25 +389,41 @@ static void report_progress(struct hs_warm *w, bool force)
  */
 static void job_finish(struct hs_warm *w, struct job *j)
 {
+	const uint64_t ps = hs_page_size();
 	struct stat st;
-	uint64_t after = 0;
-	bool known = j->known;
+	uint64_t after = 0, pages = j->pages, npages = UINT64_MAX;
+	bool known = j->known, unsure = j->unsure;
 
 	if (fstat(j->fd, &st) == 0) {
-		if (st.st_nlink == 0)
+		if (st.st_nlink == 0) {
 			job_warn(w, j, 0, "was deleted or replaced while being warmed");
-		else if ((uint64_t)st.st_size < j->size)
+			/* its pages go with our descriptor: neither read nor missing */
+			known = false;
+		} else if ((uint64_t)st.st_size < j->size) {
 			job_warn(w, j, 0, "shrank while being warmed; the rest was skipped");
+			/*
+			 * Pages past the new end are gone, not missing: count
+			 * only those that still exist, and ask which are there.
+			 */
+			npages = ((uint64_t)st.st_size + ps - 1) / ps;
+			pages = 0;
+			for (size_t i = 0; i < j->npieces; i++)
+				if (j->pieces[i].first < npages)
+					pages += (j->pieces[i].last < npages ? j->pieces[i].last
+									   : npages - 1) -
+						 j->pieces[i].first + 1;
+			unsure = true;
+		}
 	}
 	/*
 	 * Reads that completed to the end of every piece prove its pages were
 	 * resident then; otherwise ask (what a later reclaim takes is not ours
 	 * to count).
 	 */
-	if (!j->unsure)
-		after = j->pages;
-	for (size_t i = 0; i < j->npieces && known && j->unsure; i++) {
-		int64_t n = cached_pages(j->fd, j->pieces[i].first, j->pieces[i].last);
+	if (!unsure)
+		after = pages;
+	for (size_t i = 0; i < j->npieces && known && unsure; i++) {
+		int64_t n = cached_pages(j->fd, j->pieces[i].first, j->pieces[i].last, npages);
 
 		if (n < 0)
 			known = false;
@@ -418,9 +434,10 @@ static void job_finish(struct hs_warm *w, struct job *j)
 	pthread_mutex_lock(&w->lock);
 	if (known) {
 		w->st.read_pages += after > j->before ? after - j->before : 0;
-		w->st.not_resident_pages += j->pages > after ? j->pages - after : 0;
+		w->st.not_resident_pages += pages > after ? pages - after : 0;
 	}
 	w->jobs_live--;
+	w->jobs_ended++;
 	pthread_cond_broadcast(&w->room);
 	pthread_mutex_unlock(&w->lock);
 	free(j);
@@ -833,7 +850,7 @@ struct piece {
 struct plan {
 	const struct hs_target *t;
 	bool in_order;		/* keep the pieces in the target's order (a budget) */
-	bool known;		/* cachestat answered for every piece */
+	bool known;		/* residency was told for every piece */
 	uint64_t pages, holes, resident, past_eof;
 	struct piece *pieces;
 	size_t npieces, cap;
@@ -857,7 +874,7 @@ static int plan_push(struct plan *p, uint64_t first, uint64_t last)
 		p->cap = cap;
 	}
 	p->pages += last - first + 1;
-	cached = p->known ? cached_pages(p->t->fd, first, last) : -EPERM;
+	cached = p->known ? cached_pages(p->t->fd, first, last, UINT64_MAX) : -EPERM;
 	if (cached < 0) {
 		p->known = false;
 		cached = 0;
@@ -981,14 +998,20 @@ static int find_cut(void *ctx, uint64_t first, uint64_t last)
 	struct cut *c = ctx;
 	uint64_t gap = first - c->at;
 
-	if (gap >= c->allowed) {
+	if (gap > c->allowed) {
 		c->at += c->allowed;
 		c->allowed = 0;
 		return 1;
 	}
+	/*
+	 * The missing pages before this run fit, even when they spend the
+	 * budget exactly: the run itself is there already, so the first page
+	 * not warmed is the one after it (a run is maximal: that one is
+	 * missing, or past the piece).
+	 */
 	c->allowed -= gap;
 	c->at = last + 1;
-	return 0;
+	return c->allowed ? 0 : 1;
 }
 
 /*
@@ -1022,11 +1045,13 @@ static bool spend_budget(struct hs_warm *w, struct plan *p)
 		w->st.stop_page = c.at;
 		p->npieces = i;
 		if (c.at > pc->first) {
-			int64_t n = p->known ? cached_pages(p->t->fd, pc->first, c.at - 1) : 0;
+			int64_t n = p->known ? cached_pages(p->t->fd, pc->first, c.at - 1, UINT64_MAX) : 0;
 
 			pc->last = c.at - 1;
 			pc->cached = n > 0 ? (uint64_t)n : 0;
-			p->npieces = i + 1;
+			/* nothing missing before the cut (the budget was spent already) */
+			if (!p->known || pc->cached < c.at - pc->first)
+				p->npieces = i + 1;
 		}
 		return true;
 	}
@@ -1041,6 +1066,48 @@ static void wait_for_room(struct hs_warm *w)
 			flush_batch_locked(w);
 		pthread_cond_wait(&w->room, &w->lock);
 	}
+}
+
+/*
+ * Descriptors ran out before max_jobs files were open (the caller holds
+ * more than we counted on, or the system is short): hold no more files
+ * than are open now, and wait for one of them to finish. Returns false,
+ * errno kept, when no other file of ours is open and *tries retries (a
+ * millisecond apart) are spent: there is nothing to wait for.
+ */
+static bool wait_for_descriptor(struct hs_warm *w, unsigned *tries)
+{
+	int err = errno;
+	uint64_t ended;
+	size_t others;
+
+	pthread_mutex_lock(&w->lock);
+	/* live files but ours and those of planners waiting here hold a descriptor */
+	others = w->jobs_live - 1 - w->fd_waiters;
+	if (others) {
+		if (w->max_jobs > others)
+			w->max_jobs = others;
+		ended = w->jobs_ended;
+		w->fd_waiters++;
+		while (w->jobs_ended == ended) {
+			if (w->nbatch)
+				flush_batch_locked(w);	/* they may wait in the batch */
+			pthread_cond_wait(&w->room, &w->lock);
+		}
+		w->fd_waiters--;
+	}
+	pthread_mutex_unlock(&w->lock);
+	/*
+	 * None of ours to wait for: the descriptors are the caller's, maybe
+	 * for a moment (a walk's threads open directories and files): retry
+	 * a little while before giving up.
+	 */
+	if (!others && ++*tries <= 100) {
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		others = 1;
+	}
+	errno = err;
+	return others != 0;
 }
 
 static struct job *job_new(const struct hs_target *t, const struct plan *p)
@@ -1187,6 +1254,7 @@ int hs_warm_add(struct hs_warm *w, const struct hs_target *t)
 	struct job *j = NULL;
 	uint64_t chunk;
 	bool physical, cut = false;
+	unsigned tries = 0;
 	int rc, fd;
 
 	if (__atomic_load_n(&w->stopped, __ATOMIC_RELAXED))
@@ -1241,7 +1309,9 @@ int hs_warm_add(struct hs_warm *w, const struct hs_target *t)
 	rc = -ENOMEM;
 	if (!(j = job_new(t, &p)))
 		goto undo;
-	fd = fcntl(t->fd, F_DUPFD_CLOEXEC, 0);
+	while ((fd = fcntl(t->fd, F_DUPFD_CLOEXEC, 0)) < 0 && (errno == EMFILE || errno == ENFILE) &&
+	       wait_for_descriptor(w, &tries))
+		;
 	if (fd < 0) {
 		warn_path(w, t->path, errno, "cannot warm");
 		rc = 0;
@@ -1294,6 +1364,7 @@ undo:
 	free(j);
 	pthread_mutex_lock(&w->lock);
 	w->jobs_live--;
+	w->jobs_ended++;
 	pthread_cond_broadcast(&w->room);
 	pthread_mutex_unlock(&w->lock);
 out:
@@ -1343,16 +1414,41 @@ static void choose_method(struct hs_warm *w)
 	w->nworkers = small->threads + bulk->threads;
 }
 
-/* Files we may hold open at once: most of what RLIMIT_NOFILE leaves. */
+/* Descriptors this process has open now; a guess if /proc is missing. */
+static size_t fds_in_use(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	size_t n = 0;
+
+	if (!d)
+		return 16;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n ? n - 1 : 0;	/* less the directory's own */
+}
+
+/*
+ * Files we may hold open at once: what RLIMIT_NOFILE leaves of the
+ * descriptors free now, less a margin for the caller (a tree walk opens
+ * directories and files on several threads while we hold ours): 128 of a
+ * large limit, half of a small one. Never 0: a session must make progress,
+ * and hs_warm_add() waits for a file to finish when a dup still fails.
+ */
 static size_t open_files_allowed(void)
 {
 	struct rlimit rl;
-	size_t n = 256;
+	size_t n, used;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-		n = rl.rlim_cur == RLIM_INFINITY ? 16384 :
-		    rl.rlim_cur > 160 ? (size_t)rl.rlim_cur - 128 : 32;
-	return n > 16384 ? 16384 : n;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 256;
+	if (rl.rlim_cur == RLIM_INFINITY)
+		return 16384;
+	used = fds_in_use();
+	n = rl.rlim_cur > used ? (size_t)(rl.rlim_cur - used) : 0;
+	n = n > 256 ? n - 128 : n / 2;
+	return n < 1 ? 1 : n > 16384 ? 16384 : n;
 }
 
 static int worker_init(struct hs_warm *w, struct worker *k, struct lane *l)

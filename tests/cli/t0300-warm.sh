@@ -167,6 +167,53 @@ budget() {
 	test -z "$("$PT" resident b)"
 }
 
+# Pages 0-9 and 20-29 resident, a budget of 10 pages: it reads 10-19 and
+# stops at page 30, the first page not warmed (20-29 were there already).
+budget_over_resident_runs() {
+	mkfile f 40
+	"$PT" evict f
+	"$PT" read f 0-9 20-29
+	hotset warm --budget $((10 * PS)) --json f > out.json
+	check_eq "$(json out.json 'j["stopped_at"]["page"]')" 30
+	check_eq "$(json out.json '(j["already_resident_pages"], j["read_pages"])')" "(20, 10)"
+	check_eq "$("$PT" resident f)" "0-29"
+}
+
+# Without cachestat(2) (kernels before 6.5, such as Debian 12's 6.1),
+# residency comes from mincore: a half-resident file has only its missing
+# pages read and counted, and its resident ones counted as resident. $1:
+# how cachestat is taken away (an environment assignment for env).
+half_resident_without_cachestat() {
+	mkfile f 40
+	"$PT" evict f
+	"$PT" read f 0-9
+	env "$@" "$HOTSET" warm --json f > out.json
+	check_eq "$(json out.json '(j["unknown_files"], j["already_resident_pages"], j["read_pages"], j["not_resident_pages"])')" "(0, 10, 30, 0)"
+	all_resident f
+	# mincore without write permission says "all resident": still unknown
+	chmod 755 .
+	chmod 644 f
+	"$PT" evict f
+	env "$@" setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
+		"$HOTSET" warm --json f > nobody.json
+	check_eq "$(json nobody.json '(j["unknown_files"], j["already_resident_pages"])')" "(1, 0)"
+	all_resident f
+}
+
+# Thousands of small files under a limit of 24 descriptors: warm holds
+# fewer files open at once, and waits rather than skips when it runs out.
+low_open_file_limit() {
+	local d i
+	for d in 1 2 3 4; do
+		mkdir -p t/d$d
+		for i in $(seq 150); do echo "$d $i" > t/d$d/f$i; done
+	done
+	hotset evict -q t > /dev/null
+	prlimit --nofile=24:24 "$HOTSET" warm --json t > out.json 2> err
+	test ! -s err
+	check_eq "$(json out.json '(j["files"], j["skipped_files"], j["read_pages"], j["not_resident_pages"])')" "(600, 0, 600, 0)"
+}
+
 fifo() {
 	mkdir t
 	mkfile t/f 4
@@ -224,7 +271,8 @@ sparse_holes() {
 }
 
 export -f whole_tree summary_counts every_method usr_include profile_snapshot profile_by_hand \
-	profile_and_paths budget fifo past_the_end as_nobody_user missing_path sparse_holes
+	profile_and_paths budget budget_over_resident_runs half_resident_without_cachestat \
+	low_open_file_limit fifo past_the_end as_nobody_user missing_path sparse_holes
 
 # ---- tests -------------------------------------------------------------------
 
@@ -278,6 +326,55 @@ test_expect_success REALFS 'with -p and PATHs, only the profile entries under th
 
 test_expect_success REALFS,CACHESTAT '--budget stops at the right file and page, in profile order' '
 	retry_once budget
+'
+
+test_expect_success REALFS '--budget stops at the first page not warmed, not at a resident one' '
+	retry_once budget_over_resident_runs
+'
+
+# HOTSET_NO_CACHESTAT is the residency module's test hook (residency.h).
+test_expect_success REALFS,NOBODY 'without cachestat, mincore tells what is resident' '
+	retry_once "half_resident_without_cachestat HOTSET_NO_CACHESTAT=1"
+'
+
+# The same with cachestat(2) failing with ENOSYS, as on an old kernel: a
+# shim preloaded in front of libc (the hook above is not consulted by code
+# that calls cachestat on its own).
+prereq_CC() { command -v cc >/dev/null; }
+test_expect_success REALFS,NOBODY,CC 'with cachestat failing with ENOSYS (a preloaded shim), the same' '
+	cat > nocs.c <<-\EOF &&
+	#define _GNU_SOURCE
+	#include <dlfcn.h>
+	#include <errno.h>
+	#include <stdarg.h>
+	long syscall(long n, ...)
+	{
+		static long (*real)(long, ...);
+		long a[6];
+		va_list ap;
+
+		if (n == 451) {	/* cachestat */
+			errno = ENOSYS;
+			return -1;
+		}
+		va_start(ap, n);
+		for (int i = 0; i < 6; i++)
+			a[i] = va_arg(ap, long);
+		va_end(ap);
+		if (!real)
+			real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+		return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+	}
+	EOF
+	cc -shared -fPIC -o nocs.so nocs.c -ldl &&
+	chmod 755 nocs.so &&
+	retry_once "half_resident_without_cachestat LD_PRELOAD=$PWD/nocs.so ASAN_OPTIONS=verify_asan_link_order=0"
+'
+
+test_expect_success REALFS 'a low open-file limit: every file warmed, none skipped' '
+	if command -v prlimit >/dev/null; then
+		retry_once low_open_file_limit
+	fi
 '
 
 test_expect_success REALFS 'a FIFO in the tree is skipped without hanging' '

@@ -527,6 +527,19 @@ TEST_RETRIED(unknown_without_write_permission)
 	scratch_done();
 }
 
+/*
+ * Kernels before 6.5 (Debian 12's 6.1) have no cachestat: the counts, and
+ * "unknown" without write permission, must come out the same from
+ * mincore. HOTSET_NO_CACHESTAT (residency.h) takes cachestat away.
+ */
+TEST(without_cachestat_mincore_answers)
+{
+	CHECK(setenv("HOTSET_NO_CACHESTAT", "1", 1) == 0);
+	CHECK(!hs_have_cachestat());
+	with_retries(counts_exact_pages_body, "counts_exact_pages (mincore)");
+	with_retries(unknown_without_write_permission_body, "unknown_without_write_permission (mincore)");
+}
+
 /* ---- eviction ------------------------------------------------------------------------ */
 
 TEST_RETRIED(evict_whole_file)
@@ -660,11 +673,49 @@ TEST_RETRIED(evict_reports_mapped_pages)
 	scratch_done();
 }
 
+/*
+ * Written in one large write, a file is cached in large folios; truncated
+ * to mid-folio, the last one straddles the new end. DONTNEED over
+ * [0, size) would keep it: the whole file, and a range reaching its last
+ * page, must be dropped "to the end" instead.
+ */
+TEST_RETRIED(evict_file_truncated_mid_folio)
+{
+	const struct hs_range to_end = { 0, UINT64_MAX };
+	const uint64_t size = 500000;
+	size_t big = 1 << 20;
+	char *buf = malloc(big);
+	unsigned char res[128];
+	struct hs_evict_result r;
+	const char *p;
+	int fd;
+
+	scratch_dir();
+	p = path_in("tz");
+	for (int round = 0; round < 2; round++) {
+		fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		CHECK(fd >= 0);
+		for (size_t i = 0; i < big; i++)
+			buf[i] = (char)(i * 7 + (i >> 12));
+		CHECK(write(fd, buf, big) == (ssize_t)big);
+		CHECK(ftruncate(fd, (off_t)size) == 0);
+		CHECK(fsync(fd) == 0);
+		CHECK(hs_evict(fd, size, round ? &to_end : NULL, round ? 1 : 0, true, &r) == 0);
+		CHECK(r.known);
+		CHECK_EQ_U64(r.after.cached, 0);
+		CHECK_EQ_U64(mincore_map(fd, size, res), 0);
+		close(fd);
+	}
+	free(buf);
+	scratch_done();
+}
+
 int main(void)
 {
 	ps = hs_page_size();
 	return RUN_TESTS(counts_exact_pages, ranges_clipped_to_size, dirty_pages_counted, counts_add,
 			 runs_exact_across_windows, runs_match_mincore, cells_slice_the_file,
 			 unknown_without_write_permission, evict_whole_file, evict_ranges_only,
-			 evict_dirty_pages, evict_reports_mapped_pages);
+			 without_cachestat_mincore_answers, evict_dirty_pages,
+			 evict_reports_mapped_pages, evict_file_truncated_mid_folio);
 }
