@@ -23,6 +23,7 @@
 
 #include "hotset/hotset.h"
 #include "hotset/recording.h"
+#include "hotset/usage.h"
 
 enum hs_record_backend {
 	HS_BACKEND_AUTO = 0,	/* bpf if it can run here, else ptrace */
@@ -51,6 +52,8 @@ struct hs_record_result {
 	int still_running;	/* descendants left running when it ended */
 	unsigned long long lost_events;	/* accesses the backend could not see */
 	const char *mmap_pages;	/* "faulted" or "touched": what mapped pages mean */
+	/* usage of a process the caller cannot reap yet (hs_usage_add_unreaped) */
+	struct hs_usage_unreaped unreaped;
 };
 
 /*

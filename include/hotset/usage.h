@@ -102,6 +102,25 @@ int hs_usage_begin(struct hs_usage_probe **out);
 const char *hs_usage_cgroup_procs(const struct hs_usage_probe *p);
 
 /*
+ * What a child of the caller that will not be reaped in time did, itself
+ * and with the children it reaped: a record backend's tracer, which stays
+ * to follow processes the job left running, holds the job's counts.
+ */
+struct hs_usage_unreaped {
+	bool known;
+	double user_s, sys_s;
+	uint64_t major_faults, minor_faults;
+	bool io_known;
+	uint64_t rchar, read_bytes;
+};
+
+/* Fill x with this process's own counts and its reaped children's. */
+void hs_usage_self(struct hs_usage_unreaped *x);
+
+/* Count x in the job's usage, as if that child had been reaped. */
+void hs_usage_add_unreaped(struct hs_usage_probe *p, const struct hs_usage_unreaped *x);
+
+/*
  * Stop measuring, once the job has been reaped. still_running is the
  * number of the job's processes the caller knows are still running (e.g.
  * what hs_job_wait_all() returned); the cgroup may reveal more. Those are

@@ -216,6 +216,7 @@ static int run_record(int argc, char **argv)
 		hs_recording_free(rec);
 		return rc ? EXIT_HOTSET : hs_job_failure_code(-res.exec_error, res.exec_stage);
 	}
+	hs_usage_add_unreaped(meter, &res.unreaped);
 	hs_usage_end(meter, res.still_running, &u);
 	hs_profile_header_init(&h, "record");
 	snprintf(h.backend, sizeof(h.backend), "%s", hs_record_backend_name(res.backend));

@@ -41,6 +41,7 @@
 #include <sys/types.h>
 
 #include "hotset/record.h"
+#include "hotset/usage.h"
 #include "u64map.h"
 
 /* madvise(2) advice that drops pages, for C libraries that predate them */
@@ -241,6 +242,7 @@ struct pt_outcome {
 	int still_running;	/* processes left running */
 	uint64_t lost;
 	bool tracer_stays;	/* the tracer follows processes left running */
+	struct hs_usage_unreaped usage;	/* then: the tracer's and the job's it reaped */
 };
 
 /* record-ptrace.c: the report channel (tracer side). */

@@ -75,6 +75,7 @@ struct hs_usage_probe {
 	uint64_t sampler_rchar;		/* bytes the sampler read (under lock) */
 
 	struct snapshot begin;
+	struct hs_usage_unreaped unreaped;	/* see hs_usage_add_unreaped() */
 	int nnotes;
 	char notes[HS_USAGE_NOTES][HS_USAGE_NOTE_LEN];
 };
@@ -668,6 +669,34 @@ int hs_usage_begin(struct hs_usage_probe **out)
 	return 0;
 }
 
+void hs_usage_self(struct hs_usage_unreaped *x)
+{
+	struct rusage self, children;
+	struct io_counts io;
+	char buf[1024];
+
+	memset(x, 0, sizeof(*x));
+	if (getrusage(RUSAGE_SELF, &self) < 0 || getrusage(RUSAGE_CHILDREN, &children) < 0)
+		return;
+	x->known = true;
+	x->user_s = tv_seconds(self.ru_utime) + tv_seconds(children.ru_utime);
+	x->sys_s = tv_seconds(self.ru_stime) + tv_seconds(children.ru_stime);
+	x->major_faults = (uint64_t)(self.ru_majflt + children.ru_majflt);
+	x->minor_faults = (uint64_t)(self.ru_minflt + children.ru_minflt);
+	/* the whole process's counts hold its reaped children's too */
+	if (read_small("/proc/self/io", buf, sizeof(buf)) > 0 && parse_io(buf, &io)) {
+		x->io_known = true;
+		x->rchar = io.rchar;
+		x->read_bytes = io.read_bytes;
+	}
+}
+
+void hs_usage_add_unreaped(struct hs_usage_probe *p, const struct hs_usage_unreaped *x)
+{
+	if (x->known)
+		p->unreaped = *x;
+}
+
 const char *hs_usage_cgroup_procs(const struct hs_usage_probe *p)
 {
 	return p->source == HS_PRESSURE_JOB_CGROUP ? p->procs : NULL;
@@ -695,15 +724,22 @@ static void compute(struct hs_usage_probe *p, const struct snapshot *a, const st
 	u->wall_s = b->t - a->t;
 	ru_user = tv_seconds(b->children.ru_utime) - tv_seconds(a->children.ru_utime);
 	ru_sys = tv_seconds(b->children.ru_stime) - tv_seconds(a->children.ru_stime);
+	if (p->unreaped.known) {
+		ru_user += p->unreaped.user_s;
+		ru_sys += p->unreaped.sys_s;
+	}
 	u->user_s = ru_user > 0 ? ru_user : 0;
 	u->sys_s = ru_sys > 0 ? ru_sys : 0;
-	u->major_faults = u64_delta(a->children.ru_majflt, b->children.ru_majflt);
-	u->minor_faults = u64_delta(a->children.ru_minflt, b->children.ru_minflt);
+	u->major_faults = u64_delta(a->children.ru_majflt, b->children.ru_majflt) +
+			  p->unreaped.major_faults;
+	u->minor_faults = u64_delta(a->children.ru_minflt, b->children.ru_minflt) +
+			  p->unreaped.minor_faults;
 
-	if (a->io_ok && b->io_ok) {
-		u->read_bytes_disk = b->read_bytes > a->read_bytes ? b->read_bytes - a->read_bytes : 0;
+	if (a->io_ok && b->io_ok && (!p->unreaped.known || p->unreaped.io_known)) {
+		u->read_bytes_disk = (b->read_bytes > a->read_bytes ? b->read_bytes - a->read_bytes : 0) +
+				     p->unreaped.read_bytes;
 		u->rchar_known = true;
-		u->rchar = b->rchar > a->rchar ? b->rchar - a->rchar : 0;
+		u->rchar = (b->rchar > a->rchar ? b->rchar - a->rchar : 0) + p->unreaped.rchar;
 		u->read_bytes_cache_known = true;
 		u->read_bytes_cache = u->rchar > u->read_bytes_disk ? u->rchar - u->read_bytes_disk : 0;
 	} else {

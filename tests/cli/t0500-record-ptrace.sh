@@ -253,6 +253,13 @@ test_expect_success NOBODY 'the probe, and the summary, say ptrace; auto picks p
 	check_eq "$(json sum "(j[\"exit_status\"], j[\"signal\"])")" "(3, None)"
 '
 
+test_expect_success NOBODY 'a job that leaves a process running still has its reads and CPU counted' '
+	chown nobody:nogroup . &&
+	head -c $((4 << 20)) /dev/zero > big && chmod 644 big &&
+	as_nobody "$HOTSET" record --backend=ptrace --json -o p -- sh -c "cat big > /dev/null; sleep 2 > /dev/null 2>&1 &" 2> sum &&
+	check_eq "$(json sum "j[\"still_running\"] >= 1 and j[\"rchar\"] >= 4 << 20 and j[\"user_s\"] + j[\"sys_s\"] > 0")" 1
+'
+
 test_expect_success REALFS 'the summary ends with what hotset time reports: a cold read came from the disk' '
 	head -c $((4 << 20)) /dev/urandom > cold && sync cold &&
 	"$HELPERS/pagetool" evict cold &&
