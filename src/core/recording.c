@@ -47,7 +47,7 @@ struct hs_recording {
 	size_t table_cap;
 	int64_t *order;		/* order -> internal index */
 	size_t accessed;
-	uint64_t pages, accesses, outputs;
+	uint64_t pages, accesses;
 	FILE *spool;		/* trace runs, NULL without a trace */
 	struct run pending;	/* the run being extended */
 	bool have_pending;
@@ -307,8 +307,6 @@ int hs_recording_output(struct hs_recording *r, const struct hs_file_id *id, con
 
 	if (idx < 0)
 		return (int)idx;
-	if (!r->files[idx].output)
-		r->outputs++;
 	r->files[idx].output = true;
 	r->files[idx].flags |= HS_FILE_WRITTEN;
 	return 0;
@@ -319,7 +317,10 @@ void hs_recording_stats(const struct hs_recording *r, struct hs_recording_stats 
 	st->files = r->accessed;
 	st->pages = r->pages;
 	st->accesses = r->accesses;
-	st->outputs = r->outputs;
+	/* as listed: a file read before the job truncated it stays input only */
+	st->outputs = 0;
+	for (size_t i = 0; i < r->nfiles; i++)
+		st->outputs += r->files[i].output && r->files[i].order < 0;
 }
 
 /* Emit the spooled trace, a "t" line per stretch of runs on one file. */

@@ -129,6 +129,7 @@ TEST(outputs_are_not_input)
 	struct hs_profile_item it;
 	struct hs_profile_header h;
 	struct hs_file_id o = id_of(9), in = id_of(10);
+	struct hs_recording_stats st;
 	int64_t idx, k;
 	int outputs = 0;
 
@@ -150,6 +151,12 @@ TEST(outputs_are_not_input)
 		}
 	CHECK(outputs == 1);
 	hs_profile_close(pr);
+	/* a file read, then truncated, stays input only: the stats agree */
+	k = hs_recording_file(r, &(struct hs_file_id){ .dev = 2049, .ino = 11 }, "/log", 4);
+	CHECK(hs_recording_access(r, k, 0, 0, HS_FILE_READ) == 0);
+	CHECK(hs_recording_output(r, &(struct hs_file_id){ .dev = 2049, .ino = 11 }, "/log", 4) == 0);
+	hs_recording_stats(r, &st);
+	CHECK_EQ_U64(st.outputs, 1);
 	unlink(tmp_profile());
 	hs_recording_free(r);
 }
