@@ -196,7 +196,7 @@ static int run_snapshot(int argc, char **argv)
 		rc = EXIT_USAGE;
 	}
 	for (int i = 0; abs && i < ops.npaths && !rc; i++) {
-		if (!(abs[i] = absolute_path(ops.paths[i]))) {
+		if (!(abs[i] = absolute_path(ops.paths[i], false))) {
 			error("%s: cannot make the path absolute: %s", ops.paths[i], strerror(errno));
 			rc = EXIT_USAGE;
 		}

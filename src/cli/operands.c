@@ -22,7 +22,7 @@ void print_path(FILE *f, const char *path, size_t len)
 	}
 }
 
-char *absolute_path(const char *path)
+char *absolute_path(const char *path, bool dotdot)
 {
 	char *cwd = NULL, *abs = NULL;
 
@@ -34,7 +34,7 @@ char *absolute_path(const char *path)
 	if (abs) {
 		size_t n;
 
-		hs_tidy_path(abs, true);
+		hs_tidy_path(abs, dotdot);
 		if ((n = strlen(abs)) > 1 && abs[n - 1] == '/')
 			abs[n - 1] = '\0';	/* "x/" names x, as "x" does */
 	}
@@ -148,7 +148,7 @@ int operands_open(struct operands *o)
 		return error("out of memory"), EXIT_USAGE;
 	}
 	for (int i = 0; i < o->npaths; i++) {
-		o->abs_paths[i] = absolute_path(o->paths[i]);
+		o->abs_paths[i] = absolute_path(o->paths[i], true);
 		o->real_paths[i] = realpath(o->paths[i], NULL);
 	}
 	return EXIT_OK;

@@ -61,12 +61,15 @@ void operands_report_stale(const struct operands *o);
 void operands_warn(struct operands *o, const char *path, int errnum, const char *what);
 
 /*
- * path made absolute against the working directory, with "//", "." and
- * ".." collapsed as written, without resolving symlinks ("./x/." and "x"
- * give "$PWD/x", "." gives "$PWD", "a/../b" "$PWD/b", "//tmp/x/" "/tmp/x");
- * malloc'd, or NULL when out of memory or the working directory is gone.
+ * path made absolute against the working directory, with "//" and "."
+ * collapsed, without resolving symlinks ("./x/." and "x" give "$PWD/x",
+ * "." gives "$PWD", "//tmp/x/" "/tmp/x"). With dotdot, ".." drops the name
+ * before it ("a/../b" gives "$PWD/b"), as a shell's cd does: right for
+ * matching profile paths, not for opening (after a symlink, ".." leads
+ * elsewhere). malloc'd, or NULL when out of memory or the working
+ * directory is gone.
  */
-char *absolute_path(const char *path);
+char *absolute_path(const char *path, bool dotdot);
 
 /* Threads for walking trees: the online CPUs, at most 8. */
 unsigned default_threads(void);

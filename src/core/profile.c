@@ -1139,6 +1139,8 @@ int hs_profile_check_target(const char *path, struct hs_error *err)
 
 	if (strcmp(path, "-") == 0)
 		return 0;
+	if (!*path)
+		return hs_error_set(err, ENOENT, "an empty path");
 	if (!(target = resolve_target(path)))
 		return hs_error_set(err, errno, "%s", strerror(errno));
 	if (stat(target, &st) == 0) {

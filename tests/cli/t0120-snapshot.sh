@@ -168,6 +168,18 @@ test_expect_success '-o never replaces a FIFO or a device; through a symlink it 
 	check_eq "$(ls real | wc -l)" 1
 '
 
+test_expect_success '.. after a symlink in a PATH goes where the kernel goes' '
+	mkdir -p elsewhere/inner here &&
+	printf x > elsewhere/inner/zz && printf y > here/yy &&
+	cat elsewhere/inner/zz here/yy > /dev/null &&
+	ln -s "$PWD/elsewhere/inner" here/link &&
+	(cd here && "$HOTSET" snapshot -o ../s.prof link/.. > /dev/null) &&
+	grep -q "^f .* $PWD/here/link/../inner/zz\$" s.prof &&
+	! grep -q "yy\$" s.prof &&
+	expect_code 125 "$HOTSET" record -o "" -- sh -c "echo ran" > out 2> err &&
+	test ! -s out && grep -q "an empty path" err
+'
+
 test_expect_success 'a missing PATH is told, the rest is snapshot, exit 1' '
 	printf x > f &&
 	check() {
