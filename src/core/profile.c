@@ -1131,19 +1131,21 @@ static char *resolve_target(const char *path)
 	return cur;
 }
 
-int hs_profile_check_target(const char *path, struct hs_error *err)
+/*
+ * hs_profile_check_target(), which also gives the file to replace
+ * (*target, malloc'd) when path passes.
+ */
+static int check_target(const char *path, char **target, struct hs_error *err)
 {
-	char *target, *slash;
+	char *t, *dir, *slash;
 	struct stat st;
 	int rc = 0;
 
-	if (strcmp(path, "-") == 0)
-		return 0;
 	if (!*path)
 		return hs_error_set(err, ENOENT, "an empty path");
-	if (!(target = resolve_target(path)))
+	if (!(t = resolve_target(path)))
 		return hs_error_set(err, errno, "%s", strerror(errno));
-	if (stat(target, &st) == 0) {
+	if (stat(t, &st) == 0) {
 		/* a device, FIFO or socket must never be replaced by a file */
 		if (S_ISDIR(st.st_mode))
 			rc = hs_error_set(err, EISDIR, "a directory");
@@ -1152,18 +1154,33 @@ int hs_profile_check_target(const char *path, struct hs_error *err)
 	} else if (errno != ENOENT) {
 		rc = hs_error_set(err, errno, "%s", strerror(errno));
 	}
-	if (!rc) {
-		/* the temporary file is made, and renamed, in the target's directory */
-		slash = strrchr(target, '/');
-		if (slash == target)
-			slash[1] = '\0';
-		else if (slash)
-			*slash = '\0';
-		if (access(slash ? target : ".", W_OK | X_OK) < 0)
-			rc = hs_error_set(err, errno, "cannot create files in %s: %s",
-					  slash ? target : ".", strerror(errno));
+	/* the temporary file is made, and renamed, in the target's directory */
+	if (!rc && (slash = strrchr(t, '/'))) {
+		if (!(dir = strndup(t, slash == t ? 1 : (size_t)(slash - t))))
+			rc = hs_error_set(err, ENOMEM, "out of memory");
+		else if (access(dir, W_OK | X_OK) < 0)
+			rc = hs_error_set(err, errno, "cannot create files in %s: %s", dir,
+					  strerror(errno));
+		free(dir);
+	} else if (!rc && access(".", W_OK | X_OK) < 0) {
+		rc = hs_error_set(err, errno, "cannot create files in .: %s", strerror(errno));
 	}
-	free(target);
+	if (rc)
+		free(t);
+	else
+		*target = t;
+	return rc;
+}
+
+int hs_profile_check_target(const char *path, struct hs_error *err)
+{
+	char *target;
+	int rc;
+
+	if (strcmp(path, "-") == 0)
+		return 0;
+	if (!(rc = check_target(path, &target, err)))
+		free(target);
 	return rc;
 }
 
@@ -1179,11 +1196,10 @@ int hs_profile_writer_open(const char *path, const struct hs_profile_header *h,
 	w->sec = SEC_FILES;
 	if (strcmp(path, "-") == 0) {
 		w->fd = STDOUT_FILENO;
-	} else if ((rc = hs_profile_check_target(path, NULL))) {
+	} else if ((rc = check_target(path, &w->target, NULL))) {
 		goto fail;
 	} else {
-		w->target = resolve_target(path);
-		if (!w->target || asprintf(&w->tmp, "%s.tmp.XXXXXX", w->target) < 0) {
+		if (asprintf(&w->tmp, "%s.tmp.XXXXXX", w->target) < 0) {
 			w->tmp = NULL;
 			rc = -ENOMEM;
 			goto fail;
