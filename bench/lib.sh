@@ -67,6 +67,45 @@ drop_caches() {
 	echo 3 > /proc/sys/vm/drop_caches
 }
 
+# ---- data sets ---------------------------------------------------------------
+
+count_files() { find "$1" -type f | wc -l; }
+
+# make_header_tree DIR N: a tree of at least N files, unless DIR holds one
+# already: copies of /usr/include (real header trees: many small files in
+# deep directories, some symlinks), topped up with generated files if there
+# are not enough.
+make_header_tree() {
+	local dir=$1 want=$2 spec="files>=$2" n=0 i=0
+	if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$spec" ]; then
+		return 0
+	fi
+	say "bench: creating $dir (at least $want files)"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	if [ -d /usr/include ]; then
+		while [ "$n" -lt "$want" ] && [ $i -lt 50 ]; do
+			cp -a /usr/include "$dir/include.$i"
+			i=$((i + 1))
+			n=$(count_files "$dir")
+		done
+	fi
+	if [ "$n" -lt "$want" ]; then
+		python3 - "$dir/generated" $((want - n)) <<'EOF'
+import os, random, sys
+root, count = sys.argv[1], int(sys.argv[2])
+rnd = random.Random(7)
+for i in range(count):
+    d = os.path.join(root, "d%03d" % (i // 1000), "e%02d" % (i // 100 % 10))
+    if i % 100 == 0:
+        os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%06d.h" % i), "wb") as f:
+        f.write(b"x" * int(2 ** rnd.uniform(8, 15)))
+EOF
+	fi
+	echo "$spec" > "$dir/.complete"
+}
+
 # ---- timing ------------------------------------------------------------------
 
 now_ns() { date +%s%N; }

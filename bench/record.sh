@@ -9,6 +9,9 @@
 #   floor     bench/stop-floor: a tracer that stops the job at every close,
 #             as the ptrace backend does, and does nothing else: what any
 #             recorder that stops at each close costs, however fast
+#   notify    bench/stop-floor --notify: the same stops made by seccomp user
+#             notification instead of ptrace (the other way to stop a job
+#             without privilege)
 #
 # on two jobs, with a warm cache (each job runs once before the timed runs):
 #
@@ -38,7 +41,7 @@ JOBS=${RECORD_JOBS:-compile tar}
 CXX_DIR=$BENCH_DATA/record-cxx
 
 cc -O2 -o "$BENCH_DIR/stop-floor" "$(dirname "$0")/stop-floor.c" || die "cannot build stop-floor"
-TOOLS=(bare floor ptrace)
+TOOLS=(bare floor notify ptrace)
 if "$HOTSET" record --backend=bpf --probe > /dev/null 2>&1; then
 	TOOLS+=(bpf)
 else
@@ -179,6 +182,7 @@ tool_cmd() {
 	ptrace|bpf) CMD=("$HOTSET" record -q --backend="$1" -o "$3" -- "${JOB[@]}") ;;
 	strace) CMD=(strace -f --seccomp-bpf -e trace=%file -o /dev/null "${JOB[@]}") ;;
 	floor) CMD=("$BENCH_DIR/stop-floor" "${JOB[@]}") ;;
+	notify) CMD=("$BENCH_DIR/stop-floor" --notify "${JOB[@]}") ;;
 	esac
 }
 
@@ -267,4 +271,6 @@ for job in $JOBS; do
 done
 printf '\n(floor: a tracer that only stops the job at each close, as the ptrace backend does:'
 for job in $JOBS; do printf ' %s %sx' "$job" "$(eval echo \${ratio_${job}_floor:--})"; done
+printf ' bare; the same stops by seccomp user notification:'
+for job in $JOBS; do printf ' %s %sx' "$job" "$(eval echo \${ratio_${job}_notify:--})"; done
 printf ' bare)\n'

@@ -2,14 +2,14 @@
 # bench/status.sh - hotset status against vmtouch, fincore and a bare find,
 # on a warm cache.
 #
-#   bench/status.sh          a tree of >= 100k files, then a few huge sparse files
+#   bench/status.sh          a tree of >= 100k files (status, then snapshot),
+#                            then a few huge sparse files
 #   REPEATS=N                runs per tool (default 5; medians reported)
 #   STATUS_FILES=N           files in the tree (default 100000)
 #
-# The tree ($BENCH_DATA/status-tree, built once) is made of copies of
-# /usr/include (real header trees: many small files in deep directories,
-# some symlinks), topped up with generated files if there are not enough.
-# Every tool looks at the same regular files: vmtouch walks the tree
+# The tree ($BENCH_DATA/status-tree, built once by make_header_tree) is made
+# of copies of /usr/include, topped up with generated files if there are not
+# enough. Every tool looks at the same regular files: vmtouch walks the tree
 # itself, fincore gets them from find -print0 | xargs -0, and `find TREE`
 # is the floor: a walk that opens nothing.
 #
@@ -32,39 +32,6 @@ need_pkgs vmtouch util-linux findutils python3
 TREE=$BENCH_DATA/status-tree
 SPARSE=$BENCH_DATA/status-sparse
 
-count_files() { find "$1" -type f | wc -l; }
-
-make_tree() {
-	local spec="files>=$STATUS_FILES" n=0 i=0
-	if [ -f "$TREE/.complete" ] && [ "$(cat "$TREE/.complete")" = "$spec" ]; then
-		return 0
-	fi
-	say "bench: creating $TREE (at least $STATUS_FILES files)"
-	rm -rf "$TREE"
-	mkdir -p "$TREE"
-	if [ -d /usr/include ]; then
-		while [ "$n" -lt "$STATUS_FILES" ] && [ $i -lt 50 ]; do
-			cp -a /usr/include "$TREE/include.$i"
-			i=$((i + 1))
-			n=$(count_files "$TREE")
-		done
-	fi
-	if [ "$n" -lt "$STATUS_FILES" ]; then
-		python3 - "$TREE/generated" $((STATUS_FILES - n)) <<'EOF'
-import os, random, sys
-root, count = sys.argv[1], int(sys.argv[2])
-rnd = random.Random(7)
-for i in range(count):
-    d = os.path.join(root, "d%03d" % (i // 1000), "e%02d" % (i // 100 % 10))
-    if i % 100 == 0:
-        os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "f%06d.h" % i), "wb") as f:
-        f.write(b"x" * int(2 ** rnd.uniform(8, 15)))
-EOF
-	fi
-	echo "$spec" > "$TREE/.complete"
-}
-
 make_sparse() {
 	local spec="$SPARSE_FILES x ${SPARSE_GB}G" i off
 	if [ -f "$SPARSE/.complete" ] && [ "$(cat "$SPARSE/.complete")" = "$spec" ]; then
@@ -86,7 +53,7 @@ make_sparse() {
 }
 
 mkdir -p "$BENCH_DATA"
-make_tree
+make_header_tree "$TREE" "$STATUS_FILES"
 make_sparse
 
 nfiles=$(count_files "$TREE")
@@ -104,6 +71,18 @@ bench_run "fincore (find | xargs)" sh -c 'find "$1" -type f -print0 | xargs -0 f
 print_table "status, warm cache, $nfiles files"
 hs=${BENCH_SECONDS["hotset status"]} vm=${BENCH_SECONDS["vmtouch"]}
 fc=${BENCH_SECONDS["fincore (find | xargs)"]} fd=${BENCH_SECONDS["find (walk only)"]}
+BENCH_LABELS=()
+
+# Saving what is resident, to restore it later: hotset snapshot writes a
+# profile; without it, one keeps fincore's JSON (which has no page ranges)
+# or vmtouch -v's residency maps, and scripts the restoring.
+say "bench: snapshot of $TREE"
+bench_run "hotset snapshot" "$HOTSET" snapshot -q -o "$BENCH_DIR/snapshot.prof" "$TREE"
+bench_run "vmtouch -v" vmtouch -v "$TREE"
+bench_run "fincore --json (find | xargs)" sh -c 'find "$1" -type f -print0 | xargs -0 fincore --json --bytes' sh "$TREE"
+print_table "saving the cache state of $nfiles files"
+snap=${BENCH_SECONDS["hotset snapshot"]} vmv=${BENCH_SECONDS["vmtouch -v"]}
+fcj=${BENCH_SECONDS["fincore --json (find | xargs)"]}
 BENCH_LABELS=()
 
 say "bench: status of $SPARSE_FILES sparse files of $SPARSE_GB GiB"
@@ -125,3 +104,5 @@ check_goal "tree: fincore / hotset status" "$(ratio "$fc" "$hs")" ">=" 3
 check_goal "tree: hotset status / find" "$(ratio "$hs" "$fd")" "<=" 3
 check_goal "sparse: vmtouch / hotset status" "$(ratio "$svm" "$shs")" ">=" 100
 check_goal "sparse: fincore / hotset status" "$(ratio "$sfc" "$shs")" ">=" 100
+printf '  (snapshot, no goal: vmtouch -v / hotset snapshot %sx, fincore --json / hotset snapshot %sx)\n' \
+	"$(ratio "$vmv" "$snap")" "$(ratio "$fcj" "$snap")"

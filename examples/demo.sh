@@ -9,33 +9,48 @@
 # files can be known (the kernel tells it only to users who may write a
 # file), and the compiles and the warm run on a slow disk: a cgroup that
 # limits reads from the disk holding /usr to 150 IOPS and 20 MiB/s (the
-# disk of a small VM), removed at exit.
+# disk of a small VM; cgroup v1 blkio, or cgroup v2 io.max), removed at exit.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 hotset=$(readlink -f "${1:-$here/../build/hotset}")
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/hotset-demo.XXXXXX")
-slow_cg=
+slow_cg= io_enabled=
 cleanup() {
 	rm -rf "$work"
 	[ -z "$slow_cg" ] || rmdir "$slow_cg" 2>/dev/null || true
+	[ -z "$io_enabled" ] || echo -io > "$io_enabled/cgroup.subtree_control" 2>/dev/null || true
 }
 trap cleanup EXIT
 profile=$work/compile.profile
 build=(make -s -B -C "$here/project" OUT="$work/out")
 
-# slow: a prefix that runs a command on the slow disk (empty if it cannot be had)
+# slow: a prefix that runs a command on the slow disk (empty if it cannot be
+# had). hotset time runs inside it, so that the job's own cgroup, which
+# hotset makes under its own, is throttled too.
 slow=()
 make_slow_disk() {
-	local mm blkio
+	local mm blkio unified
 	[ "$(id -u)" = 0 ] || return 0
 	mm=$(findmnt -no MAJ:MIN -T /usr | head -n1 | tr -d ' ')
 	[ -e "/sys/dev/block/$mm/partition" ] && mm=$(cat "/sys/dev/block/$mm/../dev")
 	blkio=$(awk '$3 == "cgroup" && $4 ~ /(^|,)blkio(,|$)/ { print $2; exit }' /proc/mounts)
-	[ -n "$blkio" ] && [ -f "$blkio/blkio.throttle.read_iops_device" ] || return 0
-	mkdir "$blkio/hotset-demo.$$" || return 0
-	slow_cg=$blkio/hotset-demo.$$
-	echo "$mm 150" > "$slow_cg/blkio.throttle.read_iops_device"
-	echo "$mm $((20 << 20))" > "$slow_cg/blkio.throttle.read_bps_device"
+	unified=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	if [ -n "$blkio" ] && [ -f "$blkio/blkio.throttle.read_iops_device" ]; then
+		mkdir "$blkio/hotset-demo.$$" || return 0
+		slow_cg=$blkio/hotset-demo.$$
+		echo "$mm 150" > "$slow_cg/blkio.throttle.read_iops_device" &&
+			echo "$mm $((20 << 20))" > "$slow_cg/blkio.throttle.read_bps_device" || return 0
+	elif [ -n "$unified" ] && grep -qw io "$unified/cgroup.controllers" 2>/dev/null; then
+		if ! grep -qw io "$unified/cgroup.subtree_control"; then
+			echo +io > "$unified/cgroup.subtree_control" || return 0
+			io_enabled=$unified
+		fi
+		mkdir "$unified/hotset-demo.$$" || return 0
+		slow_cg=$unified/hotset-demo.$$
+		echo "$mm riops=150 rbps=$((20 << 20))" > "$slow_cg/io.max" || return 0
+	else
+		return 0
+	fi
 	slow=(sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$slow_cg")
 }
 make_slow_disk
@@ -60,7 +75,7 @@ step "4. Drop it from the cache (as after a reboot, or a night of other work)" "
 
 [ ${#slow[@]} -eq 0 ] || printf '\n(From here on, on a slow disk: 150 IOPS, 20 MiB/s.)\n'
 step "5. A cold compile: where does the time go?" "hotset time -- make"
-"$hotset" time -- "${slow[@]}" "${build[@]}"
+"${slow[@]}" "$hotset" time -- "${build[@]}"
 
 step "6. Warm the working set back, fast" "hotset warm -p compile.profile"
 "$hotset" evict -q -p "$profile" >/dev/null
@@ -68,6 +83,6 @@ step "6. Warm the working set back, fast" "hotset warm -p compile.profile"
 "$hotset" status -p "$profile"
 
 step "7. A warm compile" "hotset time -- make"
-"$hotset" time -- "${slow[@]}" "${build[@]}"
+"${slow[@]}" "$hotset" time -- "${build[@]}"
 
 printf '\nDone. Try: %s --help\n' "$hotset"

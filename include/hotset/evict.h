@@ -4,7 +4,8 @@
  * POSIX_FADV_DONTNEED drops clean, unmapped pages. Dirty pages are written
  * back first (unless the caller says not to), so that they can go too;
  * pages that are mapped by a process, locked, or redirtied meanwhile stay,
- * and the caller is told how many.
+ * and the caller is told how many. Files on tmpfs and ramfs live only in
+ * the cache: nothing drops them but deleting them.
  */
 #ifndef HOTSET_EVICT_H
 #define HOTSET_EVICT_H
@@ -17,6 +18,7 @@ struct hs_evict_result {
 	struct hs_cache_counts before;	/* residency before */
 	struct hs_cache_counts after;	/* what stayed */
 	bool known;			/* false: residency unknown (-EPERM) */
+	bool memory_only;		/* what stayed is on tmpfs or ramfs */
 };
 
 /*

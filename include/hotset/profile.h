@@ -191,10 +191,13 @@ int hs_profile_check_target(const char *path, struct hs_error *err);
 int hs_profile_writer_open(const char *path, const struct hs_profile_header *h,
 			   struct hs_profile_writer **out);
 
-/* Append one file; f->index is ignored (files are numbered in order). */
+/*
+ * Append one file, named by an absolute path; f->index is ignored (files
+ * are numbered in order).
+ */
 int hs_profile_write_file(struct hs_profile_writer *w, const struct hs_profile_file *f);
 
-/* Append one output path; call after the last file. */
+/* Append one output (an absolute path); call after the last file. */
 int hs_profile_write_output(struct hs_profile_writer *w, const char *path, size_t len);
 
 /* Append one trace line; call after the last output. */

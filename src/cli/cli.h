@@ -64,6 +64,11 @@ int parse_size(const char *s, uint64_t *out);
 const char *human_size(uint64_t bytes, char buf[16]);
 /* "45.2%" of part/whole ("-" if whole is 0); buf holds at least 8 bytes. */
 const char *percent(uint64_t part, uint64_t whole, char buf[8]);
+/* The "s" of "%llu file%s": "" for one. */
+static inline const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
 
 /*
  * A bar of width cells for a file: 'O' fully resident cell, 'o' partly,

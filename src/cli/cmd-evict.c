@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "hotset/evict.h"
@@ -32,8 +33,9 @@ const struct cmd cmd_evict;
 
 struct evict {
 	bool writeback;
-	uint64_t files, pages, evicted, stayed, unknown_files;
+	uint64_t files, pages, evicted, stayed, memory_only, unknown_files, unknown_pages;
 	struct operands *ops;
+	pthread_mutex_t lock;	/* the walk may call evict_one from several threads */
 };
 
 static int evict_one(void *ctx, const struct hs_target *t)
@@ -47,16 +49,22 @@ static int evict_one(void *ctx, const struct hs_target *t)
 		operands_warn(e->ops, t->path, -rc, "cannot evict");
 		return 0;
 	}
+	pthread_mutex_lock(&e->lock);
 	e->files++;
 	e->pages += t->pages;
 	if (!r.known) {
 		e->unknown_files++;
-		return 0;
+		e->unknown_pages += t->pages;
+	} else {
+		/* pages read in by others meanwhile may leave more than there was */
+		if (r.before.cached > r.after.cached)
+			e->evicted += r.before.cached - r.after.cached;
+		if (r.memory_only)
+			e->memory_only += r.after.cached;
+		else
+			e->stayed += r.after.cached;
 	}
-	/* pages read in by others meanwhile may leave more than there was */
-	if (r.before.cached > r.after.cached)
-		e->evicted += r.before.cached - r.after.cached;
-	e->stayed += r.after.cached;
+	pthread_mutex_unlock(&e->lock);
 	return 0;
 }
 
@@ -73,7 +81,7 @@ static int run_evict(int argc, char **argv)
 		{ 0 },
 	};
 	struct operands ops = { .cmd = &cmd_evict };
-	struct evict e = { .writeback = true, .ops = &ops };
+	struct evict e = { .writeback = true, .ops = &ops, .lock = PTHREAD_MUTEX_INITIALIZER };
 	const uint64_t ps = hs_page_size();
 	bool json = false;
 	char a[16], b[16];
@@ -93,6 +101,7 @@ static int run_evict(int argc, char **argv)
 	}
 	ops.paths = argv + optind;
 	ops.npaths = argc - optind;
+	ops.walk.threads = default_threads();
 	if ((rc = operands_open(&ops)))
 		return rc;
 	ops.progress_label = "Evicting";
@@ -109,23 +118,36 @@ static int run_evict(int argc, char **argv)
 		json_u64(&j, "files", e.files);
 		json_u64(&j, "pages", e.pages);
 		json_u64(&j, "evicted_pages", e.evicted);
-		json_u64(&j, "stayed_pages", e.stayed);
+		json_u64(&j, "stayed_pages", e.stayed + e.memory_only);
+		json_u64(&j, "memory_only_pages", e.memory_only);
 		json_u64(&j, "unknown_files", e.unknown_files);
+		json_u64(&j, "unknown_pages", e.unknown_pages);
 		json_u64(&j, "skipped_files", ops.skipped);
 		json_u64(&j, "stale_files", ops.stale);
 		json_end_object(&j);
 		json_finish(&j);
 	} else {
-		printf("Evicted %llu pages (%s) from %llu files", (unsigned long long)e.evicted,
-		       human_size(e.evicted * ps, a), (unsigned long long)e.files);
-		if (e.stayed)
-			printf("; %llu pages (%s) stayed: mapped, locked or dirty",
-			       (unsigned long long)e.stayed, human_size(e.stayed * ps, b));
-		putchar('\n');
+		const uint64_t known = e.files - e.unknown_files;
+
+		if (known || !e.unknown_files) {
+			printf("Evicted %llu page%s (%s) from %llu file%s", (unsigned long long)e.evicted,
+			       plural(e.evicted), human_size(e.evicted * ps, a),
+			       (unsigned long long)known, plural(known));
+			if (e.stayed)
+				printf("; %llu page%s (%s) stayed: mapped, locked or dirty",
+				       (unsigned long long)e.stayed, plural(e.stayed),
+				       human_size(e.stayed * ps, b));
+			if (e.memory_only)
+				printf("; %llu page%s (%s) stayed on tmpfs or ramfs, which keep files"
+				       " only in memory", (unsigned long long)e.memory_only,
+				       plural(e.memory_only), human_size(e.memory_only * ps, b));
+			putchar('\n');
+		}
 		if (e.unknown_files)
-			printf("Residency of %llu files is unknown (no write permission): they were\n"
-			       "evicted, but the result cannot be checked.\n",
-			       (unsigned long long)e.unknown_files);
+			printf("Asked the kernel to drop %llu %sfile%s (%s) whose residency is unknown (no\n"
+			       "write permission): what stayed in the cache cannot be told.\n",
+			       (unsigned long long)e.unknown_files, known ? "more " : "",
+			       plural(e.unknown_files), human_size(e.unknown_pages * ps, a));
 	}
 	return finish_stdout(ops.skipped ? EXIT_PARTIAL : EXIT_OK);
 }

@@ -219,12 +219,14 @@ static int show(struct show *s, const char *path, struct hs_profile_reader *r)
 		json_finish(&s->j);
 		return 0;
 	}
-	printf("\nTotal:    %llu files, %llu pages (%s)", (unsigned long long)s->files,
-	       (unsigned long long)s->pages, human_size(bytes, size));
+	printf("\nTotal:    %llu file%s, %llu page%s (%s)", (unsigned long long)s->files,
+	       plural(s->files), (unsigned long long)s->pages, plural(s->pages),
+	       human_size(bytes, size));
 	if (s->outputs)
-		printf(", %llu outputs", (unsigned long long)s->outputs);
+		printf(", %llu output%s", (unsigned long long)s->outputs, plural(s->outputs));
 	if (s->trace_lines)
-		printf(", %llu trace lines", (unsigned long long)s->trace_lines);
+		printf(", %llu trace line%s", (unsigned long long)s->trace_lines,
+		       plural(s->trace_lines));
 	putchar('\n');
 	return 0;
 }

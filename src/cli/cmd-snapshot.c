@@ -145,9 +145,9 @@ static int take_snapshot(struct operands *ops, const char *out, bool json)
 		json_end_object(&j);
 		json_finish(&j);
 	} else {
-		fprintf(report, "Snapshot of %llu files, %llu resident pages (%s), written to %s\n",
-			(unsigned long long)s.files, (unsigned long long)s.pages,
-			human_size(s.pages * hs_page_size(), size), out);
+		fprintf(report, "Snapshot of %llu file%s, %llu resident page%s (%s), written to %s\n",
+			(unsigned long long)s.files, plural(s.files), (unsigned long long)s.pages,
+			plural(s.pages), human_size(s.pages * hs_page_size(), size), out);
 	}
 	return finish_stdout(ops->skipped ? EXIT_PARTIAL : EXIT_OK);
 }

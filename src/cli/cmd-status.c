@@ -157,9 +157,9 @@ static void print_totals(struct status *s)
 		       (unsigned long long)c->dirty, (unsigned long long)c->writeback,
 		       (unsigned long long)c->evicted, (unsigned long long)c->recently_evicted);
 	if (s->unknown_files)
-		printf("Residency of %llu files is unknown: the kernel tells it only to users who may\n"
-		       "write a file (or own it, or are root).\n",
-		       (unsigned long long)s->unknown_files);
+		printf("Residency of %llu file%s is unknown: the kernel tells it only to users who\n"
+		       "may write a file (or own it, or are root).\n",
+		       (unsigned long long)s->unknown_files, plural(s->unknown_files));
 }
 
 static int run_status(int argc, char **argv)

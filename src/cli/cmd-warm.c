@@ -167,6 +167,9 @@ static void print_human(const struct hs_warm_stats *s, const struct operands *op
 		printf(", %llu (%s) still missing (memory pressure?)",
 		       (unsigned long long)s->not_resident_pages,
 		       human_size(s->not_resident_pages * ps, c));
+	if (s->unknown_pages)
+		printf("; %llu (%s) of unknown residency read in full",
+		       (unsigned long long)s->unknown_pages, human_size(s->unknown_pages * ps, c));
 	printf("\n%10s: %s in %.2f s, %.1f MB/s (%s)\n", "Disk", human_size(s->bytes_read_disk, a),
 	       s->seconds, s->seconds > 0 ? (double)s->bytes_read_disk / 1e6 / s->seconds : 0,
 	       !strcmp(s->disk_source, "proc-io") ? "read_bytes of /proc/self/io"
@@ -177,9 +180,9 @@ static void print_human(const struct hs_warm_stats *s, const struct operands *op
 		printf(", page %llu\n", (unsigned long long)s->stop_page);
 	}
 	if (s->unknown_files)
-		printf("Residency of %llu files is unknown (no write permission): they were read in\n"
-		       "full, and what was already resident cannot be told.\n",
-		       (unsigned long long)s->unknown_files);
+		printf("Residency of %llu file%s is unknown (no write permission): read in full,\n"
+		       "without knowing what was resident before or after.\n",
+		       (unsigned long long)s->unknown_files, plural(s->unknown_files));
 }
 
 /* Each file in flight holds a descriptor: allow many (the hard limit permits). */

@@ -9,7 +9,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <string.h>
+#include <sys/vfs.h>
 
 #include "hotset/evict.h"
 
@@ -76,6 +78,12 @@ int hs_evict(int fd, uint64_t size, const struct hs_range *ranges, size_t nrange
 		return rc;
 	if (r.known && (rc = hs_residency_count(fd, size, ranges, nranges, &r.after, NULL)))
 		return rc;
+	if (r.after.cached) {
+		struct statfs sf;
+
+		r.memory_only = fstatfs(fd, &sf) == 0 &&
+				(sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
+	}
 	*res = r;
 	return 0;
 }

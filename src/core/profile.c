@@ -242,6 +242,20 @@ static int parse_string(struct hs_profile_reader *r, struct cursor *c,
 	return 0;
 }
 
+/* " PATH": the rest of the line, an absolute path. */
+static int parse_path(struct hs_profile_reader *r, struct cursor *c, size_t *len,
+		      struct hs_error *err)
+{
+	int rc;
+
+	if ((rc = expect_space(c, err, "the path")) ||
+	    (rc = parse_string(r, c, len, err, "the path")))
+		return rc;
+	if (r->path[0] != '/')
+		return fail(err, c, "the path is not absolute");
+	return 0;
+}
+
 /* "-" or a comma list of "A" / "A-B" into r->ranges. */
 static int parse_ranges(struct hs_profile_reader *r, struct cursor *c, size_t *count,
 			struct hs_error *err)
@@ -410,8 +424,7 @@ static int parse_file(struct hs_profile_reader *r, struct cursor *c,
 	    (rc = expect_space(c, err, "the mtime")) || (rc = parse_mtime(c, &f->id, err)) ||
 	    (rc = expect_space(c, err, "the flags")) || (rc = parse_flags(c, &f->flags, err)) ||
 	    (rc = expect_space(c, err, "the ranges")) || (rc = parse_ranges(r, c, &n, err)) ||
-	    (rc = check_disjoint(r, n, c, err)) || (rc = expect_space(c, err, "the path")) ||
-	    (rc = parse_string(r, c, &f->path_len, err, "the path")))
+	    (rc = check_disjoint(r, n, c, err)) || (rc = parse_path(r, c, &f->path_len, err)))
 		return rc;
 	f->path = r->path;
 	f->ranges = r->ranges;
@@ -609,7 +622,8 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 		else
 			return fail(err, &c, "unknown header line (expected a key such as page-size, or a file line \"f ...\")");
 		if (seen & bit)
-			return fail(err, &c, "header key given twice");
+			return fail(err, &c, "header key %.*s given twice", (int)(c.p - c.line_start),
+				    c.line_start);
 		seen |= bit;
 		if ((rc = expect_space(&c, err, "the value")))
 			return rc;
@@ -676,7 +690,7 @@ static int parse_end_line(struct hs_profile_reader *r, struct cursor *c, struct 
 	int rc;
 
 	if (!keyword(c, "end"))
-		return fail(err, c, "truncated profile: the last line is not \"end\"");
+		return fail(err, c, "expected \"end\"");
 	if ((rc = expect_space(c, err, "the file count")) ||
 	    (rc = parse_u64(c, &t->files, err, "the file count")) ||
 	    (rc = expect_space(c, err, "the output count")) ||
@@ -690,6 +704,31 @@ static int parse_end_line(struct hs_profile_reader *r, struct cursor *c, struct 
 	    t->trace_lines >= HS_PROFILE_MAX_ITEMS)
 		return fail(err, c, "more items than a profile may hold");
 	return 0;
+}
+
+/*
+ * The last line (starting at last) is not "end ...": the profile was cut
+ * short, unless an end line comes earlier and something was added after it.
+ * Only an error costs this backward scan.
+ */
+static int trailer_missing(const struct hs_profile_reader *r, size_t last, struct hs_error *err)
+{
+	struct cursor c;
+
+	for (size_t pos = last; pos > 0; ) {
+		size_t start = pos - 1;
+
+		while (start > 0 && r->buf[start - 1] != '\n')
+			start--;
+		next_line(r, start, 0, &c);
+		if (keyword(&c, "end")) {
+			next_line(r, pos, lines_before(r, pos) + 1, &c);
+			return fail(err, &c, "text after the \"end\" line");
+		}
+		pos = start;
+	}
+	next_line(r, last, lines_before(r, last) + 1, &c);
+	return fail(err, &c, "truncated profile: the last line is not \"end\"");
 }
 
 /*
@@ -713,6 +752,9 @@ static int parse_trailer(struct hs_profile_reader *r, struct hs_error *err)
 	while (start > 0 && r->buf[start - 1] != '\n')
 		start--;
 	next_line(r, start, 0, &c);
+	if (!keyword(&c, "end"))
+		return trailer_missing(r, start, err);
+	c.p = c.line_start;
 	rc = parse_end_line(r, &c, err);
 	if (rc && err)
 		err->line = lines_before(r, start) + 1;
@@ -836,8 +878,7 @@ static int next_item(struct hs_profile_reader *r, struct hs_profile_item *it,
 			if (r->sec > SEC_OUTPUTS)
 				return fail(err, &c, "output lines must come before trace lines");
 			r->sec = SEC_OUTPUTS;
-			if ((rc = expect_space(&c, err, "the path")) ||
-			    (rc = parse_string(r, &c, &it->file.path_len, err, "the path")))
+			if ((rc = parse_path(r, &c, &it->file.path_len, err)))
 				return rc;
 			it->file.path = r->path;
 			it->kind = HS_ITEM_OUTPUT;
@@ -1234,7 +1275,7 @@ int hs_profile_write_file(struct hs_profile_writer *w, const struct hs_profile_f
 	char flags[8];
 
 	assert(w->sec == SEC_FILES);
-	assert(f->path_len > 0);
+	assert(f->path_len > 0 && f->path[0] == '/');
 	put(w, "f ", 2);
 	put_u64(w, major(f->id.dev));
 	put(w, ":", 1);
@@ -1259,7 +1300,7 @@ int hs_profile_write_file(struct hs_profile_writer *w, const struct hs_profile_f
 int hs_profile_write_output(struct hs_profile_writer *w, const char *path, size_t len)
 {
 	assert(w->sec <= SEC_OUTPUTS);
-	assert(len > 0);
+	assert(len > 0 && path[0] == '/');
 	w->sec = SEC_OUTPUTS;
 	put(w, "o ", 2);
 	put_escaped(w, path, len);

@@ -154,14 +154,56 @@ static int id_set_add(struct id_set *s, uint64_t dev, uint64_t ino, uint32_t tag
 /* ---- the tree walk -------------------------------------------------------- */
 
 /*
+ * A directory queued or being read, and the chain of those it is in: with
+ * -L, a directory met again is a symlink loop only if it is one of its own
+ * ancestors (a symlink elsewhere in the tree, libpng -> libpng16, is not).
+ * A node lives as long as its job or a subdirectory's job does.
+ */
+struct dir_node {
+	dev_t dev;	/* what it was when queued: it is read only if */
+	ino_t ino;	/* it is still that directory */
+	struct dir_node *parent;
+	unsigned refs;
+};
+
+static struct dir_node *node_new(const struct stat *st, struct dir_node *parent)
+{
+	struct dir_node *n = malloc(sizeof(*n));
+
+	if (n) {
+		*n = (struct dir_node){ st->st_dev, st->st_ino, parent, 1 };
+		if (parent)
+			__atomic_add_fetch(&parent->refs, 1, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
+static void node_put(struct dir_node *n)
+{
+	while (n && __atomic_sub_fetch(&n->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		struct dir_node *parent = n->parent;
+
+		free(n);
+		n = parent;
+	}
+}
+
+static bool is_ancestor(const struct dir_node *n, const struct stat *st)
+{
+	for (; n; n = n->parent)
+		if (n->dev == st->st_dev && n->ino == st->st_ino)
+			return true;
+	return false;
+}
+
+/*
  * Directories waiting to be read, shared by the walking threads. It is a
  * stack, so the walk stays depth-first-ish and the stack stays small: at
  * most the subdirectories of the directories on one path.
  */
 struct dir_job {
 	char *path;
-	dev_t dev;	/* what it was when queued: it is read only if */
-	ino_t ino;	/* it is still that directory */
+	struct dir_node *node;
 };
 
 struct walk {
@@ -364,13 +406,17 @@ static int open_file(struct walker *t, int dirfd, const char *name, dev_t dir_de
 	return visit_file(t, fd, &st);
 }
 
-static int push_job(struct walk *w, const char *path, const struct stat *st)
+static int push_job(struct walk *w, const char *path, const struct stat *st,
+		    struct dir_node *parent)
 {
 	char *copy = strdup(path);
+	struct dir_node *node = copy ? node_new(st, parent) : NULL;
 	int rc = 0;
 
-	if (!copy)
+	if (!node) {
+		free(copy);
 		return -ENOMEM;
+	}
 	pthread_mutex_lock(&w->lock);
 	if (w->njobs == w->jobs_cap) {
 		size_t cap = w->jobs_cap ? w->jobs_cap * 2 : 64;
@@ -382,21 +428,24 @@ static int push_job(struct walk *w, const char *path, const struct stat *st)
 			w->jobs = v, w->jobs_cap = cap;
 	}
 	if (!rc) {
-		w->jobs[w->njobs++] = (struct dir_job){ copy, st->st_dev, st->st_ino };
+		w->jobs[w->njobs++] = (struct dir_job){ copy, node };
 		pthread_cond_signal(&w->more);
 	} else {
 		free(copy);
+		node_put(node);
 	}
 	pthread_mutex_unlock(&w->lock);
 	return rc;
 }
 
 /*
- * A subdirectory found in the directory being read: queue it, if the
+ * A subdirectory found in the directory job is reading: queue it, if the
  * options allow. Its path is in t->path.
  */
-static int found_dir(struct walker *t, int dirfd, const char *name, dev_t parent_dev, bool follow)
+static int found_dir(struct walker *t, int dirfd, const char *name, const struct dir_job *job,
+		     bool follow)
 {
+	const dev_t parent_dev = job->node->dev;
 	struct walk *w = t->w;
 	struct stat st;
 	uint32_t first;
@@ -420,31 +469,26 @@ static int found_dir(struct walker *t, int dirfd, const char *name, dev_t parent
 		if (rc < 0)
 			return rc;
 		if (rc == 0) {
-			/* met under an earlier operand: walked already, nothing to tell */
-			if (first == w->operand)
-				warn(t, 0, "directory reached twice (symlink loop?), walked once");
+			/* met elsewhere (or under an earlier operand): walked already */
+			if (first == w->operand && is_ancestor(job->node, &st))
+				warn(t, 0, "symlink loop, not followed");
 			return 0;
 		}
 	}
-	return push_job(w, t->path, &st);
+	return push_job(w, t->path, &st, job->node);
 }
 
 /*
- * Open the queued directory job again, relative to the operand's
- * descriptor, so that what became of the operand's path or of the
- * directory's ancestors since does not matter. Without -L the walk went
- * through no symlink to get there, so none may be met now: openat2 refuses
- * them in every component; where it is missing, O_NOFOLLOW guards the last
- * one and the identity check in read_dir the rest. Returns the descriptor
- * or -errno.
+ * openat(2), through no symlink if no_symlinks: openat2 refuses them in
+ * every component (and ".." out of dirfd); where it is missing, O_NOFOLLOW
+ * guards the last one. Returns the descriptor or -errno.
  */
-static int reopen_dir(struct walk *w, const struct dir_job *job, size_t len)
+static int open_at(int dirfd, const char *path, int flags, bool no_symlinks)
 {
 	static int no_openat2;	/* the kernel (or a seccomp filter) lacks it */
-	const char *rel = len > w->root_skip ? job->path + w->root_skip : ".";
-	int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, fd;
+	int fd;
 
-	if (!w->o->follow_symlinks) {
+	if (no_symlinks) {
 #ifdef SYS_openat2
 		if (!__atomic_load_n(&no_openat2, __ATOMIC_RELAXED)) {
 			struct open_how how = {
@@ -452,7 +496,7 @@ static int reopen_dir(struct walk *w, const struct dir_job *job, size_t len)
 				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH,
 			};
 
-			fd = (int)syscall(SYS_openat2, w->root_fd, rel, &how, sizeof(how));
+			fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 			if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
 				return fd < 0 ? -errno : fd;
 			__atomic_store_n(&no_openat2, 1, __ATOMIC_RELAXED);
@@ -460,8 +504,100 @@ static int reopen_dir(struct walk *w, const struct dir_job *job, size_t len)
 #endif
 		flags |= O_NOFOLLOW;
 	}
-	fd = openat(w->root_fd, rel, flags);
+	fd = openat(dirfd, path, flags);
 	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * The kernel takes paths shorter than PATH_MAX; a tree may hold longer
+ * ones. For such a *path, open the directory of a leading part of it, a
+ * piece at a time, each relative to the last (as open_at does), and point
+ * *path past that part: what is left can be opened relative to *prefix.
+ * A shorter path is left alone, with *prefix = dirfd. Returns 0 or -errno;
+ * close *prefix with close_prefix().
+ */
+static int open_prefix(int dirfd, const char **path, bool no_symlinks, int *prefix)
+{
+	char piece[PATH_MAX];
+	const char *p = *path;
+	int fd = dirfd;
+
+	while (strlen(p) >= PATH_MAX) {
+		size_t cut = PATH_MAX - 1;
+		int next;
+
+		while (cut && p[cut] != '/')
+			cut--;
+		memcpy(piece, p, cut + !cut);	/* "/" for a cut at the root */
+		piece[cut + !cut] = '\0';
+		next = cut || p[0] == '/' ? open_at(fd, piece, O_PATH | O_DIRECTORY | O_CLOEXEC,
+						   no_symlinks) : -ENAMETOOLONG;
+		if (fd != dirfd)
+			close(fd);
+		if (next < 0)
+			return next;
+		fd = next;
+		for (p += cut; *p == '/'; p++)
+			;
+	}
+	*path = *p ? p : ".";
+	*prefix = fd;
+	return 0;
+}
+
+static void close_prefix(int prefix, int dirfd)
+{
+	if (prefix != dirfd)
+		close(prefix);
+}
+
+/*
+ * Open path (of any length, symlinks followed) with flags if it names a
+ * regular file, or a directory if dirs_too. It is looked at before it is
+ * opened: opening a FIFO, even without blocking, would release a writer
+ * waiting for a reader, and opening a device can have effects of its own.
+ * (The caller checks the type again on the descriptor, in case the file
+ * was swapped meanwhile.) Returns the descriptor or -errno, with
+ * *wrong_type set if it was not opened for its type.
+ */
+static int open_looked_at(const char *path, int flags, bool dirs_too, bool *wrong_type)
+{
+	struct stat st;
+	int prefix, fd;
+
+	*wrong_type = false;
+	if ((fd = open_prefix(AT_FDCWD, &path, false, &prefix)) < 0)
+		return fd;
+	if (fstatat(prefix, path, &st, 0) == 0 && !S_ISREG(st.st_mode) &&
+	    !(dirs_too && S_ISDIR(st.st_mode))) {
+		*wrong_type = true;
+		fd = -EINVAL;
+	} else {
+		fd = open_at(prefix, path, flags, false);
+	}
+	close_prefix(prefix, AT_FDCWD);
+	return fd;
+}
+
+/*
+ * Open the queued directory job again, relative to the operand's
+ * descriptor, so that what became of the operand's path or of the
+ * directory's ancestors since does not matter. Without -L the walk went
+ * through no symlink to get there, so none may be met now (open_at); the
+ * identity check in read_dir does the rest. Returns the descriptor or
+ * -errno.
+ */
+static int reopen_dir(struct walk *w, const struct dir_job *job, size_t len)
+{
+	const char *rel = len > w->root_skip ? job->path + w->root_skip : ".";
+	const bool no_symlinks = !w->o->follow_symlinks;
+	int prefix, fd;
+
+	if ((fd = open_prefix(w->root_fd, &rel, no_symlinks, &prefix)) < 0)
+		return fd;
+	fd = open_at(prefix, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC, no_symlinks);
+	close_prefix(prefix, w->root_fd);
+	return fd;
 }
 
 /* Read one directory: visit its files, queue its subdirectories. */
@@ -488,7 +624,7 @@ static int read_dir(struct walker *t, const struct dir_job *job)
 		warn(t, -dirfd, "cannot open directory");
 		return 0;
 	}
-	if (fstat(dirfd, &st) < 0 || st.st_dev != job->dev || st.st_ino != job->ino) {
+	if (fstat(dirfd, &st) < 0 || st.st_dev != job->node->dev || st.st_ino != job->node->ino) {
 		warn(t, 0, "directory replaced during the walk, skipped");
 		close(dirfd);
 		return 0;
@@ -515,9 +651,9 @@ static int read_dir(struct walker *t, const struct dir_job *job)
 				pre = &st;
 			}
 			if (type == DT_REG)
-				rc = open_file(t, dirfd, name, job->dev, pre);
+				rc = open_file(t, dirfd, name, job->node->dev, pre);
 			else if (type == DT_DIR)
-				rc = found_dir(t, dirfd, name, job->dev, follow);
+				rc = found_dir(t, dirfd, name, job, follow);
 			/* FIFOs, sockets, devices and unfollowed symlinks: never opened */
 		}
 	}
@@ -549,6 +685,7 @@ static void *walker_main(void *arg)
 		pthread_mutex_unlock(&w->lock);
 		rc = read_dir(t, &job);
 		free(job.path);
+		node_put(job.node);
 		pthread_mutex_lock(&w->lock);
 		w->busy--;
 		if (rc && !w->rc)
@@ -566,6 +703,7 @@ static int walk_operand(struct walker *t, const char *operand)
 	struct walk *w = t->w;
 	struct stat st;
 	const char *pseudo;
+	bool wrong_type;
 	size_t len;
 	int fd, rc;
 
@@ -574,19 +712,13 @@ static int walk_operand(struct walker *t, const char *operand)
 	hs_tidy_path(t->path, false);
 	operand = t->path;
 	len = strlen(operand);
-	/*
-	 * Look before opening: opening a FIFO, even without blocking, would
-	 * release a writer waiting for a reader, and opening a device can
-	 * have effects of its own. The type is checked again on the open
-	 * descriptor, in case the operand was swapped meanwhile.
-	 */
-	if (stat(operand, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+	fd = open_looked_at(operand, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, true, &wrong_type);
+	if (wrong_type) {
 		warn(t, 0, "not a regular file or directory, skipped");
 		return 0;
 	}
-	fd = open(operand, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
-		warn(t, errno, "cannot open");
+		warn(t, -fd, "cannot open");
 		return 0;
 	}
 	if (fstat(fd, &st) < 0) {
@@ -618,7 +750,7 @@ static int walk_operand(struct walker *t, const char *operand)
 	/* kept open: the directories under it are opened relative to it */
 	w->root_fd = fd;
 	w->root_skip = len + (operand[len - 1] != '/');
-	return push_job(w, operand, &st);
+	return push_job(w, operand, &st, NULL);
 }
 
 static int base_open_flags(void)
@@ -673,8 +805,10 @@ int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_tar
 			close(w.root_fd);
 		w.root_fd = -1;
 	}
-	for (size_t i = 0; i < w.njobs; i++)
+	for (size_t i = 0; i < w.njobs; i++) {
 		free(w.jobs[i].path);
+		node_put(w.jobs[i].node);
+	}
 	for (unsigned i = 0; i < nthreads; i++) {
 		free(t[i].path);
 		free(t[i].dents);
@@ -789,6 +923,7 @@ int hs_targets_profile_select(struct hs_profile_reader *r, hs_target_select_fn s
 		struct hs_target t = { 0 };
 		const char *pseudo;
 		struct stat st;
+		bool wrong_type;
 		int fd;
 
 		if (it.kind != HS_ITEM_FILE)
@@ -797,16 +932,12 @@ int hs_targets_profile_select(struct hs_profile_reader *r, hs_target_select_fn s
 		if (select && !select(ctx, it.file.path, it.file.path_len))
 			continue;
 		/* as for operands: a FIFO or device in its place is not opened */
-		if (stat(it.file.path, &st) == 0 && !S_ISREG(st.st_mode)) {
-			if (warn_fn)
-				warn_fn(ctx, it.file.path, 0, "is no longer a regular file, skipped");
-			continue;
-		}
-		fd = open(it.file.path, flags);
+		fd = open_looked_at(it.file.path, flags, false, &wrong_type);
 		if (fd < 0) {
 			if (warn_fn)
-				warn_fn(ctx, it.file.path, errno,
-					errno == ENOENT ? "no longer exists, skipped" : "cannot open");
+				warn_fn(ctx, it.file.path, wrong_type ? 0 : -fd,
+					wrong_type ? "is no longer a regular file, skipped" :
+					fd == -ENOENT ? "no longer exists, skipped" : "cannot open");
 			continue;
 		}
 		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

@@ -39,7 +39,7 @@ test_expect_success 'text: header, each file with flags, pages, size and ranges,
 	grep -Fq ".so [1,0]" out &&
 	grep -Eq "^- +0 +0 B  /empty$" out &&
 	grep -q "^  /tmp/out.o$" out &&
-	grep -q "^Total:    3 files, 8 pages (32.0 KiB), 1 outputs, 2 trace lines$" out &&
+	grep -q "^Total:    3 files, 8 pages (32.0 KiB), 1 output, 2 trace lines$" out &&
 	! grep -q "^Trace" out
 '
 

@@ -73,7 +73,7 @@ test_expect_success REALFS '--no-writeback does not wait: dirty pages stay, and 
 	retry check &&
 	head -c $((8 * ps)) /dev/zero > dirty2 &&
 	hotset evict --no-writeback dirty2 > out &&
-	{ grep -q "pages (.*) stayed: mapped, locked or dirty" out || grep -q "^Evicted 8 pages" out; } &&
+	{ grep -q "page.* stayed: mapped, locked or dirty" out || grep -q "^Evicted 8 pages" out; } &&
 	hotset evict --json dirty dirty2 > j &&
 	check_eq "$(json j "j[\"stayed_pages\"]")" 0 &&
 	check_eq "$(pagetool resident dirty)$(pagetool resident dirty2)" ""
@@ -131,10 +131,22 @@ test_expect_success REALFS 'a file truncated after large writes is evicted in fu
 	check_eq "$(pagetool resident tz)" ""
 '
 
+prereq_TMPFS() { [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; }
+
+test_expect_success TMPFS 'files on tmpfs stay, and evict says why' '
+	shm=$(mktemp -d /dev/shm/hotset-test.XXXXXX) &&
+	head -c $((3 * ps)) /dev/zero > "$shm/f" &&
+	hotset evict --json "$shm" > j &&
+	hotset evict "$shm" > out &&
+	rm -rf "$shm" &&
+	check_eq "$(json j "(j[\"evicted_pages\"], j[\"stayed_pages\"], j[\"memory_only_pages\"])")" "(0, 3, 3)" &&
+	grep -q "^Evicted 0 pages (0 B) from 1 file; 3 pages (12.0 KiB) stayed on tmpfs or ramfs, which keep files only in memory$" out
+'
+
 test_expect_success 'an empty file and an empty tree are fine' '
 	mkdir d && printf "" > d/e &&
 	hotset evict d > out &&
-	grep -q "^Evicted 0 pages (0 B) from 1 files$" out
+	grep -q "^Evicted 0 pages (0 B) from 1 file$" out
 '
 
 test_done

@@ -55,7 +55,7 @@ test_expect_success 'a missing file: told, the others done, exit 1' '
 	grep -q "Files: 1" out &&
 	expect_code 1 hs evict missing f > out 2> err &&
 	grep -q "^hotset: missing: cannot open: No such file or directory$" err &&
-	grep -q "from 1 files" out &&
+	grep -q "from 1 file$" out &&
 	expect_code 1 hs snapshot -o s.prof missing f > out 2> err &&
 	grep -q "^hotset: $PWD/missing: cannot open: No such file or directory$" err &&
 	test -s s.prof &&
@@ -83,7 +83,7 @@ bad_profiles() {
 magic|hotset-profil 1\n|1|not a hotset profile
 version|hotset-profile 9\npage-size 4096\nsource snapshot\nend 0 0 0\n|1|profile version 9 is not supported
 nopagesize|hotset-profile 1\nsource snapshot\nend 0 0 0\n|3|the header has no page-size line
-twice|${h}source record\nend 0 0 0\n|4|header key given twice
+twice|${h}source record\nend 0 0 0\n|4|header key source given twice
 unknown|${h}colour blue\nend 0 0 0\n|4|unknown header line
 number|${h}f 0:0 x 1 1.000000000 r 0 /a\nend 1 0 0\n|4|expected a number for the inode
 overflow|${h}f 0:0 99999999999999999999 1 1.000000000 r 0 /a\nend 1 0 0\n|4|the inode is too large
@@ -93,9 +93,11 @@ beyond|${h}f 0:0 1 1 1.000000000 r 4503599627370496 /a\nend 1 0 0\n|4|beyond the
 escape|${h}f 0:0 1 1 1.000000000 r 0 /a\\\\q\nend 1 0 0\n|4|bad escape in the path
 nul|${h}f 0:0 1 1 1.000000000 r 0 /a\\\\x00\nend 1 0 0\n|4|NUL byte in the path
 control|${h}f 0:0 1 1 1.000000000 r 0 /a\tb\nend 1 0 0\n|4|raw control character 0x09
+relative|${h}f 0:0 1 1 1.000000000 r 0 a\nend 1 0 0\n|4|the path is not absolute
 trace|${h}${f}t 3 0\nend 1 0 1\n|5|trace refers to file 3
 order|${h}o /out\n${f}end 1 1 0\n|5|file lines must come before output and trace lines
 notrailer|${h}${f}|4|the last line is not "end"
+after|${h}${f}end 1 0 0\n${f}|6|text after the "end" line
 nonewline|${h}${f}end 1 0 0|5|does not end with a newline
 cut|${h}${f}f 0:0 1 1 1.0000|5|does not end with a newline
 count|${h}${f}end 2 0 0\n|5|the end line promises 2 files but the profile has 1
@@ -114,7 +116,7 @@ test_expect_success 'malformed and truncated profiles: file:line: reason, exit 2
 			{ echo "$c $name.prof: wanted line $line: $reason" >&2; cat err >&2; return 1; }
 		done || return 1
 	done < list &&
-	check_eq "$(wc -l < list)" 20
+	check_eq "$(wc -l < list)" 22
 '
 
 test_expect_success 'a profile malformed after valid entries stops with its line' '
@@ -168,8 +170,27 @@ test_expect_success 'symlink loops: an operand fails with ELOOP; inside a tree, 
 	expect_code 1 hs status -L --json d > j 2> err &&
 	check_eq "$(json j "j[\"files\"]")" 1 &&
 	grep -q "^hotset: d/self: broken symlink: Too many levels of symbolic links$" err &&
-	grep -q "directory reached twice (symlink loop?), walked once" err &&
+	grep -q "^hotset: d/sub/up: symlink loop, not followed$" err &&
 	expect_code 1 hs evict -L d > /dev/null 2>&1
+'
+
+test_expect_success '-L: a symlink to a directory met elsewhere is walked once, silently' '
+	mkdir -p inc/png16 inc/other && printf x > inc/png16/f && ln -s png16 inc/png && ln -s ../png16 inc/other/png &&
+	hs status -L --json inc > j 2> err && test ! -s err &&
+	check_eq "$(json j "j[\"files\"]")" 1
+'
+
+test_expect_success 'paths longer than PATH_MAX: walked, and read back from a profile' '
+	mkdir deep &&
+	(cd deep && n=$(printf "d%.0s" $(seq 250)) &&
+	 for i in $(seq 20); do mkdir $n && cd $n && printf x > f || exit 1; done) &&
+	hs status --json deep > j 2> err && test ! -s err &&
+	check_eq "$(json j "j[\"files\"]")" 20 &&
+	hs snapshot -q -o deep.prof deep 2> err && test ! -s err &&
+	hs evict -p deep.prof > /dev/null 2> err && test ! -s err &&
+	hs warm -p deep.prof > /dev/null 2> err && test ! -s err &&
+	hs status -p deep.prof --json > j 2> err && test ! -s err &&
+	check_eq "$(json j "(j[\"files\"], j[\"pages\"])")" "(20, 20)"
 '
 
 test_expect_success 'paths with newlines: escaped in every message' '

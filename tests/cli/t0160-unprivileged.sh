@@ -26,7 +26,7 @@ test_expect_success NOBODY,REALFS 'files nobody cannot write are unknown, never 
 	nobody status -v d/ro > out &&
 	grep -Eq "^\[\?{20}\] +\? +unknown / 16.0 KiB +d/ro$" out &&
 	grep -q "Files: 1 (1 unknown)" out &&
-	grep -q "Residency of 1 files is unknown" out &&
+	grep -q "Residency of 1 file is unknown" out &&
 	! grep -q "100.0%" out
 '
 
@@ -59,8 +59,20 @@ test_expect_success NOBODY,REALFS 'evict as nobody works on files it may only re
 	nobody evict --json d > j &&
 	check_eq "$(json j "(j[\"files\"], j[\"unknown_files\"], j[\"skipped_files\"])")" "(3, 1, 0)" &&
 	nobody evict d > out &&
-	grep -q "Residency of 1 files is unknown" out &&
+	grep -q "^Evicted .* from 2 files$" out &&
+	grep -q "^Asked the kernel to drop 1 more file (16.0 KiB) whose residency is unknown" out &&
 	check_eq "$(pagetool resident d/ro)$(pagetool resident d/rw)$(pagetool resident d/own)" ""
+'
+
+test_expect_success NOBODY,REALFS 'warm as nobody reads unknown files in full, and says so' '
+	setup &&
+	pagetool evict d/ro &&
+	nobody warm --json d/ro > j &&
+	check_eq "$(json j "(j[\"unknown_files\"], j[\"unknown_pages\"], j[\"read_pages\"])")" "(1, 4, 0)" &&
+	check_eq "$(pagetool resident d/ro)" "0-3" &&
+	nobody warm d/ro > out &&
+	grep -q "^  Resident: 0 (0 B) before, 0 (0 B) read; 4 (16.0 KiB) of unknown residency read in full$" out &&
+	grep -q "^Residency of 1 file is unknown (no write permission): read in full,$" out
 '
 
 test_expect_success NOBODY,REALFS 'snapshot as nobody leaves unknown files out, and says so' '

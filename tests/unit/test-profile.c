@@ -183,26 +183,26 @@ struct sample {
 };
 
 static char long_path[HS_PROFILE_MAX_PATH + 1];
-static char all_bytes[256];
+static char all_bytes[257];	/* "/" and every byte but NUL */
 
 static void fill_samples(struct sample *s, size_t *n)
 {
 	static const struct sample fixed[] = {
 		{ "/usr/include/stdio.h", 0, { 0, 1048602, 23870, 1700000000, 0 }, HS_FILE_READ,
 		  { { 0, 5 } }, 1 },
-		{ "with space and  two", 0, { 0, 12, 8192, 1, 123456789 }, HS_FILE_READ | HS_FILE_MAPPED,
+		{ "/with space and  two", 0, { 0, 12, 8192, 1, 123456789 }, HS_FILE_READ | HS_FILE_MAPPED,
 		  { { 5, 9 }, { 0, 2 }, { 20, 20 } }, 3 },
-		{ " leading and trailing ", 0, { 0, 13, 0, 0, 0 }, 0, { { 0 } }, 0 },
-		{ "new\nline\r\tand\x7f", 0, { 0, 14, 1, -1, 999999999 }, HS_FILE_EXEC,
+		{ "/ leading and trailing ", 0, { 0, 13, 0, 0, 0 }, 0, { { 0 } }, 0 },
+		{ "/new\nline\r\tand\x7f", 0, { 0, 14, 1, -1, 999999999 }, HS_FILE_EXEC,
 		  { { 7, 7 } }, 1 },
-		{ "back\\slash\\\\ and \\x41 literal\\", 0, { 0, 15, 4096, -1700000000, 5 },
+		{ "/back\\slash\\\\ and \\x41 literal\\", 0, { 0, 15, 4096, -1700000000, 5 },
 		  HS_FILE_WRITTEN | HS_FILE_DIRECT, { { 1, 1 }, { 0, 0 } }, 2 },
-		{ "bytes \xff\xfe\x80 and caf\xc3\xa9", 0, { 0, UINT64_MAX, UINT64_MAX >> 1,
+		{ "/bytes \xff\xfe\x80 and caf\xc3\xa9", 0, { 0, UINT64_MAX, UINT64_MAX >> 1,
 		  INT64_MAX, 0 }, HS_FILE_READ | HS_FILE_MAPPED | HS_FILE_EXEC | HS_FILE_WRITTEN |
 		  HS_FILE_DIRECT, { { LAST_PAGE_16K, LAST_PAGE_16K },
 		  { 0, LAST_PAGE_16K - 1 } }, 2 },
-		{ "x", 0, { 0, 0, 0, INT64_MIN, 0 }, 0, { { 3, 4 } }, 1 },
-		{ "y", 0, { 0, 0, 0, INT64_MIN, 1 }, 0, { { 3, 4 } }, 1 },
+		{ "/x", 0, { 0, 0, 0, INT64_MIN, 0 }, 0, { { 3, 4 } }, 1 },
+		{ "/y", 0, { 0, 0, 0, INT64_MIN, 1 }, 0, { { 3, 4 } }, 1 },
 	};
 	size_t k = 0;
 
@@ -216,8 +216,9 @@ static void fill_samples(struct sample *s, size_t *n)
 	s[2].id.dev = makedev(8, 1);
 	/* every byte but NUL, and the longest path allowed */
 	for (int b = 1; b < 256; b++)
-		all_bytes[b - 1] = (char)b;
-	s[k] = (struct sample){ all_bytes, 255, { makedev(1, 2), 99, 1, 2, 3 }, HS_FILE_READ,
+		all_bytes[b] = (char)b;
+	all_bytes[0] = '/';
+	s[k] = (struct sample){ all_bytes, 256, { makedev(1, 2), 99, 1, 2, 3 }, HS_FILE_READ,
 				{ { 0, 0 } }, 1 };
 	k++;
 	memset(long_path, 'p', HS_PROFILE_MAX_PATH);
@@ -254,7 +255,7 @@ TEST(roundtrip_header_and_items)
 	const char *p;
 	static const struct hs_range t0[] = { { 0, 5 }, { 0, 5 }, { 2, 2 } }, t1[] = { { 9, 9 } };
 	const struct hs_profile_trace traces[] = { { 0, t0, 3 }, { 1, t1, 1 }, { 0, t1, 1 } };
-	const char *outputs[] = { "/tmp/out.o", "out\nwith newline \xff" };
+	const char *outputs[] = { "/tmp/out.o", "/out\nwith newline \xff" };
 
 	scratch_dir();
 	p = path_in("p.prof");
@@ -467,7 +468,7 @@ TEST(writer_text_is_stable)
 	h.cwd = "/";
 	CHECK(hs_profile_writer_open(p, &h, &w) == 0);
 	CHECK(hs_profile_write_file(w, &f) == 0);
-	CHECK(hs_profile_write_output(w, "o", 1) == 0);
+	CHECK(hs_profile_write_output(w, "/o", 2) == 0);
 	CHECK(hs_profile_write_trace(w, &t) == 0);
 	CHECK(hs_profile_writer_commit(w) == 0);
 	text = read_all(p, NULL);
@@ -477,7 +478,7 @@ TEST(writer_text_is_stable)
 			"page-size 4096\n"
 			"cwd /\n"
 			"f 254:0 12 8192 -1.999999995 rm 3,0-1 /a b\\x0a\\\\\xff\n"
-			"o o\n"
+			"o /o\n"
 			"t 0 1\n"
 			"end 1 1 1\n");
 	free(text);
@@ -648,6 +649,8 @@ TEST(rejects_bad_paths)
 	BAD(HDR "o /a\\q\nend 0 1 0\n", 4, "bad escape in the path");
 	BAD(HDR "o\nend 0 1 0\n", 4, "expected a space before the path");
 	BAD(HDR "o \nend 0 1 0\n", 4, "missing the path");
+	BAD(HDR "o a/b\nend 0 1 0\n", 4, "the path is not absolute");
+	BAD(HDR "f 254:0 7 8192 1.000000000 r 0 a\nend 1 0 0\n", 4, "the path is not absolute");
 	/* escapes in either case decode */
 	{
 		static const char t[] = HDR "f 254:0 7 8192 1.000000000 r 0 /a\\xFF\\xfe\\\\\\x0A\nend 1 0 0\n";
@@ -674,7 +677,8 @@ TEST(path_length_limit)
 
 	for (int extra = 0; extra < 2; extra++) {
 		memcpy(t, HDR F0, head);
-		memset(t + head, 'x', n + extra);
+		t[head] = '/';
+		memset(t + head + 1, 'x', n + extra - 1);
 		len = head + n + extra;
 		len += (size_t)sprintf(t + len, "\nend 1 0 0\n");
 		if (extra)
@@ -728,7 +732,8 @@ TEST(rejects_truncated)
 	BAD(HDR "end 0 0 0 0\n", 4, "unexpected text after the counts");
 	BAD(HDR "end 0 0 x\n", 4, "expected a number for the trace count");
 	BAD(HDR "end 4294967296 0 0\n", 4, "more items than a profile may hold");
-	BAD(HDR "end 0 0 0\n\n", 5, "the last line is not \"end\"");
+	BAD(HDR "end 0 0 0\n\n", 5, "text after the \"end\" line");
+	BAD(HDR "end 1 0 0\n" F0, 5, "text after the \"end\" line");
 	BAD(HDR "end 0 0 0\r\n", 4, "unexpected text after the counts");
 }
 

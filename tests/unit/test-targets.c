@@ -317,9 +317,10 @@ TEST(walk_follow_symlinks)
 		walk_tree(&s, &o);
 		/* every file once, whichever path reached it first */
 		CHECK_EQ_U64(s.n, 3);
-		CHECK(s.nwarn >= 2);
+		/* the ELOOP and the loop up to tree; b2, an alias of b, is no loop */
+		CHECK_EQ_U64(s.nwarn, 2);
 		CHECK(strstr(s.warnings, "tree/self: broken symlink (40)") != NULL);
-		CHECK(strstr(s.warnings, "reached twice") != NULL);
+		CHECK(strstr(s.warnings, "/up: symlink loop, not followed") != NULL);
 		/* a dangling symlink is like a file that vanished: not worth a word */
 		CHECK(strstr(s.warnings, "dangling") == NULL);
 		seen_free(&s);
