@@ -140,6 +140,14 @@ int hs_profile_open(const char *path, struct hs_profile_reader **out,
 		    struct hs_error *err);
 
 /*
+ * As hs_profile_open(), over what fd (a pipe, say) gives until its end,
+ * read into memory first: at most HS_PROFILE_MAX_READ bytes (-EFBIG past
+ * that, a profile too big to be read other than from a file).
+ */
+#define HS_PROFILE_MAX_READ (UINT64_C(1) << 30)
+int hs_profile_read(int fd, struct hs_profile_reader **out, struct hs_error *err);
+
+/*
  * As hs_profile_open(), over len bytes at buf, which the caller keeps
  * alive and unchanged until hs_profile_close().
  */

@@ -116,8 +116,12 @@ int operands_open(struct operands *o)
 		return usage_error(o->cmd, "give a PATH or -p PROFILE");
 	if (!o->profile)
 		return EXIT_OK;
-	guard_mapping(o->profile);
-	rc = hs_profile_open(o->profile, &o->reader, &err);
+	if (!strcmp(o->profile, "-")) {
+		rc = hs_profile_read(STDIN_FILENO, &o->reader, &err);
+	} else {
+		guard_mapping(o->profile);
+		rc = hs_profile_open(o->profile, &o->reader, &err);
+	}
 	if (rc == -EINVAL && err.line)
 		error("%s:%u: %s", o->profile, err.line, err.msg);
 	else if (rc)

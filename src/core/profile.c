@@ -91,6 +91,7 @@ struct hs_profile_reader {
 	const char *buf;	/* the whole profile */
 	size_t len;
 	void *map;		/* our mapping of buf, or NULL if borrowed */
+	char *copy;		/* buf, if read into memory by us */
 	size_t released;	/* map pages before this were given back */
 	size_t body;		/* offset of the first item line */
 	unsigned body_line;
@@ -829,6 +830,47 @@ out_close:
 	return rc;
 }
 
+int hs_profile_read(int fd, struct hs_profile_reader **out, struct hs_error *err)
+{
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
+	ssize_t n;
+	int rc;
+
+	do {
+		if (len == cap) {
+			char *more;
+
+			if (cap >= HS_PROFILE_MAX_READ) {
+				free(buf);
+				return hs_error_set(err, EFBIG, "a profile read from a pipe may hold at "
+						    "most %llu MiB; save it to a file",
+						    (unsigned long long)(HS_PROFILE_MAX_READ >> 20));
+			}
+			cap = cap ? cap * 2 : 1 << 16;
+			if (!(more = realloc(buf, cap))) {
+				free(buf);
+				return hs_error_set(err, ENOMEM, "out of memory");
+			}
+			buf = more;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n > 0)
+			len += (size_t)n;
+	} while (n > 0 || (n < 0 && errno == EINTR));
+	if (n < 0) {
+		rc = hs_error_set(err, errno, "%s", strerror(errno));
+		free(buf);
+		return rc;
+	}
+	if ((rc = hs_profile_open_buffer(buf, len, out, err))) {
+		free(buf);
+		return rc;
+	}
+	(*out)->copy = buf;
+	return 0;
+}
+
 const struct hs_profile_header *hs_profile_header(const struct hs_profile_reader *r)
 {
 	return &r->header;
@@ -963,6 +1005,7 @@ void hs_profile_close(struct hs_profile_reader *r)
 		return;
 	if (r->map)
 		munmap(r->map, r->len);
+	free(r->copy);
 	free(r->command);
 	free(r->cwd);
 	free(r->path);

@@ -156,6 +156,16 @@ test_expect_success 'a profile truncated in place while being read: told, exit 2
 	grep -q "big.prof: the profile shrank while it was being read" err
 '
 
+test_expect_success 'PROFILE - is read from standard input, for show and -p' '
+	mkpages f 3 && pagetool read f 0-1 &&
+	"$HOTSET" snapshot -q -o - f | "$HOTSET" show --json - > j &&
+	check_eq "$(json j "(j[\"profile\"] == \"-\", j[\"pages\"], j[\"files\"][0][\"ranges\"])")" "(True, 2, [[0, 1]])" &&
+	"$HOTSET" snapshot -q -o - f | "$HOTSET" status -p - --json > j &&
+	check_eq "$(json j "j[\"resident_pages\"]")" 2 &&
+	printf "junk\n" | { expect_code 2 "$HOTSET" show - 2> err; } &&
+	grep -q "^hotset: -:1: not a hotset profile" err
+'
+
 test_expect_success 'a closed stdout is an error, not a crash' '
 	write_profile &&
 	expect_code 1 "$HOTSET" show p.prof >&- 2> err &&
