@@ -67,8 +67,16 @@ void hs_job_claim_sigchld(void);
  */
 int hs_job_forward_signals(pid_t pid);
 
-/* Put back the signal dispositions hs_job_forward_signals() replaced. */
-void hs_job_restore_signals(void);
+/*
+ * Stop forwarding, once the job is over: put back the dispositions
+ * hs_job_forward_signals() replaced, with those signals held (blocked), so
+ * that one sent while the caller finishes (writes the profile, reports)
+ * takes effect only at hs_job_release_signals(), when nothing is half done.
+ */
+void hs_job_stop_forwarding(void);
+
+/* Deliver the signals hs_job_stop_forwarding() held, if any came. */
+void hs_job_release_signals(void);
 
 /* The first signal forwarded so far, or 0 (e.g. to note an interrupted run). */
 int hs_job_signal_received(void);

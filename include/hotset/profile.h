@@ -184,9 +184,9 @@ struct hs_profile_writer;
 
 /*
  * Whether a profile could be written to path: an existing file there must be
- * a regular file (through a symlink, the file it names is replaced), and its
- * directory writable. For a check before long work. Returns 0 or -errno
- * with err saying why.
+ * a regular file (through a symlink, the file it names is replaced), and a
+ * file can be made in its directory (one is made and removed). For a check
+ * before long work. Returns 0 or -errno with err saying why.
  */
 int hs_profile_check_target(const char *path, struct hs_error *err);
 

@@ -212,7 +212,7 @@ static int run_record(int argc, char **argv)
 		if (rc)
 			error("cannot record: %s", err.msg[0] ? err.msg : strerror(-rc));
 		else
-			error("%s: %s", o.argv[0], strerror(-res.exec_error));
+			report_start_failure(o.argv[0], -res.exec_error, res.exec_stage);
 		hs_recording_free(rec);
 		return rc ? EXIT_HOTSET : hs_job_failure_code(-res.exec_error, res.exec_stage);
 	}

@@ -39,18 +39,6 @@ static int restore_mask(void *ctx)
 	return sigprocmask(SIG_SETMASK, ctx, NULL) < 0 ? -errno : 0;
 }
 
-static void report_start_failure(const char *command, int err, const char *stage)
-{
-	if (!strcmp(stage, "exec") && err == ENOENT)
-		error("%s: command not found", command);
-	else if (!strcmp(stage, "exec"))
-		error("cannot run %s: %s", command, strerror(err));
-	else if (!strcmp(stage, "cgroup"))
-		error("cannot move %s into its cgroup: %s", command, strerror(err));
-	else
-		error("cannot prepare %s: %s", command, strerror(err));
-}
-
 static void write_report(FILE *f, bool json, bool quiet, char *const *argv, int status,
 			 const struct hs_usage *u)
 {
@@ -145,7 +133,7 @@ static int run_time(int argc, char **argv)
 
 	rc = hs_job_exec_result(&job, &stage);
 	running = hs_job_wait_all(&job, &status);
-	hs_job_restore_signals();
+	hs_job_stop_forwarding();
 	if (rc || running < 0) {
 		hs_usage_end(probe, 0, NULL);
 		if (rc) {

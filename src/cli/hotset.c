@@ -106,14 +106,18 @@ int exit_as_job(int wait_status)
 	struct rlimit no_core = { 0, 0 };
 	sigset_t set;
 
+	if (finish_stdout(code) != code)
+		return code;
+	/* all is written: a signal sent to hotset since the job ended acts now */
+	fflush(stderr);
+	hs_job_release_signals();
 	/*
 	 * Killed by a signal, hotset dies of it too: a shell then sees the
 	 * signal, not a plain exit 128+N, and stops a loop on ^C as it would
 	 * for the bare command. No core: the job dumped, not hotset.
 	 */
-	if (!WIFSIGNALED(wait_status) || finish_stdout(code) != code)
+	if (!WIFSIGNALED(wait_status))
 		return code;
-	fflush(stderr);
 	setrlimit(RLIMIT_CORE, &no_core);
 	prctl(PR_SET_DUMPABLE, 0);	/* nor to a core_pattern pipe (systemd-coredump) */
 	signal(sig, SIG_DFL);

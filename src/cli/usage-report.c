@@ -2,6 +2,7 @@
  * usage-report.c - what a job cost, in words for people and in JSON for
  * scripts (shared by `hotset time` and `hotset record`).
  */
+#include <errno.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -29,6 +30,18 @@ static void print_verdict(FILE *f, const struct hs_usage *u)
 		fprintf(f, "Only %.0f%% of the wall time was spent waiting for the disk.\n", p);
 	else
 		fprintf(f, "The job hardly waited for the disk (%.1f%% of the wall time).\n", p);
+}
+
+void report_start_failure(const char *command, int err, const char *stage)
+{
+	if (!strcmp(stage, "exec") && err == ENOENT)
+		error("%s: command not found", command);
+	else if (!strcmp(stage, "exec"))
+		error("cannot run %s: %s", command, strerror(err));
+	else if (!strcmp(stage, "cgroup"))
+		error("cannot move %s into its cgroup: %s", command, strerror(err));
+	else
+		error("cannot prepare %s: %s", command, strerror(err));
 }
 
 void print_job_status(FILE *f, int wait_status)

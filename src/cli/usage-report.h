@@ -21,6 +21,12 @@ void print_job_status(FILE *f, int wait_status);
 void json_job_status(struct json *j, int wait_status);
 
 /*
+ * Why the command could not start: err (an errno) at stage ("exec",
+ * "cgroup" or "setup", see hs_job_exec_result), as an error message.
+ */
+void report_start_failure(const char *command, int err, const char *stage);
+
+/*
  * The figures, one per line, then a one-line verdict in plain words and,
  * if notes is set, the notes ("note: ...") that say what is unknown or
  * approximate and why.

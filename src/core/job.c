@@ -170,11 +170,29 @@ int hs_job_forward_signals(pid_t pid)
 	return 0;
 }
 
-void hs_job_restore_signals(void)
+static sigset_t mask_before_hold;
+static bool holding;
+
+void hs_job_stop_forwarding(void)
 {
+	sigset_t hold;
+
+	sigemptyset(&hold);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&hold, forwarded[i]);
+	if (!holding && sigprocmask(SIG_BLOCK, &hold, &mask_before_hold) == 0)
+		holding = true;
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaction(forwarded[i], &saved[i], NULL);
 	target_pid = 0;
+}
+
+void hs_job_release_signals(void)
+{
+	if (holding) {
+		holding = false;
+		sigprocmask(SIG_SETMASK, &mask_before_hold, NULL);
+	}
 }
 
 int hs_job_signal_received(void)

@@ -1258,13 +1258,30 @@ static int check_target(const char *path, char **target, struct hs_error *err)
 
 int hs_profile_check_target(const char *path, struct hs_error *err)
 {
-	char *target;
-	int rc;
+	char *target, *tmp;
+	int rc, fd;
 
 	if (strcmp(path, "-") == 0)
 		return 0;
-	if (!(rc = check_target(path, &target, err)))
-		free(target);
+	if ((rc = check_target(path, &target, err)))
+		return rc;
+	/*
+	 * access() can say yes where no file can be made (/proc, as root):
+	 * make the temporary file the writer would, and remove it.
+	 */
+	if (asprintf(&tmp, "%s.tmp.XXXXXX", target) < 0) {
+		rc = hs_error_set(err, ENOMEM, "out of memory");
+	} else {
+		if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
+			rc = hs_error_set(err, errno, "cannot create files beside it: %s",
+					  strerror(errno));
+		} else {
+			unlink(tmp);
+			close(fd);
+		}
+		free(tmp);
+	}
+	free(target);
 	return rc;
 }
 

@@ -1029,7 +1029,7 @@ int hs_record_bpf(const struct hs_record_opts *o, struct hs_recording *rec,
 		      "tracepoint)");
 out:
 	if (signals)
-		hs_job_restore_signals();
+		hs_job_stop_forwarding();
 	if (job.status_fd >= 0)
 		close(job.status_fd);
 	if (pidfd >= 0)

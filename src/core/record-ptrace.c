@@ -369,7 +369,7 @@ int hs_record_ptrace(const struct hs_record_opts *o, struct hs_recording *rec,
 	read_reports(&a, fds[0]);
 	close(fds[0]);
 	if (a.forwarding)
-		hs_job_restore_signals();
+		hs_job_stop_forwarding();
 	free(a.idx);
 	if (!a.ended) {
 		while (waitpid(tracer, &status, 0) < 0 && errno == EINTR)

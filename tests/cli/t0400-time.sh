@@ -286,4 +286,36 @@ test_expect_success CGROUP2,NOBODY 'unprivileged alone in a cgroup it does not o
 	grep -q "^0::.*/t0400-excl\.$$\$" cg
 '
 
+# A signal that reaches hotset between the job's end and its report (from a
+# process the job left, which waits for the job to go) must not cost the
+# profile or the report: it takes effect once they are written (exit 143),
+# or, sent while hotset still forwarded, goes to the job's (gone) process.
+signal_after_job() {
+	rm -f hs.pid p.prof report &&
+	sh -c 'echo $$ > hs.pid; exec "$@" 2> report' sh "$HOTSET" "$@" --json -- \
+		sh -c 'j=$$; hs=$(cat hs.pid); (while kill -0 $j 2>/dev/null; do :; done; kill -TERM $hs) & cat /etc/hostname > /dev/null' \
+		> /dev/null
+	rc=$?
+	[ $rc = 0 ] || [ $rc = 143 ] || { echo "exit $rc" >&2; return 1; }
+	"$PYTHON" -c "import json,sys; json.load(open(sys.argv[1]))" report || { cat report >&2; return 1; }
+}
+
+test_expect_success 'a signal after the job ended: the report is whole (time)' '
+	for i in 1 2 3 4 5; do signal_after_job time || return 1; done
+'
+
+test_expect_success 'a signal after the job ended: profile and report are whole (record, ptrace)' '
+	for i in 1 2 3 4 5; do
+		signal_after_job record --backend=ptrace -o p.prof &&
+		"$HOTSET" show p.prof > /dev/null || return 1
+	done
+'
+
+test_expect_success BPF 'a signal after the job ended: profile and report are whole (record, bpf)' '
+	for i in 1 2 3 4 5; do
+		signal_after_job record --backend=bpf -o p.prof &&
+		"$HOTSET" show p.prof > /dev/null || return 1
+	done
+'
+
 test_done

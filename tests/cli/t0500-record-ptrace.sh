@@ -144,7 +144,11 @@ for who in root nobody; do
 		grep -q "cannot write the profile: cannot create files in /nonexistent/dir" err &&
 		test ! -s out &&
 		mkdir pdir && expect_code 125 rec '$who' -o pdir -- echo ran > out 2> err &&
-		grep -q "pdir: cannot write the profile: a directory" err && test ! -s out
+		grep -q "pdir: cannot write the profile: a directory" err && test ! -s out &&
+		# where access() says yes but no file can be made
+		expect_code 125 rec '$who' -o /proc/p -- echo ran > out 2> err &&
+		grep -q "/proc/p: cannot write the profile: cannot create files" err && test ! -s out &&
+		rec '$who' -o p4 -- true && ls p4* > list && check_eq "$(cat list)" p4
 	'
 
 	test_expect_success "$pre" "$who: SIGTERM to hotset: the job gets it, the profile is written whole" '
