@@ -112,7 +112,8 @@ static void report(const char *out, const struct hs_recording *rec,
 	}
 	fprintf(stderr, "hotset: recorded %llu file%s, %llu page%s (%s) with the %s backend into %s\n",
 		(unsigned long long)st.files, plural(st.files), (unsigned long long)st.pages,
-		plural(st.pages), human_size(st.pages * hs_page_size(), size), hs_record_backend_name(res->backend), out);
+		plural(st.pages), human_size(st.pages * hs_page_size(), size),
+		hs_record_backend_name(res->backend), out);
 	if (sig)
 		fprintf(stderr, "hotset: interrupted (%s): the profile holds what was read until "
 			"then\n", strsignal(sig));

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,12 +33,18 @@ const struct cmd cmd_snapshot;
 
 struct snapshot {
 	struct hs_profile_writer *w;
-	struct hs_range *runs;
-	size_t n, cap;
 	uint64_t files, pages;
 	struct operands *ops;
 	struct stat self;	/* the profile being written: not profiled */
 	struct stat replaced;	/* the file it replaces, gone once it is: nor that */
+	pthread_mutex_t lock;	/* the walk calls snapshot_one from several threads */
+};
+
+/* One file's resident runs: on the stack, unless there are many. */
+struct runs {
+	struct hs_range *v;
+	size_t n, cap;
+	struct hs_range some[64];
 };
 
 static bool same_file(const struct stat *a, const struct stat *b)
@@ -47,18 +54,21 @@ static bool same_file(const struct stat *a, const struct stat *b)
 
 static int add_run(void *ctx, uint64_t first, uint64_t last)
 {
-	struct snapshot *s = ctx;
+	struct runs *r = ctx;
 
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct hs_range *v = realloc(s->runs, cap * sizeof(*v));
+	if (r->n == r->cap) {
+		size_t cap = r->cap * 2;
+		struct hs_range *v = r->v == r->some ? malloc(cap * sizeof(*v))
+						     : realloc(r->v, cap * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
-		s->runs = v;
-		s->cap = cap;
+		if (r->v == r->some)
+			memcpy(v, r->some, sizeof(r->some));
+		r->v = v;
+		r->cap = cap;
 	}
-	s->runs[s->n++] = (struct hs_range){ first, last };
+	r->v[r->n++] = (struct hs_range){ first, last };
 	return 0;
 }
 
@@ -66,22 +76,23 @@ static int snapshot_one(void *ctx, const struct hs_target *t)
 {
 	struct snapshot *s = ctx;
 	struct hs_profile_file f = { 0 };
+	struct runs runs;
 	int rc;
 
 	if (same_file(t->st, &s->self) || same_file(t->st, &s->replaced))
 		return 0;
-	s->n = 0;
-	rc = hs_residency_runs(t->fd, (uint64_t)t->st->st_size, 0, UINT64_MAX, add_run, s);
-	if (rc == -ENOMEM)
-		return rc;
-	if (rc) {
+	runs.v = runs.some;
+	runs.n = 0;
+	runs.cap = sizeof(runs.some) / sizeof(runs.some[0]);
+	rc = hs_residency_runs(t->fd, (uint64_t)t->st->st_size, 0, UINT64_MAX, add_run, &runs);
+	if (rc && rc != -ENOMEM) {
 		operands_warn(s->ops, t->path, rc == -EPERM ? 0 : -rc,
 			      rc == -EPERM ? "left out: residency unknown without write permission"
 					   : "left out");
-		return 0;
+		rc = 0;
 	}
-	if (!s->n)
-		return 0;
+	if (rc || !runs.n)
+		goto out;
 	f.path = t->path;
 	f.path_len = t->path_len;
 	f.id.dev = t->st->st_dev;
@@ -89,18 +100,24 @@ static int snapshot_one(void *ctx, const struct hs_target *t)
 	f.id.size = (uint64_t)t->st->st_size;
 	f.id.mtime_sec = t->st->st_mtim.tv_sec;
 	f.id.mtime_nsec = (uint32_t)t->st->st_mtim.tv_nsec;
-	f.ranges = s->runs;
-	f.nranges = s->n;
-	f.pages = hs_ranges_pages(s->runs, s->n);
+	f.ranges = runs.v;
+	f.nranges = runs.n;
+	f.pages = hs_ranges_pages(runs.v, runs.n);
+	pthread_mutex_lock(&s->lock);
 	s->files++;
 	s->pages += f.pages;
-	return hs_profile_write_file(s->w, &f);
+	rc = hs_profile_write_file(s->w, &f);
+	pthread_mutex_unlock(&s->lock);
+out:
+	if (runs.v != runs.some)
+		free(runs.v);
+	return rc;
 }
 
 /* Walk ops into the profile out; returns the exit code. */
 static int take_snapshot(struct operands *ops, const char *out, bool json)
 {
-	struct snapshot s = { .ops = ops };
+	struct snapshot s = { .ops = ops, .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct hs_profile_header h;
 	struct hs_error err = { 0 };
 	char size[16];
@@ -119,7 +136,6 @@ static int take_snapshot(struct operands *ops, const char *out, bool json)
 		memset(&s.replaced, 0, sizeof(s.replaced));
 	ops->progress_label = "Checking";
 	rc = operands_foreach(ops, snapshot_one, &s);
-	free(s.runs);
 	if (rc) {
 		hs_profile_writer_abort(s.w);
 		if (rc < -1)
@@ -185,6 +201,7 @@ static int run_snapshot(int argc, char **argv)
 	ops.npaths = argc - optind;
 	if (!ops.npaths)
 		return usage_error(&cmd_snapshot, "give at least one PATH");
+	ops.walk.threads = default_threads();
 	if ((rc = operands_open(&ops)))
 		return rc;
 	/* a profile outlives the directory it was taken in: absolute paths */

@@ -843,8 +843,8 @@ int hs_profile_read(int fd, struct hs_profile_reader **out, struct hs_error *err
 
 			if (cap >= HS_PROFILE_MAX_READ) {
 				free(buf);
-				return hs_error_set(err, EFBIG, "a profile read from a pipe may hold at "
-						    "most %llu MiB; save it to a file",
+				return hs_error_set(err, EFBIG, "a profile read as a stream may hold at "
+						    "most %llu MiB; name its file instead",
 						    (unsigned long long)(HS_PROFILE_MAX_READ >> 20));
 			}
 			cap = cap ? cap * 2 : 1 << 16;
