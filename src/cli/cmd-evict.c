@@ -11,7 +11,7 @@
 #include "operands.h"
 
 static const char usage[] =
-	"usage: hotset evict [-x] [-L] [-q] [--no-writeback] [--json] [-p PROFILE] [PATH...]\n"
+	"usage: hotset evict [-v] [-x] [-L] [-q] [--no-writeback] [--json] [-p PROFILE] [PATH...]\n"
 	"\n"
 	"Drop the files under PATHs, or the pages a profile lists, from the page\n"
 	"cache. Dirty pages are written back first, so that they can be dropped\n"
@@ -19,6 +19,7 @@ static const char usage[] =
 	"reported.\n"
 	"\n"
 	"  -p, --profile PROFILE  evict only the profile's pages\n"
+	"  -v, --verbose          name the files whose pages stayed, and how many\n"
 	"      --no-writeback     do not wait for dirty pages to be written back: those\n"
 	"                         not yet written stay cached\n"
 	"  -x, --one-file-system  do not cross mount points\n"
@@ -32,11 +33,33 @@ static const char usage[] =
 const struct cmd cmd_evict;
 
 struct evict {
-	bool writeback;
+	bool writeback, verbose, json;
+	struct json j;
 	uint64_t files, pages, evicted, stayed, memory_only, unknown_files, unknown_pages;
 	struct operands *ops;
 	pthread_mutex_t lock;	/* the walk may call evict_one from several threads */
 };
+
+/* A file some of whose pages stayed, for -v (under e->lock). */
+static void print_stayed(struct evict *e, const struct hs_target *t,
+			 const struct hs_evict_result *r)
+{
+	char size[16];
+
+	if (e->json) {
+		json_begin_object(&e->j, NULL);
+		json_bytes(&e->j, "path", t->path, t->path_len);
+		json_u64(&e->j, "stayed_pages", r->after.cached);
+		json_bool(&e->j, "memory_only", r->memory_only);
+		json_end_object(&e->j);
+		return;
+	}
+	printf("stayed: %llu page%s (%s)%s ", (unsigned long long)r->after.cached,
+	       plural(r->after.cached), human_size(r->after.cached * hs_page_size(), size),
+	       r->memory_only ? " on tmpfs or ramfs" : "");
+	print_path(stdout, t->path, t->path_len);
+	putchar('\n');
+}
 
 static int evict_one(void *ctx, const struct hs_target *t)
 {
@@ -63,6 +86,8 @@ static int evict_one(void *ctx, const struct hs_target *t)
 			e->memory_only += r.after.cached;
 		else
 			e->stayed += r.after.cached;
+		if (e->verbose && r.after.cached)
+			print_stayed(e, t, &r);
 	}
 	pthread_mutex_unlock(&e->lock);
 	return 0;
@@ -72,6 +97,7 @@ static int run_evict(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "profile", required_argument, NULL, 'p' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "no-writeback", no_argument, NULL, 'W' },
 		{ "one-file-system", no_argument, NULL, 'x' },
 		{ "dereference", no_argument, NULL, 'L' },
@@ -83,18 +109,18 @@ static int run_evict(int argc, char **argv)
 	struct operands ops = { .cmd = &cmd_evict };
 	struct evict e = { .writeback = true, .ops = &ops, .lock = PTHREAD_MUTEX_INITIALIZER };
 	const uint64_t ps = hs_page_size();
-	bool json = false;
 	char a[16], b[16];
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "p:xLqh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:vxLqh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p': ops.profile = optarg; break;
+		case 'v': e.verbose = true; break;
 		case 'W': e.writeback = false; break;
 		case 'x': ops.walk.one_filesystem = true; break;
 		case 'L': ops.walk.follow_symlinks = true; break;
 		case 'q': ops.quiet = true; break;
-		case 'J': json = true; break;
+		case 'J': e.json = true; break;
 		case 'h': return print_usage(&cmd_evict);
 		default: return usage_error(&cmd_evict, NULL);
 		}
@@ -104,28 +130,33 @@ static int run_evict(int argc, char **argv)
 	ops.walk.threads = default_threads();
 	if ((rc = operands_open(&ops)))
 		return rc;
-	ops.progress_label = "Evicting";
+	if (!e.verbose)
+		ops.progress_label = "Evicting";	/* rows and a progress line do not mix */
+	if (e.json) {
+		json_init(&e.j, stdout);
+		json_begin_object(&e.j, NULL);
+		if (e.verbose)
+			json_begin_array(&e.j, "items");
+	}
 	rc = operands_foreach(&ops, evict_one, &e);
 	operands_report_stale(&ops);
 	operands_close(&ops);
 	if (rc)
-		return EXIT_USAGE;
-	if (json) {
-		struct json j;
-
-		json_init(&j, stdout);
-		json_begin_object(&j, NULL);
-		json_u64(&j, "files", e.files);
-		json_u64(&j, "pages", e.pages);
-		json_u64(&j, "evicted_pages", e.evicted);
-		json_u64(&j, "stayed_pages", e.stayed + e.memory_only);
-		json_u64(&j, "memory_only_pages", e.memory_only);
-		json_u64(&j, "unknown_files", e.unknown_files);
-		json_u64(&j, "unknown_pages", e.unknown_pages);
-		json_u64(&j, "skipped_files", ops.skipped);
-		json_u64(&j, "stale_files", ops.stale);
-		json_end_object(&j);
-		json_finish(&j);
+		return finish_stdout(EXIT_USAGE);
+	if (e.json) {
+		if (e.verbose)
+			json_end_array(&e.j);
+		json_u64(&e.j, "files", e.files);
+		json_u64(&e.j, "pages", e.pages);
+		json_u64(&e.j, "evicted_pages", e.evicted);
+		json_u64(&e.j, "stayed_pages", e.stayed + e.memory_only);
+		json_u64(&e.j, "memory_only_pages", e.memory_only);
+		json_u64(&e.j, "unknown_files", e.unknown_files);
+		json_u64(&e.j, "unknown_pages", e.unknown_pages);
+		json_u64(&e.j, "skipped_files", ops.skipped);
+		json_u64(&e.j, "stale_files", ops.stale);
+		json_end_object(&e.j);
+		json_finish(&e.j);
 	} else {
 		const uint64_t known = e.files - e.unknown_files;
 

@@ -99,6 +99,10 @@ signal.pause()
 	hotset evict --json f > j &&
 	check_eq "$(json j "j[\"stayed_pages\"]")" 4 &&
 	check_eq "$(pagetool resident f)" 4-7 &&
+	hotset evict -v f > out &&
+	grep -q "^stayed: 4 pages ($((4 * ps / 1024)).0 KiB) f$" out &&
+	hotset evict -v --json f > j &&
+	check_eq "$(json j "j[\"items\"] == [{\"path\": \"f\", \"stayed_pages\": 4, \"memory_only\": False}]")" 1 &&
 	kill $holder && { wait $holder 2>/dev/null || true; } &&
 	hotset evict --json f > j &&
 	check_eq "$(json j "j[\"stayed_pages\"]")" 0
