@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -202,21 +203,23 @@ static int floor_notify(char **argv)
 		waitpid(job, &status, 0);
 		return 125;
 	}
-	{
-		char req_buf[sizes.seccomp_notif], resp_buf[sizes.seccomp_notif_resp];
-		struct seccomp_notif *req = (void *)req_buf;
-		struct seccomp_notif_resp *resp = (void *)resp_buf;
+	/* the kernel's structures may be larger than this program's */
+	struct seccomp_notif *req = calloc(1, sizes.seccomp_notif);
+	struct seccomp_notif_resp *resp = calloc(1, sizes.seccomp_notif_resp);
 
-		while (wait_notification(listener, &spin)) {
-			memset(req_buf, 0, sizeof(req_buf));
-			if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
-				continue;	/* the call was interrupted: it comes again */
-			memset(resp_buf, 0, sizeof(resp_buf));
-			resp->id = req->id;
-			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-			ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
-		}
+	if (!req || !resp)
+		kill(job, SIGKILL);	/* it would wait for answers forever */
+	while (req && resp && wait_notification(listener, &spin)) {
+		memset(req, 0, sizes.seccomp_notif);
+		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
+			continue;	/* the call was interrupted: it comes again */
+		memset(resp, 0, sizes.seccomp_notif_resp);
+		resp->id = req->id;
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 	}
+	free(req);
+	free(resp);
 	return waitpid(job, &status, 0) == job ? exit_code(status) : 125;
 }
 
