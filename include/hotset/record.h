@@ -65,8 +65,10 @@ int hs_record_probe(enum hs_record_backend b, struct hs_error *why);
 /*
  * Run o->argv under the chosen backend (HS_BACKEND_AUTO picks bpf when
  * hs_record_probe() allows, else ptrace) until the job's first process has
- * exited, feeding rec. Signals sent to hotset are forwarded to the job.
- * Returns 0 when the job ran (whatever its exit status, see *res), or
+ * exited, feeding rec. Signals sent to hotset are forwarded to the job
+ * until then, and held from then on (see hs_job_stop_forwarding(): the
+ * caller delivers them with hs_job_release_signals() once it has written
+ * what it must). Returns 0 when the job ran (whatever its exit status, see *res), or
  * -errno with err filled when recording could not be done; a command that
  * cannot be executed is not an error here (res->exec_error).
  */

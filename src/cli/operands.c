@@ -117,6 +117,10 @@ int operands_open(struct operands *o)
 	if (!o->profile)
 		return EXIT_OK;
 	if (!strcmp(o->profile, "-")) {
+		if (isatty(STDIN_FILENO)) {
+			error("-: standard input is a terminal: pipe a profile in, or name its file");
+			return EXIT_USAGE;
+		}
 		rc = hs_profile_read(STDIN_FILENO, &o->reader, &err);
 	} else {
 		guard_mapping(o->profile);
@@ -239,7 +243,8 @@ void operands_report_stale(const struct operands *o)
 {
 	if (o->stale && !o->quiet)
 		warning("%u file%s changed since %s was made (device, inode, size or mtime): "
-			"%s acted on by path", o->stale, o->stale == 1 ? "" : "s", o->profile,
+			"%s acted on by path", o->stale, o->stale == 1 ? "" : "s",
+			strcmp(o->profile, "-") ? o->profile : "the profile",
 			o->stale == 1 ? "it was" : "they were");
 }
 

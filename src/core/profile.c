@@ -833,20 +833,24 @@ out_close:
 int hs_profile_read(int fd, struct hs_profile_reader **out, struct hs_error *err)
 {
 	size_t len = 0, cap = 0;
-	char *buf = NULL;
+	char *buf = NULL, *more, probe;
 	ssize_t n;
 	int rc;
 
-	do {
-		if (len == cap) {
-			char *more;
-
-			if (cap >= HS_PROFILE_MAX_READ) {
+	for (;;) {
+		if (len == cap && cap >= HS_PROFILE_MAX_READ) {
+			/* full: fine only if the stream ends here */
+			while ((n = read(fd, &probe, 1)) < 0 && errno == EINTR)
+				;
+			if (n > 0) {
 				free(buf);
 				return hs_error_set(err, EFBIG, "a profile read as a stream may hold at "
 						    "most %llu MiB; name its file instead",
 						    (unsigned long long)(HS_PROFILE_MAX_READ >> 20));
 			}
+			break;
+		}
+		if (len == cap) {
 			cap = cap ? cap * 2 : 1 << 16;
 			if (!(more = realloc(buf, cap))) {
 				free(buf);
@@ -857,7 +861,9 @@ int hs_profile_read(int fd, struct hs_profile_reader **out, struct hs_error *err
 		n = read(fd, buf + len, cap - len);
 		if (n > 0)
 			len += (size_t)n;
-	} while (n > 0 || (n < 0 && errno == EINTR));
+		else if (n == 0 || errno != EINTR)
+			break;
+	}
 	if (n < 0) {
 		rc = hs_error_set(err, errno, "%s", strerror(errno));
 		free(buf);

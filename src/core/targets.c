@@ -99,7 +99,6 @@ static const char *cached_pseudo_fs(struct fs_cache *c, int fd, dev_t dev)
 struct id_set {
 	struct {
 		uint64_t dev, ino;
-		uint32_t tag;	/* for directories: the operand that met it first */
 	} *v;			/* open addressing; ino 0 = empty */
 	size_t cap, n;
 };
@@ -111,11 +110,8 @@ static uint64_t id_hash(uint64_t dev, uint64_t ino)
 	return h ^ (h >> 29);
 }
 
-/*
- * Insert with tag; returns 1 if it was new, 0 if present (its tag then in
- * *first, unless NULL), -ENOMEM.
- */
-static int id_set_add(struct id_set *s, uint64_t dev, uint64_t ino, uint32_t tag, uint32_t *first)
+/* Insert; returns 1 if it was new, 0 if present, -ENOMEM. */
+static int id_set_add(struct id_set *s, uint64_t dev, uint64_t ino)
 {
 	size_t i;
 
@@ -139,14 +135,10 @@ static int id_set_add(struct id_set *s, uint64_t dev, uint64_t ino, uint32_t tag
 	}
 	ino += !ino;	/* inode 0 does not occur on real filesystems */
 	for (i = id_hash(dev, ino) & (s->cap - 1); s->v[i].ino; i = (i + 1) & (s->cap - 1))
-		if (s->v[i].ino == ino && s->v[i].dev == dev) {
-			if (first)
-				*first = s->v[i].tag;
+		if (s->v[i].ino == ino && s->v[i].dev == dev)
 			return 0;
-		}
 	s->v[i].dev = dev;
 	s->v[i].ino = ino;
-	s->v[i].tag = tag;
 	s->n++;
 	return 1;
 }
@@ -154,56 +146,17 @@ static int id_set_add(struct id_set *s, uint64_t dev, uint64_t ino, uint32_t tag
 /* ---- the tree walk -------------------------------------------------------- */
 
 /*
- * A directory queued or being read, and the chain of those it is in: with
- * -L, a directory met again is a symlink loop only if it is one of its own
- * ancestors (a symlink elsewhere in the tree, libpng -> libpng16, is not).
- * A node lives as long as its job or a subdirectory's job does.
- */
-struct dir_node {
-	dev_t dev;	/* what it was when queued: it is read only if */
-	ino_t ino;	/* it is still that directory */
-	struct dir_node *parent;
-	unsigned refs;
-};
-
-static struct dir_node *node_new(const struct stat *st, struct dir_node *parent)
-{
-	struct dir_node *n = malloc(sizeof(*n));
-
-	if (n) {
-		*n = (struct dir_node){ st->st_dev, st->st_ino, parent, 1 };
-		if (parent)
-			__atomic_add_fetch(&parent->refs, 1, __ATOMIC_RELAXED);
-	}
-	return n;
-}
-
-static void node_put(struct dir_node *n)
-{
-	while (n && __atomic_sub_fetch(&n->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-		struct dir_node *parent = n->parent;
-
-		free(n);
-		n = parent;
-	}
-}
-
-static bool is_ancestor(const struct dir_node *n, const struct stat *st)
-{
-	for (; n; n = n->parent)
-		if (n->dev == st->st_dev && n->ino == st->st_ino)
-			return true;
-	return false;
-}
-
-/*
  * Directories waiting to be read, shared by the walking threads. It is a
  * stack, so the walk stays depth-first-ish and the stack stays small: at
  * most the subdirectories of the directories on one path.
  */
 struct dir_job {
-	char *path;
-	struct dir_node *node;
+	char *path;	/* as the walk reached it, for messages and targets */
+	char *real;	/* with -L, under a symlink: where it really is (absolute,
+			 * through no symlink, so that no lookup meets more than
+			 * the kernel's 40), else NULL */
+	dev_t dev;	/* what it was when queued: it is read only if */
+	ino_t ino;	/* it is still that directory */
 };
 
 struct walk {
@@ -215,7 +168,6 @@ struct walk {
 	bool several;		/* more than one operand: any file may come twice */
 	bool track_dirs;	/* -L or several operands: each directory once */
 	/* Set by the operand being walked, read-only while threads walk it: */
-	uint32_t operand;	/* 1, 2... */
 	int root_fd;		/* the operand directory, or -1 */
 	size_t root_skip;	/* its path's length with the '/' after it */
 
@@ -288,16 +240,13 @@ static void warn(struct walker *t, int errnum, const char *what)
 		t->w->warn(t->w->ctx, t->path, errnum, what);
 }
 
-/*
- * Record id in set under the walk's lock: 1 new, 0 seen (by the operand
- * in *first, unless NULL), -ENOMEM.
- */
-static int seen_once(struct walk *w, struct id_set *set, const struct stat *st, uint32_t *first)
+/* Record st's file in set under the walk's lock: 1 new, 0 seen, -ENOMEM. */
+static int seen_once(struct walk *w, struct id_set *set, const struct stat *st)
 {
 	int rc;
 
 	pthread_mutex_lock(&w->lock);
-	rc = id_set_add(set, st->st_dev, st->st_ino, w->operand, first);
+	rc = id_set_add(set, st->st_dev, st->st_ino);
 	pthread_mutex_unlock(&w->lock);
 	return rc;
 }
@@ -348,7 +297,7 @@ static int visit_file(struct walker *t, int fd, const struct stat *st)
 	 * set small: a file with one link is met once.
 	 */
 	if ((st->st_nlink > 1 || w->o->follow_symlinks || w->several) &&
-	    (rc = seen_once(w, &w->links, st, NULL)) <= 0) {
+	    (rc = seen_once(w, &w->links, st)) <= 0) {
 		close(fd);
 		return rc;	/* 0: already counted */
 	}
@@ -406,15 +355,14 @@ static int open_file(struct walker *t, int dirfd, const char *name, dev_t dir_de
 	return visit_file(t, fd, &st);
 }
 
-static int push_job(struct walk *w, const char *path, const struct stat *st,
-		    struct dir_node *parent)
+/* Queue directory path (really at real, if not NULL: taken over). */
+static int push_job(struct walk *w, const char *path, char *real, const struct stat *st)
 {
 	char *copy = strdup(path);
-	struct dir_node *node = copy ? node_new(st, parent) : NULL;
 	int rc = 0;
 
-	if (!node) {
-		free(copy);
+	if (!copy) {
+		free(real);
 		return -ENOMEM;
 	}
 	pthread_mutex_lock(&w->lock);
@@ -428,27 +376,79 @@ static int push_job(struct walk *w, const char *path, const struct stat *st,
 			w->jobs = v, w->jobs_cap = cap;
 	}
 	if (!rc) {
-		w->jobs[w->njobs++] = (struct dir_job){ copy, node };
+		w->jobs[w->njobs++] = (struct dir_job){ copy, real, st->st_dev, st->st_ino };
 		pthread_cond_signal(&w->more);
 	} else {
 		free(copy);
-		node_put(node);
+		free(real);
 	}
 	pthread_mutex_unlock(&w->lock);
 	return rc;
 }
 
 /*
+ * Is the directory target dir itself, or one of its ancestors in the
+ * filesystem (whatever path the walk took to dir)? Then a symlink in dir
+ * to target is a loop.
+ */
+static bool is_real_ancestor(int dir, const struct stat *target)
+{
+	struct stat st, up_st;
+	int fd = openat(dir, ".", O_PATH | O_DIRECTORY | O_CLOEXEC), up;
+	bool found = false;
+
+	while (fd >= 0 && fstat(fd, &st) == 0) {
+		if (st.st_dev == target->st_dev && st.st_ino == target->st_ino) {
+			found = true;
+			break;
+		}
+		up = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = up;
+		if (fd >= 0 && fstat(fd, &up_st) == 0 && up_st.st_dev == st.st_dev &&
+		    up_st.st_ino == st.st_ino)
+			break;	/* the root: its parent is itself */
+	}
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/*
+ * Where the directory name in dirfd (a symlink followed) really is: an
+ * absolute path through no symlink, from /proc/self/fd, or NULL.
+ */
+static char *real_path_at(int dirfd, const char *name, const struct stat *st)
+{
+	char link[64], buf[PATH_MAX];
+	struct stat now;
+	char *real = NULL;
+	ssize_t n;
+	int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, sizeof(buf));
+	if (n > 0 && (size_t)n < sizeof(buf) && buf[0] == '/' && fstat(fd, &now) == 0 &&
+	    now.st_dev == st->st_dev && now.st_ino == st->st_ino)
+		real = strndup(buf, (size_t)n);
+	close(fd);
+	return real;
+}
+
+/*
  * A subdirectory found in the directory job is reading: queue it, if the
- * options allow. Its path is in t->path.
+ * options allow. Its path is in t->path; link: it was reached through a
+ * symlink (-L).
  */
 static int found_dir(struct walker *t, int dirfd, const char *name, const struct dir_job *job,
-		     bool follow)
+		     bool follow, bool link)
 {
-	const dev_t parent_dev = job->node->dev;
+	const dev_t parent_dev = job->dev;
 	struct walk *w = t->w;
 	struct stat st;
-	uint32_t first;
+	char *real = NULL;
 	int rc;
 
 	if (fstatat(dirfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
@@ -464,18 +464,23 @@ static int found_dir(struct walker *t, int dirfd, const char *name, const struct
 		if (pseudo_fs_at(w, dirfd, name, follow) != 0)
 			return 0;	/* /proc, /sys...: never read, silently */
 	}
+	/* whatever the walk met first: the directory's own path walks it */
+	if (link && is_real_ancestor(dirfd, &st)) {
+		warn(t, 0, "symlink loop, not followed");
+		return 0;
+	}
 	if (w->track_dirs) {
-		rc = seen_once(w, &w->dirs, &st, &first);
+		rc = seen_once(w, &w->dirs, &st);
 		if (rc < 0)
 			return rc;
-		if (rc == 0) {
-			/* met elsewhere (or under an earlier operand): walked already */
-			if (first == w->operand && is_ancestor(job->node, &st))
-				warn(t, 0, "symlink loop, not followed");
-			return 0;
-		}
+		if (rc == 0)
+			return 0;	/* met elsewhere (or under an earlier operand): walked */
 	}
-	return push_job(w, t->path, &st, job->node);
+	if (link)
+		real = real_path_at(dirfd, name, &st);
+	else if (job->real && asprintf(&real, "%s/%s", job->real, name) < 0)
+		return -ENOMEM;
+	return push_job(w, t->path, real, &st);
 }
 
 /*
@@ -591,12 +596,15 @@ static int reopen_dir(struct walk *w, const struct dir_job *job, size_t len)
 {
 	const char *rel = len > w->root_skip ? job->path + w->root_skip : ".";
 	const bool no_symlinks = !w->o->follow_symlinks;
+	const int base = job->real ? AT_FDCWD : w->root_fd;
 	int prefix, fd;
 
-	if ((fd = open_prefix(w->root_fd, &rel, no_symlinks, &prefix)) < 0)
+	if (job->real)
+		rel = job->real;
+	if ((fd = open_prefix(base, &rel, no_symlinks, &prefix)) < 0)
 		return fd;
 	fd = open_at(prefix, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC, no_symlinks);
-	close_prefix(prefix, w->root_fd);
+	close_prefix(prefix, base);
 	return fd;
 }
 
@@ -624,7 +632,7 @@ static int read_dir(struct walker *t, const struct dir_job *job)
 		warn(t, -dirfd, "cannot open directory");
 		return 0;
 	}
-	if (fstat(dirfd, &st) < 0 || st.st_dev != job->node->dev || st.st_ino != job->node->ino) {
+	if (fstat(dirfd, &st) < 0 || st.st_dev != job->dev || st.st_ino != job->ino) {
 		warn(t, 0, "directory replaced during the walk, skipped");
 		close(dirfd);
 		return 0;
@@ -635,6 +643,7 @@ static int read_dir(struct walker *t, const struct dir_job *job)
 			const char *name = de->d_name;
 			unsigned char type = de->d_type;
 			const struct stat *pre = NULL;	/* &st once stat'ed */
+			bool link = type == DT_LNK;
 
 			off += de->d_reclen;
 			if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
@@ -647,13 +656,19 @@ static int read_dir(struct walker *t, const struct dir_job *job)
 						warn(t, errno, type == DT_LNK ? "broken symlink" : "cannot stat");
 					continue;
 				}
+				if (type == DT_UNKNOWN && follow && S_ISDIR(st.st_mode)) {
+					struct stat l;	/* the filesystem does not give types */
+
+					link = fstatat(dirfd, name, &l, AT_SYMLINK_NOFOLLOW) == 0 &&
+					       S_ISLNK(l.st_mode);
+				}
 				type = S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR : DT_UNKNOWN;
 				pre = &st;
 			}
 			if (type == DT_REG)
-				rc = open_file(t, dirfd, name, job->node->dev, pre);
+				rc = open_file(t, dirfd, name, job->dev, pre);
 			else if (type == DT_DIR)
-				rc = found_dir(t, dirfd, name, job, follow);
+				rc = found_dir(t, dirfd, name, job, follow, link);
 			/* FIFOs, sockets, devices and unfollowed symlinks: never opened */
 		}
 	}
@@ -685,7 +700,7 @@ static void *walker_main(void *arg)
 		pthread_mutex_unlock(&w->lock);
 		rc = read_dir(t, &job);
 		free(job.path);
-		node_put(job.node);
+		free(job.real);
 		pthread_mutex_lock(&w->lock);
 		w->busy--;
 		if (rc && !w->rc)
@@ -743,14 +758,14 @@ static int walk_operand(struct walker *t, const char *operand)
 		return visit_file(t, fd, &st);
 	/* a tree named twice, or inside one walked already: walked once */
 	if (w->track_dirs &&
-	    (rc = id_set_add(&w->dirs, st.st_dev, st.st_ino, w->operand, NULL)) <= 0) {
+	    (rc = id_set_add(&w->dirs, st.st_dev, st.st_ino)) <= 0) {
 		close(fd);
 		return rc;
 	}
 	/* kept open: the directories under it are opened relative to it */
 	w->root_fd = fd;
 	w->root_skip = len + (operand[len - 1] != '/');
-	return push_job(w, operand, &st, NULL);
+	return push_job(w, operand, NULL, &st);
 }
 
 static int base_open_flags(void)
@@ -790,7 +805,6 @@ int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_tar
 	 * that named files and trees come out in the order they were named.
 	 */
 	for (size_t i = 0; i < npaths && !rc; i++) {
-		w.operand = (uint32_t)i + 1;
 		rc = walk_operand(&t[0], paths[i]);
 		if (!rc && w.njobs) {
 			for (started = 1; started < nthreads; started++)
@@ -807,7 +821,7 @@ int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_tar
 	}
 	for (size_t i = 0; i < w.njobs; i++) {
 		free(w.jobs[i].path);
-		node_put(w.jobs[i].node);
+		free(w.jobs[i].real);
 	}
 	for (unsigned i = 0; i < nthreads; i++) {
 		free(t[i].path);

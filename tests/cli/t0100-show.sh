@@ -166,6 +166,12 @@ test_expect_success 'PROFILE - is read from standard input, for show and -p' '
 	grep -q "^hotset: -:1: not a hotset profile" err
 '
 
+test_expect_success 'PROFILE - on a terminal: refused, not waited for' '
+	command -v script > /dev/null || { echo "# no script(1): skipped"; return 0; }
+	expect_code 2 script -qec "\"$HOTSET\" show -" /dev/null < /dev/null > out 2>&1 &&
+	grep -q "standard input is a terminal" out
+'
+
 test_expect_success 'a closed stdout is an error, not a crash' '
 	write_profile &&
 	expect_code 1 "$HOTSET" show p.prof >&- 2> err &&

@@ -180,6 +180,24 @@ test_expect_success '-L: a symlink to a directory met elsewhere is walked once, 
 	check_eq "$(json j "j[\"files\"]")" 1
 '
 
+test_expect_success '-L: a loop is told whichever way the walk reaches it first' '
+	mkdir -p t1/a/b && printf x > t1/a/b/f && ln -s ../../a t1/a/b/up && ln -s a/b t1/s &&
+	for i in $(seq 20); do
+		expect_code 1 hs status -L --json t1 > j 2> err &&
+		grep -q "/up: symlink loop, not followed$" err &&
+		check_eq "$(json j "j[\"files\"]")" 1 || return 1
+	done
+'
+
+test_expect_success '-L: a directory behind more symlinks than one lookup may follow is walked' '
+	mkdir -p chain/tree &&
+	for i in $(seq 45); do mkdir chain/c$i && printf x > chain/c$i/f || return 1; done &&
+	ln -s ../c1 chain/tree/n &&
+	for i in $(seq 44); do ln -s ../c$((i + 1)) chain/c$i/n || return 1; done &&
+	hs status -L --json chain/tree > j 2> err && test ! -s err &&
+	check_eq "$(json j "j[\"files\"]")" 45
+'
+
 test_expect_success 'paths longer than PATH_MAX: walked, and read back from a profile' '
 	mkdir deep &&
 	(cd deep && n=$(printf "d%.0s" $(seq 250)) &&

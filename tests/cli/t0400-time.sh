@@ -293,7 +293,7 @@ test_expect_success CGROUP2,NOBODY 'unprivileged alone in a cgroup it does not o
 signal_after_job() {
 	rm -f hs.pid p.prof report &&
 	sh -c 'echo $$ > hs.pid; exec "$@" 2> report' sh "$HOTSET" "$@" --json -- \
-		sh -c 'j=$$; hs=$(cat hs.pid); (while kill -0 $j 2>/dev/null; do :; done; kill -TERM $hs) & cat /etc/hostname > /dev/null' \
+		sh -c 'j=$$; hs=$(cat hs.pid); (while kill -0 $j 2>/dev/null; do :; done; kill -TERM $hs 2>/dev/null) & cat /etc/hostname > /dev/null' \
 		> /dev/null
 	rc=$?
 	[ $rc = 0 ] || [ $rc = 143 ] || { echo "exit $rc" >&2; return 1; }
