@@ -243,7 +243,7 @@ void operands_report_stale(const struct operands *o)
 {
 	if (o->stale && !o->quiet)
 		warning("%u file%s changed since %s was made (device, inode, size or mtime): "
-			"%s acted on by path", o->stale, o->stale == 1 ? "" : "s",
+			"%s acted on by path", o->stale, plural(o->stale),
 			strcmp(o->profile, "-") ? o->profile : "the profile",
 			o->stale == 1 ? "it was" : "they were");
 }

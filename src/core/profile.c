@@ -1262,6 +1262,27 @@ static int check_target(const char *path, char **target, struct hs_error *err)
 	return rc;
 }
 
+/*
+ * Create the temporary file beside target that a profile is written to
+ * before it is renamed over target: its name in *tmp (the caller frees it)
+ * and its descriptor returned, or -errno with *tmp NULL.
+ */
+static int create_temp(const char *target, char **tmp)
+{
+	int fd;
+
+	if (asprintf(tmp, "%s.tmp.XXXXXX", target) < 0) {
+		*tmp = NULL;
+		return -ENOMEM;
+	}
+	if ((fd = mkostemp(*tmp, O_CLOEXEC)) < 0) {
+		fd = -errno;
+		free(*tmp);
+		*tmp = NULL;
+	}
+	return fd;
+}
+
 int hs_profile_check_target(const char *path, struct hs_error *err)
 {
 	char *target, *tmp;
@@ -1275,16 +1296,11 @@ int hs_profile_check_target(const char *path, struct hs_error *err)
 	 * access() can say yes where no file can be made (/proc, as root):
 	 * make the temporary file the writer would, and remove it.
 	 */
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", target) < 0) {
-		rc = hs_error_set(err, ENOMEM, "out of memory");
+	if ((fd = create_temp(target, &tmp)) < 0) {
+		rc = hs_error_set(err, -fd, "cannot create files beside it: %s", strerror(-fd));
 	} else {
-		if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
-			rc = hs_error_set(err, errno, "cannot create files beside it: %s",
-					  strerror(errno));
-		} else {
-			unlink(tmp);
-			close(fd);
-		}
+		unlink(tmp);
+		close(fd);
 		free(tmp);
 	}
 	free(target);
@@ -1306,14 +1322,8 @@ int hs_profile_writer_open(const char *path, const struct hs_profile_header *h,
 	} else if ((rc = check_target(path, &w->target, NULL))) {
 		goto fail;
 	} else {
-		if (asprintf(&w->tmp, "%s.tmp.XXXXXX", w->target) < 0) {
-			w->tmp = NULL;
-			rc = -ENOMEM;
-			goto fail;
-		}
-		w->fd = mkostemp(w->tmp, O_CLOEXEC);
-		if (w->fd < 0) {
-			rc = -errno;
+		if ((w->fd = create_temp(w->target, &w->tmp)) < 0) {
+			rc = w->fd;
 			goto fail;
 		}
 		/* mkostemp makes 0600; give the mode a plain creat() would */

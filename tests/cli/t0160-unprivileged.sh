@@ -61,6 +61,8 @@ test_expect_success NOBODY,REALFS 'evict as nobody works on files it may only re
 	nobody evict d > out &&
 	grep -q "^Evicted .* from 2 files$" out &&
 	grep -q "^Asked the kernel to drop 1 more file (16.0 KiB) whose residency is unknown" out &&
+	setup && nobody evict -v --json d > j &&
+	check_eq "$(json j "(j[\"items\"], j[\"unknown_files\"])")" "([], 1)" &&
 	check_eq "$(pagetool resident d/ro)$(pagetool resident d/rw)$(pagetool resident d/own)" ""
 '
 
