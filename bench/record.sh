@@ -259,9 +259,39 @@ profile_sizes() {
 	done
 }
 
+# What a backend costs whatever the job: starting (for bpf: loading, checking
+# and attaching its programs), then reaping and writing the profile. Timed
+# on `true`, whose own time is nothing; next to the share of each job's bare
+# time that a ratio goal leaves for everything.
+fixed_costs() {
+	local tool r s job
+	printf '\n== fixed cost of a record (the job is `true`, %s runs each)\n' "$REPEATS"
+	printf '%-8s %9s' backend median
+	for job in $JOBS; do printf ' %16s' "% of bare $job"; done
+	printf '\n'
+	for tool in ptrace bpf; do
+		[[ " ${TOOLS[*]} " == *" $tool "* ]] || continue
+		: > "$BENCH_DIR/fixed.$tool.runs"
+		for ((r = 0; r < REPEATS; r++)); do
+			s=$(bench_once "$HOTSET" record -q --backend=$tool -o "$BENCH_DIR/fixed.prof" -- true) ||
+				die "record of true failed"
+			echo "$s" >> "$BENCH_DIR/fixed.$tool.runs"
+		done
+		s=$(median < "$BENCH_DIR/fixed.$tool.runs")
+		printf '%-8s %8.3fs' $tool "$s"
+		for job in $JOBS; do
+			printf ' %15s%%' "$(awk -v a="$s" -v b="$(median < "$BENCH_DIR/$job.bare.runs")" \
+				'BEGIN { printf "%.1f", 100 * a / b }')"
+		done
+		printf '\n'
+	done
+	printf '(a goal of 1.05x leaves 5%% of the bare time for the fixed cost and all the per-file work)\n'
+}
+
 [[ " $JOBS " == *" compile "* ]] && write_project
 for job in $JOBS; do run_job "$job"; done
 [[ " $JOBS " == *" compile "* ]] && profile_sizes
+fixed_costs
 
 printf '\n== goals (ratios of medians; this machine is shared: see the spread)\n'
 for job in $JOBS; do
