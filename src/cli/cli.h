@@ -106,6 +106,8 @@ struct json {
 	bool first[64];		/* no member written yet at this depth */
 };
 void json_init(struct json *j, FILE *f);
+/* Start a report on stdout: its object, and its "items" array if rows follow. */
+void json_begin_report(struct json *j, bool with_items);
 void json_begin_object(struct json *j, const char *key);
 void json_end_object(struct json *j);
 void json_begin_array(struct json *j, const char *key);

@@ -132,12 +132,8 @@ static int run_evict(int argc, char **argv)
 		return rc;
 	if (!e.verbose)
 		ops.progress_label = "Evicting";	/* rows and a progress line do not mix */
-	if (e.json) {
-		json_init(&e.j, stdout);
-		json_begin_object(&e.j, NULL);
-		if (e.verbose)
-			json_begin_array(&e.j, "items");
-	}
+	if (e.json)
+		json_begin_report(&e.j, e.verbose);
 	rc = operands_foreach(&ops, evict_one, &e);
 	operands_report_stale(&ops);
 	operands_close(&ops);

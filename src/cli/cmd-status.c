@@ -203,12 +203,8 @@ static int run_status(int argc, char **argv)
 		return rc;
 	if (!s.verbose)
 		ops.progress_label = "Checking";	/* rows and a progress line do not mix */
-	if (s.json) {
-		json_init(&s.j, stdout);
-		json_begin_object(&s.j, NULL);
-		if (s.verbose)
-			json_begin_array(&s.j, "items");
-	}
+	if (s.json)
+		json_begin_report(&s.j, s.verbose);
 	rc = operands_foreach(&ops, status_one, &s);
 	operands_report_stale(&ops);
 	if (s.json && s.verbose)

@@ -156,6 +156,14 @@ void json_init(struct json *j, FILE *f)
 	j->first[0] = true;
 }
 
+void json_begin_report(struct json *j, bool with_items)
+{
+	json_init(j, stdout);
+	json_begin_object(j, NULL);
+	if (with_items)
+		json_begin_array(j, "items");
+}
+
 static void indent(struct json *j)
 {
 	fputc('\n', j->f);
