@@ -23,7 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/kcmp.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "record-ptrace.h"
@@ -81,7 +83,7 @@ static struct pt_fdslot *slot_of(struct pt_tracer *tr, struct pt_fdtable *ft, in
 			return NULL;
 		}
 		for (int i = ft->nslots; i < n; i++)
-			v[i] = (struct pt_fdslot){ NULL, -1 };
+			v[i] = (struct pt_fdslot){ .info_fd = -1 };
 		ft->slots = v;
 		ft->nslots = n;
 	}
@@ -95,6 +97,7 @@ struct pt_ofd *pt_ofd_of(struct pt_tracer *tr, struct pt_fdtable *ft, int fd)
 
 	if (!s)
 		return NULL;
+	s->closing = false;	/* a call on fd: it is open, so opened since */
 	if (!s->ofd && !(s->ofd = pt_ofd_new(0, PT_OFD_UNKNOWN)))
 		tr->error = -ENOMEM;
 	return s->ofd;
@@ -110,6 +113,7 @@ void pt_fd_set(struct pt_tracer *tr, struct pt_fdtable *ft, int fd, struct pt_of
 	ofd->refs++;
 	pt_ofd_put(s->ofd);
 	s->ofd = ofd;
+	s->closing = false;
 }
 
 void pt_fd_drop(struct pt_tracer *tr, struct pt_fdtable *ft, int fd)
@@ -117,6 +121,7 @@ void pt_fd_drop(struct pt_tracer *tr, struct pt_fdtable *ft, int fd)
 	if (fd >= 0 && fd < ft->nslots) {
 		pt_ofd_put(ft->slots[fd].ofd);
 		ft->slots[fd].ofd = NULL;
+		ft->slots[fd].closing = false;
 	}
 }
 
@@ -170,25 +175,104 @@ int pt_fd_list(pid_t tid, int **fds)
 	return n;
 }
 
+static bool same_description(const struct pt_fdinfo *a, const struct pt_fdinfo *b)
+{
+	return a->mnt_id == b->mnt_id && a->ino == b->ino && a->pos == b->pos &&
+	       a->flags == b->flags;
+}
+
 /*
- * A forked child's table: a copy of the parent's pointing to the same
- * descriptions. Every fd the parent has gets a description first, so that
- * the two processes share where their reads started.
+ * For a sample that is not a call on fd (a look at all of a table's fds):
+ * does t's fd still show the description a thread is closing, or nothing?
+ * Then there is nothing to sample. If it shows another description, that
+ * one was opened since, unseen, at position 0 (*fi says where it is now).
  */
-struct pt_fdtable *pt_fdtable_fork(struct pt_tracer *tr, struct pt_task *parent)
+static bool still_closing(struct pt_tracer *tr, struct pt_task *t, int fd, struct pt_fdinfo *fi)
+{
+	struct pt_fdslot *s = fd >= 0 && fd < t->fds->nslots ? &t->fds->slots[fd] : NULL;
+	int err;
+
+	if (!s || !s->closing)
+		return false;
+	err = pt_fdinfo_read(tr, t, fd, fi);
+	if (!err && same_description(fi, &s->closed))
+		return true;
+	s->closing = false;
+	return err != 0;
+}
+
+static void parse_fdinfo(const char *buf, struct pt_fdinfo *fi);
+
+/* fd's fdinfo in task tid, read once (no handle kept); 0 or -errno. */
+static int fdinfo_once(pid_t tid, int fd, struct pt_fdinfo *fi)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+	int h;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tid, fd);
+	if ((h = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	n = read(h, buf, sizeof(buf) - 1);
+	close(h);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENOENT;
+	buf[n] = '\0';
+	parse_fdinfo(buf, fi);
+	return 0;
+}
+
+/*
+ * Does the child's fd refer to the description the parent's fd refers to
+ * now? The parent's other threads may have closed or replaced it since the
+ * fork copied the table.
+ */
+static bool same_as_parent(struct pt_tracer *tr, struct pt_task *parent, pid_t child, int fd)
+{
+	struct pt_fdinfo a, b;
+	long r = syscall(SYS_kcmp, parent->tid, child, KCMP_FILE, fd, fd);
+
+	if (r >= 0)
+		return r == 0;
+	/* no kcmp: the same file at the same position, with the same flags */
+	return pt_fdinfo_read(tr, parent, fd, &a) == 0 && fdinfo_once(child, fd, &b) == 0 &&
+	       same_description(&a, &b);
+}
+
+/*
+ * A child's table, copied from the parent's by fork (child: its tid) or by
+ * an unshare (child 0: the parent's own table, about to be copied). Each
+ * fd refers to the parent's description, which the two share from now on
+ * (the parent's fds get one first). A description the child holds but the
+ * parent no longer does at that fd (closed by another thread meanwhile)
+ * was sampled when it was closed: its stretch starts where it is now.
+ */
+struct pt_fdtable *pt_fdtable_fork(struct pt_tracer *tr, struct pt_task *parent, pid_t child)
 {
 	struct pt_fdtable *src = parent->fds, *ft = pt_fdtable_new(tr);
 	int *fds = NULL, n;
 
 	if (!ft || !src)
 		return ft;
-	n = pt_fd_list(parent->tid, &fds);
-	for (int i = 0; i < n; i++)
-		pt_ofd_of(tr, src, fds[i]);
+	n = pt_fd_list(child ? child : parent->tid, &fds);
+	for (int i = 0; i < n; i++) {
+		int fd = fds[i];
+		struct pt_fdinfo fi;
+		struct pt_ofd *ofd;
+
+		if ((!child || same_as_parent(tr, parent, child, fd)) &&
+		    !still_closing(tr, parent, fd, &fi)) {
+			pt_fd_set(tr, ft, fd, pt_ofd_of(tr, src, fd));
+		} else if (child && fdinfo_once(child, fd, &fi) == 0) {
+			if (!(ofd = pt_ofd_new(fi.pos, PT_OFD_UNKNOWN))) {
+				tr->error = -ENOMEM;
+				break;
+			}
+			pt_fd_set(tr, ft, fd, ofd);
+			pt_ofd_put(ofd);
+		}
+	}
 	free(fds);
-	for (int i = 0; i < src->nslots; i++)
-		if (src->slots[i].ofd)
-			pt_fd_set(tr, ft, i, src->slots[i].ofd);
 	return ft;
 }
 
@@ -293,9 +377,13 @@ int pt_fdinfo_read(struct pt_tracer *tr, struct pt_task *t, int fd, struct pt_fd
 		n = pread(s->info_fd, buf, sizeof(buf) - 1, 0);
 		if (n > 0)
 			goto parse;
-		if (n < 0 && errno == ENOENT)
+		if (n < 0 && errno == ENOENT && ft->handle_tid == t->tid)
 			return -ENOENT;
-		pt_fd_close_handles(tr, ft);	/* the task it was opened through is gone */
+		/*
+		 * The task it was opened through is gone (a thread that went
+		 * without an exit stop shows no fds at all): ask through t.
+		 */
+		pt_fd_close_handles(tr, ft);
 	}
 	if (ft->handle_tid != t->tid) {
 		struct pt_task *ht = u64map_get(&tr->tasks, (uint64_t)ft->handle_tid);
@@ -402,29 +490,48 @@ static bool identify(struct pt_tracer *tr, struct pt_task *t, int fd, struct pt_
 	}
 }
 
-/*
- * Record what was read through t's fd since its stretch started, and start
- * a new stretch there. closing: the fd goes away (close, close_range).
- * Returns the fd's description, with *fi filled, if it may be an input
- * (and is not closing); else NULL.
- */
-struct pt_ofd *pt_fd_sample(struct pt_tracer *tr, struct pt_task *t, int fd, bool closing,
-			    struct pt_fdinfo *fi)
+enum sample_how {
+	SAMPLE_CALL,		/* a call on the fd that leaves it open (lseek, dup2 onto it) */
+	SAMPLE_CLOSE,		/* a call that closes it */
+	SAMPLE_LOOK,		/* a look at every fd of the table, while its other users run */
+};
+
+static struct pt_ofd *sample(struct pt_tracer *tr, struct pt_task *t, int fd,
+			     enum sample_how how, struct pt_fdinfo *fi)
 {
 	struct pt_fdtable *ft = t->fds;
 	struct pt_pending p = { 0 };
 	struct pt_ofd *ofd;
+	bool known = false, shared;
 
 	if (!ft || fd < 0)
 		return NULL;
 	tr->stats.samples++;
+	shared = ft->users > 1;
+	if (how == SAMPLE_LOOK && still_closing(tr, t, fd, fi))
+		return NULL;
+	if (fd < ft->nslots && ft->slots[fd].closing)
+		pt_fd_drop(tr, ft, fd);	/* a call on fd after it was closed: opened since */
 	ofd = fd < ft->nslots ? ft->slots[fd].ofd : NULL;
-	if ((ofd && ofd->kind == PT_OFD_SKIP) || pt_fdinfo_read(tr, t, fd, fi)) {
+	/* closing one of a shared table's fds takes its description, to know it again */
+	if (ofd && ofd->kind == PT_OFD_SKIP && !(how == SAMPLE_CLOSE && shared)) {
 		ofd = NULL;
 		goto out;
 	}
+	if (pt_fdinfo_read(tr, t, fd, fi)) {
+		ofd = NULL;
+		goto out;
+	}
+	known = true;
+	if (ofd && ofd->kind == PT_OFD_SKIP)
+		goto out;
 	if (!ofd && !(ofd = pt_ofd_of(tr, ft, fd)))
 		goto out;
+	if (ofd->seeking) {
+		if (fi->pos == ofd->seek_from && (how == SAMPLE_LOOK || t->tid != ofd->seek_tid))
+			goto out;	/* the lseek may be still to run */
+		ofd->seeking = false;
+	}
 	if (fi->pos < ofd->start) {	/* moved back by something unseen */
 		ofd->start = fi->pos;
 		goto out;
@@ -438,21 +545,44 @@ struct pt_ofd *pt_fd_sample(struct pt_tracer *tr, struct pt_task *t, int fd, boo
 		pt_queue(tr, &p);
 	ofd->start = fi->pos;
 out:
-	if (closing) {
+	if (how == SAMPLE_CLOSE) {
 		pt_fd_drop(tr, ft, fd);
+		if (shared && known) {
+			struct pt_fdslot *s = slot_of(tr, ft, fd);
+
+			if (s) {
+				s->closing = true;
+				s->closed = *fi;
+			}
+		}
 		return NULL;
 	}
 	return ofd && ofd->kind != PT_OFD_SKIP ? ofd : NULL;
 }
 
-/* Sample every fd t has open (before exec, at exit). */
+/*
+ * Record what was read through t's fd since its stretch started, and start
+ * a new stretch there: t is stopped in a call on fd. closing: the call
+ * closes it (close, close_range). Returns the fd's description, with *fi
+ * filled, if it may be an input (and is not closing); else NULL.
+ */
+struct pt_ofd *pt_fd_sample(struct pt_tracer *tr, struct pt_task *t, int fd, bool closing,
+			    struct pt_fdinfo *fi)
+{
+	return sample(tr, t, fd, closing ? SAMPLE_CLOSE : SAMPLE_CALL, fi);
+}
+
+/*
+ * Sample every fd t has open (before exec, at exit): the table's other
+ * users may be running, closing and opening fds meanwhile.
+ */
 void pt_fd_sample_all(struct pt_tracer *tr, struct pt_task *t)
 {
 	int *fds = NULL, n = pt_fd_list(t->tid, &fds);
 	struct pt_fdinfo fi;
 
 	for (int i = 0; i < n; i++)
-		pt_fd_sample(tr, t, fds[i], false, &fi);
+		sample(tr, t, fds[i], SAMPLE_LOOK, &fi);
 	free(fds);
 }
 

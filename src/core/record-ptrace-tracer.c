@@ -220,7 +220,7 @@ static void on_close_range(struct pt_tracer *tr, struct pt_task *t, const uint64
 	int *fds = NULL, n;
 
 	if ((flags & CLOSE_RANGE_UNSHARE) && t->fds && t->fds->users > 1) {
-		struct pt_fdtable *own = pt_fdtable_fork(tr, t);
+		struct pt_fdtable *own = pt_fdtable_fork(tr, t, 0);
 
 		pt_fdtable_put(tr, t->fds, t->tid);
 		t->fds = own;
@@ -271,8 +271,12 @@ static bool on_lseek(struct pt_tracer *tr, struct pt_task *t, const struct pt_sy
 	default:
 		return true;	/* SEEK_DATA, SEEK_HOLE: where it lands is the result */
 	}
-	if (to >= 0)
-		ofd->start = to;	/* else the call fails and the position stays */
+	if (to >= 0) {	/* else the call fails and the position stays */
+		ofd->start = to;
+		ofd->seeking = true;
+		ofd->seek_from = fi.pos;
+		ofd->seek_tid = t->tid;
+	}
 	return false;
 }
 
@@ -552,8 +556,10 @@ static void on_exit_stop(struct pt_tracer *tr, struct pt_task *t, int64_t rval)
 	case PT_LSEEK:
 	case PT_LLSEEK:	/* SEEK_DATA, SEEK_HOLE */
 		ofd = t->fds && (int)a[0] < t->fds->nslots ? t->fds->slots[(int)a[0]].ofd : NULL;
-		if (ofd && pt_fdinfo_read(tr, t, (int)a[0], &fi) == 0)
+		if (ofd && pt_fdinfo_read(tr, t, (int)a[0], &fi) == 0) {
 			ofd->start = fi.pos;
+			ofd->seeking = false;
+		}
 		break;
 	case PT_SENDFILE:
 	case PT_SENDFILE64:
@@ -633,7 +639,7 @@ static void on_new_child(struct pt_tracer *tr, struct pt_task *t, struct pt_task
 			c->fds = t->fds;
 			t->fds->users++;
 		} else {
-			c->fds = pt_fdtable_fork(tr, t);
+			c->fds = pt_fdtable_fork(tr, t, c->tid);
 		}
 	}
 	if (!c->mm) {
@@ -701,7 +707,8 @@ static struct pt_task *on_exec(struct pt_tracer *tr, struct pt_task *t, pid_t fo
 static void on_exit_event(struct pt_tracer *tr, struct pt_task *t)
 {
 	if (tr->recording && !t->preexec) {
-		if (t->fds)
+		/* a thread's fds stay with the tasks it shared them with */
+		if (t->fds && t->fds->users == 1)
 			pt_fd_sample_all(tr, t);
 		if (t->mm && !t->mm->final_scanned && !t->vfork_child &&
 		    (t->mm->users == 1 || t->tid == t->tgid)) {

@@ -136,11 +136,37 @@ struct pt_ofd {
 	enum { PT_OFD_UNKNOWN, PT_OFD_INPUT, PT_OFD_SKIP } kind;
 	int64_t start;
 	struct pt_file *file;	/* with PT_OFD_INPUT */
+	/*
+	 * seeking: task seek_tid was let go into an lseek from seek_from to
+	 * start. Until that task stops again, or the position is seen
+	 * elsewhere, the lseek may not have run yet: a position of seek_from
+	 * is no read.
+	 */
+	bool seeking;
+	pid_t seek_tid;
+	int64_t seek_from;
+};
+
+/* What /proc/TID/fdinfo/FD says of a description. */
+struct pt_fdinfo {
+	int64_t pos;
+	unsigned flags;
+	int mnt_id;
+	uint64_t ino;
 };
 
 struct pt_fdslot {
 	struct pt_ofd *ofd;	/* NULL: not known (opened for reading, untouched) */
 	int info_fd;		/* /proc/TID/fdinfo/FD handle, or -1 */
+	/*
+	 * closing: a thread is closing the fd while other tasks share the
+	 * table. The tracer has recorded the description (`closed`) and let
+	 * the close run, so for a moment the fd may still show it; a sample
+	 * taken meanwhile by anything but a call on this fd must not take it
+	 * for a description opened since, nor revive it.
+	 */
+	bool closing;
+	struct pt_fdinfo closed;
 };
 
 /* A file descriptor table, shared by threads (CLONE_FILES). */
@@ -280,14 +306,8 @@ bool pt_magic_excluded(long magic);
 long pt_dev_magic(struct pt_tracer *tr, uint64_t dev, const char *path);
 
 /* record-ptrace-fds.c */
-struct pt_fdinfo {
-	int64_t pos;
-	unsigned flags;
-	int mnt_id;
-	uint64_t ino;
-};
 struct pt_fdtable *pt_fdtable_new(struct pt_tracer *tr);
-struct pt_fdtable *pt_fdtable_fork(struct pt_tracer *tr, struct pt_task *parent);
+struct pt_fdtable *pt_fdtable_fork(struct pt_tracer *tr, struct pt_task *parent, pid_t child);
 void pt_fdtable_put(struct pt_tracer *tr, struct pt_fdtable *ft, pid_t leaving);
 struct pt_fdtable *pt_fdtable_after_exec(struct pt_tracer *tr, struct pt_task *t);
 int pt_fdtable_adopt_inherited(struct pt_tracer *tr, struct pt_task *t);

@@ -32,7 +32,9 @@
  *
  * The scenarios read through read, pread, readv, preadv, preadv2,
  * sendfile, splice, copy_file_range (as a source), mmap, O_DIRECT, dup'ed
- * fds, fds inherited across fork and across exec (of itself), a thread, a
+ * fds, fds inherited across fork and across exec (of itself), a thread,
+ * many threads (opening, reading and exiting while others go on; fds
+ * handed from a thread that exits to another; a pool that forks), a
  * file replaced by rename, an inode number reused by a new file, files
  * that are also written, created or truncated, an empty file, a read that
  * runs past the end of a file, and places that are never part of a
@@ -45,8 +47,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +83,8 @@ static _Noreturn void die(const char *fmt, ...)
 
 static const char *path_of(const char *name)
 {
-	static char bufs[4][PATH_MAX + 64];
-	static int next;
+	static __thread char bufs[4][PATH_MAX + 64];	/* threads open files at once */
+	static __thread int next;
 	char *b = bufs[next++ % 4];
 
 	snprintf(b, PATH_MAX + 64, "%s/%s", dir, name);
@@ -136,6 +141,18 @@ static void read_pages(int fd, long first, long n)
 
 /* ---- prepare: the input files ------------------------------------------------ */
 
+/* The files the threaded scenarios read: threads/0 .. threads/63, 16 pages each. */
+#define NTFILES 64
+#define TFILE_PAGES 16
+
+static const char *tfile_name(int i)
+{
+	static __thread char name[32];
+
+	snprintf(name, sizeof(name), "threads/%d", i);
+	return name;
+}
+
 /* A file of `pages` pages plus `tail` bytes, each page filled with its number. */
 static void make_file(const char *name, long pages, long tail)
 {
@@ -178,6 +195,11 @@ static void prepare(void)
 	if (mkdir(sub, 0755) < 0 && errno != EEXIST)
 		die("mkdir %s", sub);
 	make_file("with space/file", 4, 0);
+	snprintf(sub, sizeof(sub), "%s/threads", dir);
+	if (mkdir(sub, 0755) < 0 && errno != EEXIST)
+		die("mkdir %s", sub);
+	for (int i = 0; i < NTFILES; i++)
+		make_file(tfile_name(i), TFILE_PAGES, 0);
 }
 
 /* ---- scenarios ---------------------------------------------------------------- */
@@ -369,6 +391,234 @@ static void s_thread(void)
 	if (pthread_create(&t, NULL, thread_main, NULL) || pthread_join(t, NULL))
 		die("thread");
 	expect("exact", ino_of("thread"), "r", "1-2", "thread");
+}
+
+/* ---- many threads ----------------------------------------------------------------- */
+
+/*
+ * Pages of the threaded scenarios' files read so far, kept by the threads
+ * under a lock: the expectation is printed once, when every scenario has
+ * run ("all" runs several over the same files).
+ */
+static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char tread[NTFILES][TFILE_PAGES];
+static bool tused;
+
+static void tnote(int file, long first, long n)
+{
+	pthread_mutex_lock(&tlock);
+	for (long p = first; p < first + n; p++)
+		tread[file][p] = 1;
+	tused = true;
+	pthread_mutex_unlock(&tlock);
+}
+
+/* Read pages [first, first+n) of fd, file number `file`, in one of three ways. */
+static void tread_pages(int fd, int file, long first, long n, unsigned how)
+{
+	char *buf = page_buf(n);
+
+	switch (how % 3) {
+	case 0:		/* pread */
+		if (pread(fd, buf, (size_t)(n * ps), first * ps) != n * ps)
+			die("pread %s", tfile_name(file));
+		break;
+	case 1:		/* lseek, then read */
+		if (lseek(fd, first * ps, SEEK_SET) < 0 || read(fd, buf, (size_t)(n * ps)) != n * ps)
+			die("read %s", tfile_name(file));
+		break;
+	default:	/* read a page at a time from where the position is */
+		if (lseek(fd, first * ps, SEEK_SET) < 0)
+			die("lseek %s", tfile_name(file));
+		for (long i = 0; i < n; i++)
+			if (read(fd, buf, (size_t)ps) != ps)
+				die("read %s", tfile_name(file));
+		break;
+	}
+	free(buf);
+	tnote(file, first, n);
+}
+
+/* Deterministic pseudo-random numbers, one stream per caller. */
+static unsigned tnext(unsigned *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return *seed >> 8;
+}
+
+static void texpect(void)
+{
+	for (int i = 0; i < NTFILES; i++) {
+		char ranges[TFILE_PAGES * 8] = "", *o = ranges;
+
+		for (int p = 0; p < TFILE_PAGES; p++) {
+			int q = p;
+
+			if (!tread[i][p])
+				continue;
+			while (q + 1 < TFILE_PAGES && tread[i][q + 1])
+				q++;
+			o += sprintf(o, o == ranges ? "%d" : ",%d", p);
+			if (q > p)
+				o += sprintf(o, "-%d", q);
+			p = q;
+		}
+		if (o > ranges)	/* a file not read must not be listed: the check says so */
+			expect("exact", ino_of(tfile_name(i)), "r", ranges, tfile_name(i));
+	}
+}
+
+/*
+ * threads: 16 threads, thread k reading the files k, k+16, ...: some read
+ * one file and exit while others go on opening, reading and closing; fd
+ * numbers are reused by one thread right after another closed them.
+ */
+static void *threads_main(void *arg)
+{
+	int k = (int)(intptr_t)arg;
+	unsigned seed = (unsigned)k * 7919u + 1;
+
+	for (int f = k; f < NTFILES; f += 16 + (k % 3) * 16) {
+		int fd = open_in(tfile_name(f), O_RDONLY);
+		long first = tnext(&seed) % TFILE_PAGES, n = 1 + tnext(&seed) % (TFILE_PAGES - first);
+
+		tread_pages(fd, f, first, n, tnext(&seed));
+		if (tnext(&seed) % 2)
+			sched_yield();
+		close(fd);
+	}
+	return NULL;
+}
+
+static void s_threads(void)
+{
+	pthread_t t[16];
+
+	for (int k = 0; k < 16; k++)
+		if (pthread_create(&t[k], NULL, threads_main, (void *)(intptr_t)k))
+			die("pthread_create");
+	for (int k = 0; k < 16; k++)
+		pthread_join(t[k], NULL);
+}
+
+/*
+ * handoff: a thread opens files and reads their first pages, then exits;
+ * another, started after it is gone, reads on from where it stopped and
+ * closes them.
+ */
+static int handoff_fds[8];
+
+static void *handoff_open(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 8; i++) {
+		handoff_fds[i] = open_in(tfile_name(i), O_RDONLY);
+		tread_pages(handoff_fds[i], i, 0, 2, 2);	/* the position ends at page 2 */
+	}
+	return NULL;
+}
+
+static void *handoff_finish(void *arg)
+{
+	char *buf = page_buf(3);
+
+	(void)arg;
+	for (int i = 0; i < 8; i++) {
+		if (read(handoff_fds[i], buf, (size_t)(3 * ps)) != 3 * ps)
+			die("read %s", tfile_name(i));
+		tnote(i, 2, 3);
+		close(handoff_fds[i]);
+	}
+	free(buf);
+	return NULL;
+}
+
+static void s_handoff(void)
+{
+	pthread_t a, b;
+
+	if (pthread_create(&a, NULL, handoff_open, NULL) || pthread_join(a, NULL) ||
+	    pthread_create(&b, NULL, handoff_finish, NULL) || pthread_join(b, NULL))
+		die("thread");
+}
+
+/*
+ * pool: 4 workers take 256 jobs (a file and pages to read) from a queue;
+ * each job may start a short-lived helper thread that reads too; the main
+ * thread forks children meanwhile, each reading through an fd it inherits.
+ */
+static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
+static int qnext;
+
+struct tjob {
+	int file;
+	long first, n;
+	unsigned how;
+};
+
+static void *pool_helper(void *arg)
+{
+	struct tjob *j = arg;
+	int fd = open_in(tfile_name(j->file), O_RDONLY);
+
+	tread_pages(fd, j->file, j->first, j->n, j->how);
+	close(fd);
+	return NULL;
+}
+
+static void *pool_worker(void *arg)
+{
+	unsigned seed = (unsigned)(intptr_t)arg * 104729u + 3;
+
+	for (;;) {
+		struct tjob j;
+		pthread_t h;
+		int q, fd;
+
+		pthread_mutex_lock(&qlock);
+		q = qnext++;
+		pthread_mutex_unlock(&qlock);
+		if (q >= 256)
+			return NULL;
+		j.file = (int)(tnext(&seed) % NTFILES);
+		j.first = tnext(&seed) % TFILE_PAGES;
+		j.n = 1 + tnext(&seed) % (TFILE_PAGES - j.first);
+		j.how = tnext(&seed);
+		if (q % 16 == 0) {
+			if (pthread_create(&h, NULL, pool_helper, &j) || pthread_join(h, NULL))
+				die("pthread_create");
+			continue;
+		}
+		fd = open_in(tfile_name(j.file), O_RDONLY);
+		tread_pages(fd, j.file, j.first, j.n, j.how);
+		close(fd);
+	}
+}
+
+static void s_pool(void)
+{
+	static char buf[65536];
+	pthread_t w[4];
+
+	qnext = 0;
+	for (int k = 0; k < 4; k++)
+		if (pthread_create(&w[k], NULL, pool_worker, (void *)(intptr_t)k))
+			die("pthread_create");
+	for (int c = 0; c < 8; c++) {
+		int file = NTFILES - 1 - c, fd = open_in(tfile_name(file), O_RDONLY), status;
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork");
+		if (pid == 0)	/* no malloc here: other threads may hold its lock */
+			_exit(pread(fd, buf, (size_t)ps, 3 * ps) == ps ? 0 : 1);
+		if (waitpid(pid, &status, 0) < 0 || status != 0)
+			die("child");
+		tnote(file, 3, 1);
+		close(fd);
+	}
+	for (int k = 0; k < 4; k++)
+		pthread_join(w[k], NULL);
 }
 
 /* The exec'd image: read page 4 of the inherited fd, pages 0-1 of exec-b. */
@@ -612,7 +862,8 @@ static const struct scenario {
 	{ "read", s_read }, { "pread", s_pread }, { "readv", s_readv }, { "preadv", s_preadv },
 	{ "sendfile", s_sendfile }, { "splice", s_splice }, { "copy", s_copy },
 	{ "mmap", s_mmap }, { "direct", s_direct }, { "dup", s_dup }, { "fork", s_fork },
-	{ "thread", s_thread }, { "exec", s_exec }, { "rename", s_rename }, { "reuse", s_reuse },
+	{ "thread", s_thread }, { "threads", s_threads }, { "handoff", s_handoff },
+	{ "pool", s_pool }, { "exec", s_exec }, { "rename", s_rename }, { "reuse", s_reuse },
 	{ "write", s_write }, { "small", s_small }, { "pseudo", s_pseudo },
 	{ "interrupt", s_interrupt },
 };
@@ -640,18 +891,20 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "exec-child") && argc == 4)
 		return exec_child(atoi(argv[3]));
+	bool all = !strcmp(argv[1], "all"), ran = false;
+
 	for (size_t i = 0; i < NSCENARIOS; i++) {
-		if (strcmp(argv[1], "all") && strcmp(argv[1], scenarios[i].name))
-			continue;
-		if (!strcmp(argv[1], "all") && scenarios[i].run == s_interrupt)
+		if ((!all && strcmp(argv[1], scenarios[i].name)) ||
+		    (all && scenarios[i].run == s_interrupt))
 			continue;
 		scenarios[i].run();
-		if (strcmp(argv[1], "all"))
-			return fflush(stdout) != 0;
+		ran = true;
 	}
-	if (strcmp(argv[1], "all")) {
+	if (!ran) {
 		fprintf(stderr, "readjob: no scenario %s (readjob list)\n", argv[1]);
 		return 2;
 	}
+	if (tused)
+		texpect();
 	return fflush(stdout) != 0;
 }

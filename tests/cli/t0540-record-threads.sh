@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# hotset record of multithreaded jobs, on every run of many: threads that
+# open, read (read, lseek, pread) and exit while others go on; fds opened by
+# a thread that exits and read by another; a thread pool whose process forks
+# meanwhile. Each backend's profile has exactly the pages read, and the two
+# backends agree on a real threaded program (git grep) and on many Python
+# threads.
+. "$(dirname "$0")/../lib.sh"
+
+check() { python3 "$TESTS_DIR/helpers/readjob-check.py" "$@"; }
+# The job readjob; built with ASan, its leak check cannot run under ptrace.
+RJ=("$HELPERS/readjob")
+ldd "$HELPERS/readjob" 2>/dev/null | grep -q libasan && RJ=(env ASAN_OPTIONS=detect_leaks=0 "${RJ[@]}")
+RUNS=${HOTSET_TEST_THREAD_RUNS:-10}
+
+as() {
+	local who=$1; shift
+	if [ "$who" = nobody ]; then as_nobody "$@"; else "$@"; fi
+}
+
+# runs WHO BACKEND: every threaded scenario, $RUNS times, each profile exact
+runs() {
+	local who=$1 backend=$2 s i
+	[ "$who" = root ] || chown nobody:nogroup .
+	as $who mkdir d && as $who "$HELPERS/readjob" prepare d &&
+	for i in $(seq "$RUNS"); do
+		for s in threads handoff pool; do
+			as $who "$HOTSET" record -q --backend=$backend -o p -- "${RJ[@]}" $s d > expect &&
+			hotset show --json p > j &&
+			check expect j "$PWD/d" || { echo "run $i, scenario $s" >&2; return 1; }
+		done
+	done
+}
+
+test_expect_success 'ptrace, root: threaded jobs give exactly the pages read, every run' '
+	runs root ptrace
+'
+
+test_expect_success NOBODY 'ptrace, nobody: threaded jobs give exactly the pages read, every run' '
+	runs nobody ptrace
+'
+
+test_expect_success BPF 'bpf: threaded jobs give exactly the pages read, every run' '
+	runs root bpf
+'
+
+# pages_by_file PROFILE: "path pages" per file read (not mapped), sorted
+pages_by_file() {
+	hotset show --json "$1" | python3 -c '
+import json, sys
+for f in sorted(json.load(sys.stdin)["files"], key=lambda f: f["path"]):
+    if "m" not in f["flags"]:
+        print(f["path"], sorted(map(tuple, f["ranges"])))'
+}
+
+test_expect_success 'many Python threads: every file with all its pages, every run' '
+	mkdir sz && for i in $(seq 1 50); do head -c $((i * 4096)) /dev/zero > sz/$i; done &&
+	cat > t.py <<-\EOF &&
+	import threading
+	def rd(i):
+	    with open("sz/%d" % (i + 1), "rb") as f: f.read()
+	ts = [threading.Thread(target=rd, args=(i,)) for i in range(50)]
+	[t.start() for t in ts]; [t.join() for t in ts]
+	EOF
+	backends=ptrace; have_prereq BPF && backends="ptrace bpf"
+	for b in $backends; do
+		for i in $(seq "$RUNS"); do
+			hotset record -q --backend=$b -o p -- python3 t.py &&
+			hotset show --json p > j &&
+			check_eq "$(json j "sorted((f[\"path\"].rsplit(\"/\", 1)[1], f[\"pages\"]) for f in j[\"files\"] if \"/sz/\" in f[\"path\"]) == sorted((str(i), i) for i in range(1, 51))")" 1 ||
+				{ echo "$b, run $i" >&2; return 1; }
+		done
+	done
+'
+
+test_expect_success BPF 'git grep on 8 threads: the ptrace profile equals the bpf one' '
+	command -v git > /dev/null || { echo "# no git: nothing to compare" >&2; exit 0; }
+	mkdir t && cd t && git init -q &&
+	python3 -c "
+import os
+for i in range(600):
+    d = \"d%d\" % (i % 20)
+    os.makedirs(d, exist_ok=True)
+    open(\"%s/f%d\" % (d, i), \"w\").write(\"line %d\n\" % i * (1 + i * 7 % 2000))" &&
+	git add -A && git -c user.email=t@t -c user.name=t commit -qm t &&
+	for i in 1 2 3; do
+		hotset record -q --backend=ptrace -o ../pp -- git grep --threads=8 -c nothing-matches > /dev/null || true
+		hotset record -q --backend=bpf -o ../pb -- git grep --threads=8 -c nothing-matches > /dev/null || true
+		pages_by_file ../pp > ../a && pages_by_file ../pb > ../b &&
+		check_eq "$(grep -c "/t/d" ../a)" 600 &&
+		diff ../a ../b
+	done
+'
+
+test_done
