@@ -466,6 +466,8 @@ static bool identify(struct pt_tracer *tr, struct pt_task *t, int fd, struct pt_
 	snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)t->tid, fd);
 	n = readlink(link, name, sizeof(name) - 1);
 	tr->stats.idents++;
+	if (n < 0 && errno == ENAMETOOLONG)
+		tr->too_long++;	/* the kernel names no path over PATH_MAX */
 	if (n <= 0)
 		return false;
 	name[n] = '\0';

@@ -925,6 +925,10 @@ static void finish(struct pt_tracer *tr, struct run *run)
 	sweep(tr, true);	/* what processes left running have read so far */
 	tr->recording = false;
 	report_stats(tr);
+	if (tr->too_long)
+		pt_report_warning(tr, "%llu read%s of files whose paths are too long to record "
+				  "(over PATH_MAX) left out", (unsigned long long)tr->too_long,
+				  tr->too_long == 1 ? "" : "s");
 	if (run->job.status_fd >= 0) {	/* it never exec'd */
 		const char *stage = "exec";
 		int rc = hs_job_exec_result(&run->job, &stage);

@@ -249,6 +249,7 @@ struct pt_tracer {
 
 	int procmap_query;		/* PROCMAP_QUERY works: 1, no: 0, unknown: -1 */
 	uint64_t lost;			/* reads that could not be recorded */
+	uint64_t too_long;		/* reads of files whose path is over PATH_MAX */
 	struct {			/* for HOTSET_PTRACE_STATS=1 */
 		uint64_t seccomp, exits, events, samples, reads_at, idents, lookups, scans;
 	} stats;

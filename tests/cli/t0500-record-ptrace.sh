@@ -300,4 +300,13 @@ test_expect_success STRACE 'when ptrace is not possible (hotset traced itself), 
 	grep -q "ptrace is not allowed here" err && test ! -e p
 '
 
+test_expect_success 'a file whose path is over PATH_MAX is left out with a warning, as with bpf' '
+	top=$PWD n=$(printf "x%.0s" $(seq 250)) && (
+		for i in $(seq 20); do mkdir $n && cd $n; done &&
+		echo hello > f &&
+		hotset record -q --backend=ptrace -o "$top/p" -- cat f > /dev/null 2> "$top/err"
+	) &&
+	grep -q "1 read of files whose paths are too long to record (over PATH_MAX) left out" err
+'
+
 test_done
