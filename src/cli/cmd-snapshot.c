@@ -197,6 +197,9 @@ static int run_snapshot(int argc, char **argv)
 	}
 	if (!out)
 		return usage_error(&cmd_snapshot, "give the profile to write with -o PROFILE");
+	if (!*out)
+		return usage_error(&cmd_snapshot, "-o: an empty PROFILE names no file "
+				   "(for standard output, give -)");
 	ops.paths = argv + optind;
 	ops.npaths = argc - optind;
 	if (!ops.npaths)

@@ -114,6 +114,14 @@ int operands_open(struct operands *o)
 
 	if (!o->profile && o->npaths == 0)
 		return usage_error(o->cmd, "give a PATH or -p PROFILE");
+	/* "" would be walked as the working directory: most likely an unset variable */
+	for (int i = 0; i < o->npaths; i++)
+		if (!o->paths[i][0])
+			return usage_error(o->cmd, "an empty PATH names no file "
+					   "(for the working directory, give .)");
+	if (o->profile && !o->profile[0])
+		return usage_error(o->cmd, "an empty PROFILE names no file "
+				   "(for standard input, give -)");
 	if (!o->profile)
 		return EXIT_OK;
 	if (!strcmp(o->profile, "-")) {
