@@ -13,6 +13,91 @@
 
 #include "cli.h"
 
+/* ---- messages --------------------------------------------------------------- */
+
+static void line_flush(struct line *l)
+{
+	size_t off = 0;
+	int saved = errno;
+
+	while (off < l->len) {
+		ssize_t n = write(STDERR_FILENO, l->buf + off, l->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	l->len = 0;
+	errno = saved;
+}
+
+void line_add(struct line *l, const char *s, size_t n)
+{
+	while (n) {
+		size_t k = sizeof(l->buf) - l->len < n ? sizeof(l->buf) - l->len : n;
+
+		memcpy(l->buf + l->len, s, k);
+		l->len += k;
+		s += k;
+		n -= k;
+		if (l->len == sizeof(l->buf))
+			line_flush(l);
+	}
+}
+
+/*
+ * The character at s (n > 0 bytes left) as a terminal should see it, in
+ * out: a control character as \xHH, a backslash as "\\". Returns the
+ * bytes of s it stands for; *out_len is the length of out.
+ */
+static size_t escape_char(const unsigned char *s, size_t n, char out[8], size_t *out_len)
+{
+	(void)n;
+	if (s[0] == '\\') {
+		memcpy(out, "\\\\", 2);
+		*out_len = 2;
+	} else if (s[0] < 0x20 || s[0] == 0x7f) {
+		snprintf(out, 8, "\\x%02x", s[0]);
+		*out_len = 4;
+	} else {
+		out[0] = (char)s[0];
+		*out_len = 1;
+	}
+	return 1;
+}
+
+void line_add_path(struct line *l, const char *path, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)path;
+	char out[8];
+	size_t k;
+
+	for (size_t i = 0; i < len;) {
+		i += escape_char(s + i, len - i, out, &k);
+		line_add(l, out, k);
+	}
+}
+
+void print_path(FILE *f, const char *path, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)path;
+	char out[8];
+	size_t k;
+
+	for (size_t i = 0; i < len;) {
+		i += escape_char(s + i, len - i, out, &k);
+		fwrite(out, 1, k, f);
+	}
+}
+
+void line_write(struct line *l)
+{
+	line_add(l, "\n", 1);
+	line_flush(l);
+}
+
 double now_seconds(void)
 {
 	struct timespec ts;

@@ -66,4 +66,39 @@ test_expect_success 'an empty -p PROFILE, show "", and an empty -o are refused' 
 	test ! -e ran
 '
 
+# ---- warnings: one write each --------------------------------------------------
+
+prereq_STRACE() { command -v strace >/dev/null; }
+
+# gone_profile N: a profile of N entries whose files do not exist.
+gone_profile() {
+	python3 - "$1" "$PWD" <<-\PY
+	import sys
+	n, d = int(sys.argv[1]), sys.argv[2]
+	print("hotset-profile 1\nsource snapshot\npage-size 4096")
+	for i in range(n):
+	    print("f 0:0 %d 4096 1.000000000 - 0 %s/gone/file-%06d" % (i + 1, d, i))
+	print("end %d 0 0" % n)
+	PY
+}
+
+test_expect_success STRACE 'a warning costs one write, not one per byte; none is lost' '
+	gone_profile 1000 > gone.prof &&
+	# LeakSanitizer (SANITIZE=1 builds) cannot work under a tracer
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		expect_code 1 strace -f -qq -o trace -e trace=write "$HOTSET" status -p gone.prof > out 2> err &&
+	check_eq "$(grep -c "^hotset: .*/gone/file-[0-9]*: no longer exists, skipped" err)" 1000 &&
+	check_eq "$(wc -l < err)" 1000 &&
+	writes=$(grep -c "write(2, " trace) &&
+	{ [ "$writes" -le 1010 ] || { echo "$writes writes to stderr for 1000 warnings" >&2; false; }; }
+'
+
+test_expect_success NOBODY 'warnings of walking threads come whole, one per line' '
+	mkdir t && for i in $(seq 1 8); do mkdir t/$i && for j in $(seq 1 50); do printf x > t/$i/$j; done; done &&
+	chmod 000 t/*/* &&
+	expect_code 1 as_nobody "$HOTSET" status -j 8 t > out 2> err &&
+	check_eq "$(grep -c "^hotset: t/[0-9]*/[0-9]*: cannot open: Permission denied$" err)" 400 &&
+	check_eq "$(wc -l < err)" 400
+'
+
 test_done
