@@ -71,6 +71,8 @@ static inline void line_start(struct line *l)
 void line_add(struct line *l, const char *s, size_t n);
 /* Add a path escaped as by print_path(). */
 void line_add_path(struct line *l, const char *path, size_t len);
+/* Add text with its control characters escaped as by print_path() (not '\\'). */
+void line_add_text(struct line *l, const char *text, size_t len);
 /* Add a newline and write the line to stderr (errors are ignored: stderr is the last resort). */
 void line_write(struct line *l);
 
@@ -85,7 +87,11 @@ int parse_size(const char *s, uint64_t *out);
 const char *human_size(uint64_t bytes, char buf[16]);
 /* "45.2%" of part/whole ("-" if whole is 0); buf holds at least 8 bytes. */
 const char *percent(uint64_t part, uint64_t whole, char buf[8]);
-/* Print a path with control characters escaped as \xHH, a backslash as \\. */
+/*
+ * Print a path for a terminal: control characters (C0, DEL, and C1, as raw
+ * bytes or as UTF-8 U+0080-U+009F) escaped as \xHH per byte, a backslash
+ * as \\, other bytes as they are (UTF-8 included).
+ */
 void print_path(FILE *f, const char *path, size_t len);
 /* The "s" of "%llu file%s": "" for one. */
 static inline const char *plural(uint64_t n)

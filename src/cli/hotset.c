@@ -66,7 +66,7 @@ static void vmessage(const char *prefix, const char *fmt, va_list ap)
 	line_start(&l);
 	line_add(&l, "hotset: ", 8);
 	line_add(&l, prefix, strlen(prefix));
-	line_add(&l, msg, (size_t)n);
+	line_add_text(&l, msg, (size_t)n);	/* paths and names in it may hold anything */
 	line_write(&l);
 	if (msg != text)
 		free(msg);

@@ -47,19 +47,49 @@ void line_add(struct line *l, const char *s, size_t n)
 	}
 }
 
+static size_t utf8_len(const unsigned char *s, size_t n);
+
+/* "\\xHH" for byte b, in the four bytes at out. */
+static void hex_escape(char *out, unsigned char b)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	out[0] = '\\';
+	out[1] = 'x';
+	out[2] = digits[b >> 4];
+	out[3] = digits[b & 0xf];
+}
+
 /*
  * The character at s (n > 0 bytes left) as a terminal should see it, in
- * out: a control character as \xHH, a backslash as "\\". Returns the
- * bytes of s it stands for; *out_len is the length of out.
+ * out: a control character as \xHH per byte, and with backslash, '\' as
+ * "\\". Control characters are C0 and DEL, and C1 (U+0080-U+009F) both
+ * in UTF-8 (0xc2 0x80-0x9f) and as raw bytes outside a UTF-8 sequence: a
+ * terminal in a Latin-1 locale, and some in UTF-8, obey them (0x9b and
+ * U+009B are CSI, the start of an escape sequence). Other bytes pass.
+ * Returns the bytes of s it stands for; *out_len is the length of out.
  */
-static size_t escape_char(const unsigned char *s, size_t n, char out[8], size_t *out_len)
+static size_t escape_char(const unsigned char *s, size_t n, bool backslash, char out[8],
+			  size_t *out_len)
 {
-	(void)n;
-	if (s[0] == '\\') {
+	size_t k = s[0] < 0x80 ? 1 : utf8_len(s, n);
+
+	if (k == 2 && s[0] == 0xc2 && s[1] < 0xa0) {
+		hex_escape(out, s[0]);
+		hex_escape(out + 4, s[1]);
+		*out_len = 8;
+		return 2;
+	}
+	if (k > 1) {
+		memcpy(out, s, k);
+		*out_len = k;
+		return k;
+	}
+	if (backslash && s[0] == '\\') {
 		memcpy(out, "\\\\", 2);
 		*out_len = 2;
-	} else if (s[0] < 0x20 || s[0] == 0x7f) {
-		snprintf(out, 8, "\\x%02x", s[0]);
+	} else if (s[0] < 0x20 || s[0] == 0x7f || (s[0] >= 0x80 && s[0] < 0xa0)) {
+		hex_escape(out, s[0]);
 		*out_len = 4;
 	} else {
 		out[0] = (char)s[0];
@@ -68,16 +98,26 @@ static size_t escape_char(const unsigned char *s, size_t n, char out[8], size_t 
 	return 1;
 }
 
-void line_add_path(struct line *l, const char *path, size_t len)
+static void line_add_escaped(struct line *l, const char *text, size_t len, bool backslash)
 {
-	const unsigned char *s = (const unsigned char *)path;
+	const unsigned char *s = (const unsigned char *)text;
 	char out[8];
 	size_t k;
 
 	for (size_t i = 0; i < len;) {
-		i += escape_char(s + i, len - i, out, &k);
+		i += escape_char(s + i, len - i, backslash, out, &k);
 		line_add(l, out, k);
 	}
+}
+
+void line_add_path(struct line *l, const char *path, size_t len)
+{
+	line_add_escaped(l, path, len, true);
+}
+
+void line_add_text(struct line *l, const char *text, size_t len)
+{
+	line_add_escaped(l, text, len, false);
 }
 
 void print_path(FILE *f, const char *path, size_t len)
@@ -87,7 +127,7 @@ void print_path(FILE *f, const char *path, size_t len)
 	size_t k;
 
 	for (size_t i = 0; i < len;) {
-		i += escape_char(s + i, len - i, out, &k);
+		i += escape_char(s + i, len - i, true, out, &k);
 		fwrite(out, 1, k, f);
 	}
 }

@@ -101,4 +101,56 @@ test_expect_success NOBODY 'warnings of walking threads come whole, one per line
 	check_eq "$(wc -l < err)" 400
 '
 
+# ---- C1 control characters ----------------------------------------------------
+
+# Names with C1 controls: the raw byte 0x9b (CSI in Latin-1 terminals) and
+# U+009B in UTF-8 (0xc2 0x9b), beside UTF-8 whose bytes 0x80-0x9f are not
+# controls (a with macron: 0xc4 0x81) and must pass.
+c1_raw=$(printf 'r\x9bq') c1_utf8=$(printf 'u\xc2\x9bq') utf8=$(printf 'a\xc4\x81')
+
+test_expect_success 'status -v and its warnings escape C1 controls, raw or UTF-8' '
+	printf x > "$c1_raw" && printf x > "$c1_utf8" && printf x > "$utf8" &&
+	hs status -v -j 1 "$c1_raw" "$c1_utf8" "$utf8" > out &&
+	grep -Fq " r\\x9bq" out && grep -Fq " u\\xc2\\x9bq" out && grep -Fq " $utf8" out &&
+	! grep -q "$(printf "\x9b")" out &&
+	expect_code 1 hs status "$c1_raw/x" "$c1_utf8/x" > out 2> err &&
+	grep -Fxq "hotset: r\\x9bq/x: cannot open: Not a directory" err &&
+	grep -Fxq "hotset: u\\xc2\\x9bq/x: cannot open: Not a directory" err &&
+	expect_code 2 hs status -p "$c1_utf8.prof" 2> err &&
+	grep -Fq "hotset: u\\xc2\\x9bq.prof: " err &&
+	! grep -q "$(printf "\x9b")" err
+'
+
+test_expect_success 'show escapes C1 controls in paths, the profile name, host and kernel' '
+	{
+		printf "hotset-profile 1\nsource snapshot\npage-size 4096\n"
+		printf "host h\x9bst\nkernel k\xc2\x9b1\n"
+		printf "f 0:0 1 1 1.000000000 - 0 /%s\n" "$c1_raw"
+		printf "f 0:0 2 1 1.000000000 - 0 /%s\n" "$c1_utf8"
+		printf "f 0:0 3 1 1.000000000 - 0 /%s\n" "$utf8"
+		printf "end 3 0 0\n"
+	} > "$c1_raw.prof" &&
+	hs show "$c1_raw.prof" > out &&
+	grep -Fxq "Profile:  r\\x9bq.prof" out &&
+	grep -Fq " on h\\x9bst, Linux k\\xc2\\x9b1," out &&
+	grep -Fq " /r\\x9bq" out && grep -Fq " /u\\xc2\\x9bq" out && grep -Fq " /$utf8" out &&
+	! grep -q "$(printf "\x9b")" out &&
+	hs show --json "$c1_raw.prof" > j &&
+	check_eq "$(json j "j[\"files\"][1][\"path\"] == \"/u\\u009bq\"")" 1
+'
+
+test_expect_success REALFS 'warm and evict: warnings, and where a budget stopped, escape C1 controls' '
+	mkpages "$c1_utf8" 4 &&
+	printf "hotset-profile 1\nsource snapshot\npage-size %s\nf 0:0 0 0 0.000000000 - 0-3 %s\nend 1 0 0\n" \
+		"$ps" "$PWD/$c1_utf8" > p.prof &&
+	hs warm -q --budget $ps -p p.prof > out &&
+	grep -Fq "stopped at $PWD/u\\xc2\\x9bq, page 1" out &&
+	rm "$c1_utf8" &&
+	expect_code 1 hs warm -p p.prof > out 2> err &&
+	grep -Fq "/u\\xc2\\x9bq: " err &&
+	expect_code 1 hs evict -p p.prof > out 2> err &&
+	grep -Fq "/u\\xc2\\x9bq: " err &&
+	! grep -q "$(printf "\x9b")" err
+'
+
 test_done
