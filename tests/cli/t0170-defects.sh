@@ -153,4 +153,51 @@ test_expect_success REALFS 'warm and evict: warnings, and where a budget stopped
 	! grep -q "$(printf "\x9b")" err
 '
 
+# ---- resident bytes within the file's size -----------------------------------------
+
+# status_bytes ARGS...: "(bytes, resident_bytes)" of status --json ARGS
+status_bytes() { hs status --json "$@" > j && json j "(j[\"bytes\"], j[\"resident_bytes\"])"; }
+
+test_expect_success REALFS 'resident bytes never exceed the size: the last page counts its bytes only' '
+	size=$((2 * ps + 1000)) &&
+	head -c $size /dev/zero > f && printf x > one && head -c $((2 * ps)) /dev/zero > whole &&
+	check() {
+		pagetool evict f one whole && pagetool read f 0-2 && pagetool read one 0 &&
+		pagetool read whole 0-1 &&
+		check_eq "$(status_bytes f)" "($size, $size)" &&
+		check_eq "$(status_bytes one)" "(1, 1)" &&
+		check_eq "$(status_bytes whole)" "($((2 * ps)), $((2 * ps)))" &&
+		hs status f > out && grep -q "^  Resident: 3 (9.0 KiB) 100.0%$" out &&
+		grep -q "^     Pages: 3 (9.0 KiB)$" out &&
+		hs status -v f > out && grep -Eq "100.0% +9.0 KiB / 9.0 KiB +f$" out &&
+		pagetool evict f && pagetool read f 0 2 &&
+		check_eq "$(status_bytes f)" "($size, $((ps + 1000)))" &&
+		HOTSET_NO_CACHESTAT=1 status_bytes f > got && check_eq "$(cat got)" "($size, $((ps + 1000)))" &&
+		pagetool evict f && pagetool read f 0 1 &&
+		check_eq "$(status_bytes f)" "($size, $((2 * ps)))"
+	} &&
+	[ "$ps" -eq 4096 ] && retry check
+'
+
+test_expect_success REALFS '-p: a listed last page counts for the bytes of the file in it' '
+	size=$((3 * ps + 10)) &&
+	head -c $size /dev/zero > f && pagetool evict f &&
+	printf "hotset-profile 1\nsource snapshot\npage-size %s\nf 0:0 0 0 0.000000000 - 1,3 %s\nend 1 0 0\n" \
+		"$ps" "$PWD/f" > p.prof &&
+	check() {
+		pagetool evict f && pagetool read f 1 3 &&
+		check_eq "$(status_bytes -q -p p.prof)" "($((ps + 10)), $((ps + 10)))"
+	} &&
+	retry check
+'
+
+test_expect_success NOBODY 'as an unprivileged user: no resident bytes where residency is unknown' '
+	head -c 5000 /dev/zero > f && chmod 644 f &&
+	as_nobody "$HOTSET" status --json f > j &&
+	check_eq "$(json j "(j[\"bytes\"], j[\"resident_bytes\"], j[\"unknown_files\"])")" "(5000, 0, 1)" &&
+	chown nobody f && pagetool read f 0-1 &&
+	as_nobody "$HOTSET" status --json f > j &&
+	check_eq "$(json j "(j[\"bytes\"], j[\"resident_bytes\"])")" "(5000, 5000)"
+'
+
 test_done
