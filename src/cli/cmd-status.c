@@ -181,8 +181,15 @@ static void print_totals(struct status *s)
 		return;
 	}
 	printf("%10s: %llu", "Files", (unsigned long long)s->files);
-	if (s->unknown_files)
-		printf(" (%llu unknown)", (unsigned long long)s->unknown_files);
+	if (s->unknown_files || s->ops->skipped) {	/* as warm says it */
+		fputs(" (", stdout);
+		if (s->unknown_files)
+			printf("%llu unknown%s", (unsigned long long)s->unknown_files,
+			       s->ops->skipped ? ", " : "");
+		if (s->ops->skipped)
+			printf("%u skipped with a warning", s->ops->skipped);
+		putchar(')');
+	}
 	printf("\n%10s: %llu (%s)\n", "Pages", (unsigned long long)pages, human_size(s->bytes, a));
 	printf("%10s: %llu (%s) %s", "Resident", (unsigned long long)c->cached,
 	       human_size(s->resident_bytes, b), percent(c->cached, c->pages, pct));

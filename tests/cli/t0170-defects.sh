@@ -200,4 +200,25 @@ test_expect_success NOBODY 'as an unprivileged user: no resident bytes where res
 	check_eq "$(json j "(j[\"bytes\"], j[\"resident_bytes\"])")" "(5000, 5000)"
 '
 
+# ---- status counts the operands it skipped ----------------------------------------
+
+test_expect_success 'status says how many operands it skipped, in words and in JSON' '
+	expect_code 1 hs status missing1 missing2 > out 2> err &&
+	grep -qx "     Files: 0 (2 skipped with a warning)" out &&
+	expect_code 1 hs status --json missing1 missing2 > j 2> err &&
+	check_eq "$(json j "(j[\"files\"], j[\"skipped_files\"])")" "(0, 2)" &&
+	printf x > f && hs snapshot -o p.prof f > /dev/null &&
+	expect_code 1 hs status -p p.prof f elsewhere > out 2> err &&
+	grep -qx "     Files: 1 (1 skipped with a warning)" out &&
+	hs status f > out && grep -qx "     Files: 1" out
+'
+
+test_expect_success NOBODY 'as an unprivileged user: unknown and skipped files, each counted' '
+	mkdir d && printf x > d/readable && printf x > d/unreadable && chmod 600 d/unreadable &&
+	expect_code 1 as_nobody "$HOTSET" status d > out 2> err &&
+	grep -qx "     Files: 1 (1 unknown, 1 skipped with a warning)" out &&
+	expect_code 1 as_nobody "$HOTSET" status --json d > j 2> err &&
+	check_eq "$(json j "(j[\"files\"], j[\"unknown_files\"], j[\"skipped_files\"])")" "(1, 1, 1)"
+'
+
 test_done
