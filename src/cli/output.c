@@ -146,46 +146,67 @@ double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * NUMBER [K|M|G|T|P|E [i] [B]] or NUMBER %, where NUMBER is DIGITS, or
+ * DIGITS . DIGITS with either DIGITS possibly empty but not both, and
+ * nothing else: strtod would take "1e9", "0x10", "inf" or " 5", which a
+ * user is unlikely to mean as a size and which the man pages do not
+ * define. The whole part is exact to 2^64-1; a fraction needs a unit or
+ * a '%' (bytes come whole), and what it gives is rounded down to a byte.
+ */
 int parse_size(const char *s, uint64_t *out)
 {
 	static const char units[] = "KMGTPE";
-	char *end;
-	double v;
+	const char *p = s, *point, *u;
+	uint64_t whole = 0, v, part;
+	double frac = 0, scale = 1;
+	unsigned shift;
 
-	errno = 0;
-	if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.'))
+	if (!s || !(isdigit((unsigned char)p[0]) || (p[0] == '.' && isdigit((unsigned char)p[1]))))
 		return -1;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -1;
-	if (*end == '%') {
-		struct sysinfo si;
+	for (; isdigit((unsigned char)*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
 
-		if (end[1] || v > 100 || sysinfo(&si) < 0)
+		if (whole > (UINT64_MAX - d) / 10)
 			return -1;
-		*out = (uint64_t)((double)si.totalram * si.mem_unit * v / 100.0);
+		whole = whole * 10 + d;
+	}
+	point = p;
+	if (*p == '.') {
+		for (p++; isdigit((unsigned char)*p); p++)
+			frac += (*p - '0') * (scale /= 10);
+	}
+	if (*p == '%') {
+		struct sysinfo si;
+		double pct = (double)whole + frac;
+
+		if (p[1] || pct > 100 || sysinfo(&si) < 0)
+			return -1;
+		*out = (uint64_t)((double)si.totalram * si.mem_unit * pct / 100.0);
 		return 0;
 	}
-	if (*end) {
-		const char *u = strchr(units, toupper((unsigned char)*end));
-
-		if (!u || !*u)
-			return -1;
-		v *= pow(1024.0, (double)(u - units + 1));
-		end++;
-		/* accept K, KB, KiB, k, kb, kib */
-		if (*end == 'i' || *end == 'I')
-			end++;
-		if (*end == 'B' || *end == 'b')
-			end++;
-		if (*end)
-			return -1;
-	} else if (v != floor(v)) {
-		return -1;	/* fractional bytes */
+	if (!*p) {
+		if (*point == '.')
+			return -1;	/* bytes come whole */
+		*out = whole;
+		return 0;
 	}
-	if (v >= 18446744073709551615.0)
+	if (!(u = strchr(units, toupper((unsigned char)*p))))
 		return -1;
-	*out = (uint64_t)v;
+	shift = 10 * (unsigned)(u - units + 1);
+	p++;
+	/* K, KB, KiB, k, kb, kib */
+	if (*p == 'i' || *p == 'I')
+		p++;
+	if (*p == 'B' || *p == 'b')
+		p++;
+	if (*p || whole > UINT64_MAX >> shift)
+		return -1;
+	v = whole << shift;
+	part = (uint64_t)(frac * (double)((uint64_t)1 << shift));	/* < 2^shift */
+	if (v > UINT64_MAX - part)
+		return -1;
+	*out = v + part;
 	return 0;
 }
 

@@ -221,4 +221,45 @@ test_expect_success NOBODY 'as an unprivileged user: unknown and skipped files, 
 	check_eq "$(json j "(j[\"files\"], j[\"unknown_files\"], j[\"skipped_files\"])")" "(1, 1, 1)"
 '
 
+# ---- sizes ---------------------------------------------------------------------
+
+test_expect_success 'sizes: the forms the man page defines are accepted, exactly' '
+	printf x > f &&
+	while read -r size want; do
+		hs warm -q --json --budget "$size" f > j &&
+		check_eq "$(json j "j[\"budget\"]")" "$want" || return 1
+	done <<-EOF &&
+	4096 4096
+	10K 10240
+	10k 10240
+	10KiB 10240
+	10kib 10240
+	10KB 10240
+	10Ki 10240
+	1.5G 1610612736
+	.5M 524288
+	0.3K 307
+	15E 17293822569102704640
+	18446744073709551615 18446744073709551615
+	EOF
+	ram=$(awk "/^MemTotal:/ { print \$2 * 1024 }" /proc/meminfo) &&
+	hs warm -q --json --budget 10% f > j &&
+	json j "abs(j[\"budget\"] - $ram / 10) < $ram / 100" > ok && check_eq "$(cat ok)" 1 &&
+	hs warm -q --json --inflight 1M --chunk 8K f > j &&
+	check_eq "$(json j "(j[\"inflight_bytes\"], j[\"chunk_bytes\"])")" "(1048576, 8192)"
+'
+
+test_expect_success 'sizes: anything else is refused, naming the option, exit 2' '
+	printf x > f &&
+	for size in 1e9 1E3 0x10 inf nan -5 +5 "" " 10K" "10K " "10 K" 10Kx 10KiBs 10B 1.5 1.0 . .K \
+		18446744073709551616 16E 99999999999999999999K 101% 10%% 1,5G; do
+		expect_code 2 hs warm --budget "$size" f > out 2> err &&
+		grep -Fq "hotset: --budget: '\''$size'\'' is not a size" err &&
+		test ! -s out || { echo "accepted: [$size]" >&2; return 1; }
+	done &&
+	expect_code 2 hs warm --inflight 1e9 f 2> err && grep -q "^hotset: --inflight: .1e9. is not a size" err &&
+	expect_code 2 hs warm --chunk 4e3 f 2> err && grep -q "^hotset: --chunk: .4e3. is not a size" err &&
+	expect_code 2 hs warm --budget 0 f 2> err && grep -q "^hotset: --budget takes a size above 0" err
+'
+
 test_done
