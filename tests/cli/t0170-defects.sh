@@ -262,4 +262,25 @@ test_expect_success 'sizes: anything else is refused, naming the option, exit 2'
 	expect_code 2 hs warm --budget 0 f 2> err && grep -q "^hotset: --budget takes a size above 0" err
 '
 
+# ---- a snapshot that cannot be written --------------------------------------------
+
+test_expect_success 'a snapshot that cannot be written exits 2, the old profile kept' '
+	mkdir d && for i in $(seq 1 200); do printf x > d/$i; done && cat d/* > /dev/null &&
+	printf "old\n" > s.prof &&
+	( trap "" XFSZ && ulimit -f 1 && exec "$HOTSET" snapshot -o s.prof d ) > out 2> err && rc=0 || rc=$? &&
+	check_eq "$rc" 2 &&
+	grep -q "^hotset: s.prof: cannot write: File too large$" err &&
+	check_eq "$(cat s.prof)" old &&
+	! ls s.prof.tmp* 2> /dev/null &&
+	expect_code 2 hs snapshot -o - d > /dev/full 2> err &&
+	grep -q "^hotset: -: cannot write: No space left on device$" err
+'
+
+test_expect_success NOBODY 'as an unprivileged user: a snapshot that cannot be written exits 2' '
+	mkdir d && for i in $(seq 1 200); do printf x > d/$i; done && chown -R nobody d &&
+	cat d/* > /dev/null &&
+	expect_code 2 as_nobody "$HOTSET" snapshot -o - d > /dev/full 2> err &&
+	grep -q "^hotset: -: cannot write: No space left on device$" err
+'
+
 test_done
