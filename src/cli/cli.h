@@ -16,6 +16,7 @@ enum {
 	EXIT_OK = 0,
 	EXIT_PARTIAL = 1,	/* some operands failed; the rest was done */
 	EXIT_USAGE = 2,		/* bad command line or unreadable profile */
+	EXIT_FAILED = 2,	/* the command failed: a profile cannot be written */
 	EXIT_HOTSET = 125,	/* record/time: hotset itself failed */
 	EXIT_NOEXEC = 126,	/* record/time: command cannot be executed */
 	EXIT_NOTFOUND = 127,	/* record/time: command not found */
@@ -53,6 +54,29 @@ int finish_stdout(int code);
  * hotset raises it instead of returning (see hotset.c). */
 int exit_as_job(int wait_status);
 
+/*
+ * A message line for stderr, built whole and written with one write(2):
+ * stderr is unbuffered, where a message printed piecemeal costs a system
+ * call per piece (per byte, for a path printed character by character),
+ * and the lines of several threads could mix. A line longer than buf goes
+ * out in several writes.
+ */
+struct line {
+	size_t len;
+	char buf[4096];
+};
+static inline void line_start(struct line *l)
+{
+	l->len = 0;
+}
+void line_add(struct line *l, const char *s, size_t n);
+/* Add a path escaped as by print_path(). */
+void line_add_path(struct line *l, const char *path, size_t len);
+/* Add text with its control characters escaped as by print_path() (not '\\'). */
+void line_add_text(struct line *l, const char *text, size_t len);
+/* Add a newline and write the line to stderr (errors are ignored: stderr is the last resort). */
+void line_write(struct line *l);
+
 /* ---- options ------------------------------------------------------------ */
 
 /* Parse a size such as 512M, 1.5G, 4096 or 10% (of RAM); -1 if invalid. */
@@ -64,6 +88,12 @@ int parse_size(const char *s, uint64_t *out);
 const char *human_size(uint64_t bytes, char buf[16]);
 /* "45.2%" of part/whole ("-" if whole is 0); buf holds at least 8 bytes. */
 const char *percent(uint64_t part, uint64_t whole, char buf[8]);
+/*
+ * Print a path for a terminal: control characters (C0, DEL, and C1, as raw
+ * bytes or as UTF-8 U+0080-U+009F) escaped as \xHH per byte, a backslash
+ * as \\, other bytes as they are (UTF-8 included).
+ */
+void print_path(FILE *f, const char *path, size_t len);
 /* The "s" of "%llu file%s": "" for one. */
 static inline const char *plural(uint64_t n)
 {

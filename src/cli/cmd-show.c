@@ -34,6 +34,7 @@ struct show {
 
 static void print_header(struct show *s, const char *path, const struct hs_profile_header *h)
 {
+	const char *host = h->host[0] ? h->host : "?", *kernel = h->kernel[0] ? h->kernel : "?";
 	time_t t = (time_t)h->created;
 	char when[64] = "unknown";
 	struct tm tm;
@@ -54,7 +55,9 @@ static void print_header(struct show *s, const char *path, const struct hs_profi
 		json_u64(&s->j, "page_size", h->page_size);
 		return;
 	}
-	printf("Profile:  %s\n", path);
+	fputs("Profile:  ", stdout);
+	print_path(stdout, path, strlen(path));
+	putchar('\n');
 	printf("Source:   %s", h->source);
 	if (h->backend[0])
 		printf(" (%s backend)", h->backend);
@@ -66,8 +69,12 @@ static void print_header(struct show *s, const char *path, const struct hs_profi
 		print_path(stdout, h->command, strlen(h->command));
 		putchar('\n');
 	}
-	printf("Created:  %s on %s, Linux %s, %u-byte pages\n\n", when, h->host[0] ? h->host : "?",
-	       h->kernel[0] ? h->kernel : "?", h->page_size);
+	/* host and kernel may hold any byte from 0x80 up, C1 controls included */
+	printf("Created:  %s on ", when);
+	print_path(stdout, host, strlen(host));
+	fputs(", Linux ", stdout);
+	print_path(stdout, kernel, strlen(kernel));
+	printf(", %u-byte pages\n\n", h->page_size);
 	printf("%-5s %10s %10s  %s\n", "FLAGS", "PAGES", "SIZE", "PATH [RANGES]");
 }
 

@@ -27,7 +27,8 @@ static const char usage[] =
 	"  -h, --help             show this help\n"
 	"\n"
 	"Files whose residency cannot be known (no write permission) are left out\n"
-	"with a warning. Exit status: 0 done, 1 some files left out, 2 usage error.\n";
+	"with a warning. Exit status: 0 done, 1 some files left out, 2 usage error\n"
+	"or the profile cannot be written (the previous one is left as it was).\n";
 
 const struct cmd cmd_snapshot;
 
@@ -127,7 +128,7 @@ static int take_snapshot(struct operands *ops, const char *out, bool json)
 	if ((rc = hs_profile_check_target(out, &err)) ||
 	    (rc = hs_profile_writer_open(out, &h, &s.w))) {
 		error("%s: cannot write: %s", out, err.msg[0] ? err.msg : strerror(-rc));
-		return EXIT_USAGE;
+		return EXIT_FAILED;
 	}
 	if (fstat(hs_profile_writer_fd(s.w), &s.self) < 0)
 		memset(&s.self, 0, sizeof(s.self));
@@ -136,15 +137,16 @@ static int take_snapshot(struct operands *ops, const char *out, bool json)
 		memset(&s.replaced, 0, sizeof(s.replaced));
 	ops->progress_label = "Checking";
 	rc = operands_foreach(ops, snapshot_one, &s);
+	/* no profile at all is a failed command, not some files left out */
 	if (rc) {
 		hs_profile_writer_abort(s.w);
 		if (rc < -1)
 			error("%s: %s", out, strerror(-rc));
-		return EXIT_PARTIAL;
+		return EXIT_FAILED;
 	}
 	if ((rc = hs_profile_writer_commit(s.w))) {
 		error("%s: cannot write: %s", out, strerror(-rc));
-		return EXIT_PARTIAL;
+		return EXIT_FAILED;
 	}
 	/* with -o -, stdout carries the profile: the summary goes to stderr */
 	FILE *report = strcmp(out, "-") ? stdout : stderr;
@@ -197,6 +199,9 @@ static int run_snapshot(int argc, char **argv)
 	}
 	if (!out)
 		return usage_error(&cmd_snapshot, "give the profile to write with -o PROFILE");
+	if (!*out)
+		return usage_error(&cmd_snapshot, "-o: an empty PROFILE names no file "
+				   "(for standard output, give -)");
 	ops.paths = argv + optind;
 	ops.npaths = argc - optind;
 	if (!ops.npaths)

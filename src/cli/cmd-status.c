@@ -40,16 +40,50 @@ struct status {
 	bool verbose, json;
 	struct json j;
 	struct hs_cache_counts total;
-	uint64_t files, unknown_files, unknown_pages, bytes;
+	uint64_t files, unknown_files, unknown_pages, bytes, resident_bytes;
 	enum hs_residency_method method;
 	struct operands *ops;
 	pthread_mutex_t lock;	/* the walk may call status_one from several threads */
 };
 
-static void print_row(struct status *s, const struct hs_target *t,
-		      const struct hs_cache_counts *c, bool known)
+/* Does t count page p (its ranges hold it, or it has none: the whole file)? */
+static bool counts_page(const struct hs_target *t, uint64_t p)
 {
-	const uint64_t ps = hs_page_size();
+	if (!t->ranges)
+		return true;
+	for (size_t i = 0; i < t->nranges; i++)
+		if (t->ranges[i].first <= p && p <= t->ranges[i].last)
+			return true;
+	return false;
+}
+
+/*
+ * The bytes of the file in t's counted pages, and in the resident ones: a
+ * file's last page holds only the file's bytes in it, so that resident
+ * bytes never exceed the size (fincore's RES counts that page whole).
+ * Whether it is resident is asked only when the counts cannot tell.
+ */
+static void count_bytes(const struct hs_target *t, const struct hs_cache_counts *c, bool known,
+			uint64_t *bytes, uint64_t *resident)
+{
+	const uint64_t ps = hs_page_size(), size = (uint64_t)t->st->st_size;
+	const uint64_t end = size ? (size - 1) / ps : 0;	/* the last page */
+	const struct hs_range last = { end, end };
+	const uint64_t gap = size % ps ? ps - size % ps : 0;	/* past the end, in the last page */
+	const bool counted = gap && counts_page(t, last.first);
+	struct hs_cache_counts one = { 0 };
+
+	*bytes = t->pages * ps - (counted ? gap : 0);
+	*resident = known ? c->cached * ps : 0;
+	if (known && counted && c->cached &&
+	    (c->cached == c->pages ||
+	     (hs_residency_count(t->fd, size, &last, 1, &one, NULL) == 0 && one.cached)))
+		*resident -= gap;
+}
+
+static void print_row(struct status *s, const struct hs_target *t,
+		      const struct hs_cache_counts *c, bool known, uint64_t bytes, uint64_t resident)
+{
 	char a[16], b[16], pct[8];
 	double cells[BAR_CELLS];
 
@@ -78,9 +112,9 @@ static void print_row(struct status *s, const struct hs_target *t,
 	print_bar(stdout, cells, BAR_CELLS);
 	if (known)
 		printf(" %6s %10s / %-10s ", percent(c->cached, c->pages, pct),
-		       human_size(c->cached * ps, a), human_size(t->pages * ps, b));
+		       human_size(resident, a), human_size(bytes, b));
 	else
-		printf(" %6s %10s / %-10s ", "?", "unknown", human_size(t->pages * ps, b));
+		printf(" %6s %10s / %-10s ", "?", "unknown", human_size(bytes, b));
 	print_path(stdout, t->path, t->path_len);
 	putchar('\n');
 }
@@ -90,6 +124,7 @@ static int status_one(void *ctx, const struct hs_target *t)
 	struct status *s = ctx;
 	struct hs_cache_counts c = { 0 };
 	enum hs_residency_method m;
+	uint64_t bytes, resident;
 	int rc;
 
 	rc = hs_residency_count(t->fd, (uint64_t)t->st->st_size, t->ranges, t->nranges, &c, &m);
@@ -97,9 +132,11 @@ static int status_one(void *ctx, const struct hs_target *t)
 		operands_warn(s->ops, t->path, -rc, "cannot read residency");
 		return 0;
 	}
+	count_bytes(t, &c, rc == 0, &bytes, &resident);
 	pthread_mutex_lock(&s->lock);
 	s->files++;
-	s->bytes += t->ranges ? t->pages * hs_page_size() : (uint64_t)t->st->st_size;
+	s->bytes += bytes;
+	s->resident_bytes += resident;
 	if (rc == -EPERM) {
 		s->unknown_files++;
 		s->unknown_pages += t->pages;
@@ -108,7 +145,7 @@ static int status_one(void *ctx, const struct hs_target *t)
 		hs_cache_counts_add(&s->total, &c);
 	}
 	if (s->verbose)
-		print_row(s, t, &c, rc == 0);
+		print_row(s, t, &c, rc == 0, bytes, resident);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
@@ -125,7 +162,7 @@ static void print_totals(struct status *s)
 		json_u64(&s->j, "pages", pages);
 		json_u64(&s->j, "resident_pages", c->cached);
 		json_u64(&s->j, "bytes", s->bytes);
-		json_u64(&s->j, "resident_bytes", c->cached * ps);
+		json_u64(&s->j, "resident_bytes", s->resident_bytes);
 		json_u64(&s->j, "unknown_files", s->unknown_files);
 		json_u64(&s->j, "unknown_pages", s->unknown_pages);
 		json_u64(&s->j, "page_size", ps);
@@ -144,11 +181,18 @@ static void print_totals(struct status *s)
 		return;
 	}
 	printf("%10s: %llu", "Files", (unsigned long long)s->files);
-	if (s->unknown_files)
-		printf(" (%llu unknown)", (unsigned long long)s->unknown_files);
-	printf("\n%10s: %llu (%s)\n", "Pages", (unsigned long long)pages, human_size(pages * ps, a));
+	if (s->unknown_files || s->ops->skipped) {	/* as warm says it */
+		fputs(" (", stdout);
+		if (s->unknown_files)
+			printf("%llu unknown%s", (unsigned long long)s->unknown_files,
+			       s->ops->skipped ? ", " : "");
+		if (s->ops->skipped)
+			printf("%u skipped with a warning", s->ops->skipped);
+		putchar(')');
+	}
+	printf("\n%10s: %llu (%s)\n", "Pages", (unsigned long long)pages, human_size(s->bytes, a));
 	printf("%10s: %llu (%s) %s", "Resident", (unsigned long long)c->cached,
-	       human_size(c->cached * ps, b), percent(c->cached, c->pages, pct));
+	       human_size(s->resident_bytes, b), percent(c->cached, c->pages, pct));
 	if (s->unknown_files)
 		printf(" of the %llu pages that can be known", (unsigned long long)c->pages);
 	putchar('\n');

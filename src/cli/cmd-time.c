@@ -94,6 +94,11 @@ static int run_time(int argc, char **argv)
 	if (optind >= argc)
 		return usage_error(&cmd_time, "no command to run");
 	spec.argv = argv + optind;
+	/* as record does for its profile: 125, before the command runs */
+	if (output && !*output) {
+		error("-o: an empty FILE names no file");
+		return EXIT_HOTSET;
+	}
 	if (output && !(out = fopen(output, "we"))) {
 		error("cannot open %s: %s", output, strerror(errno));
 		return EXIT_HOTSET;

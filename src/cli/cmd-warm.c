@@ -185,6 +185,13 @@ static void print_human(const struct hs_warm_stats *s, const struct operands *op
 		       (unsigned long long)s->unknown_files, plural(s->unknown_files));
 }
 
+static int bad_size(const char *option, const char *arg)
+{
+	return usage_error(&cmd_warm, "%s: '%s' is not a size: give bytes, or a number with K, M, "
+			   "G, T, P or E (powers of 1024), or a percentage of RAM (4096, 512M, "
+			   "1.5G, 10%%)", option, arg);
+}
+
 /* Each file in flight holds a descriptor: allow many (the hard limit permits). */
 static void raise_nofile(void)
 {
@@ -225,8 +232,10 @@ static int run_warm(int argc, char **argv)
 		switch (opt) {
 		case 'p': ops.profile = optarg; break;
 		case 'B':
-			if (parse_size(optarg, &o.budget) < 0 || !o.budget)
-				return usage_error(&cmd_warm, "--budget takes a size such as 512M, 2G or 10%%");
+			if (parse_size(optarg, &o.budget) < 0)
+				return bad_size("--budget", optarg);
+			if (!o.budget)
+				return usage_error(&cmd_warm, "--budget takes a size above 0");
 			break;
 		case 'x': ops.walk.one_filesystem = true; break;
 		case 'L': ops.walk.follow_symlinks = true; break;
@@ -243,7 +252,9 @@ static int run_warm(int argc, char **argv)
 			o.threads = (unsigned)n;
 			break;
 		case 'I':
-			if (parse_size(optarg, &o.inflight) < 0 || o.inflight < 512 * 1024)
+			if (parse_size(optarg, &o.inflight) < 0)
+				return bad_size("--inflight", optarg);
+			if (o.inflight < 512 * 1024)
 				return usage_error(&cmd_warm, "--inflight takes a size of at least 512K");
 			break;
 		case 'M':
@@ -272,7 +283,9 @@ static int run_warm(int argc, char **argv)
 				return usage_error(&cmd_warm, "--order takes auto, given or physical");
 			break;
 		case 'C':
-			if (parse_size(optarg, &o.chunk) < 0 || o.chunk < hs_page_size())
+			if (parse_size(optarg, &o.chunk) < 0)
+				return bad_size("--chunk", optarg);
+			if (o.chunk < hs_page_size())
 				return usage_error(&cmd_warm, "--chunk takes a size of at least a page");
 			break;
 		case 'h': return print_usage(&cmd_warm);

@@ -46,10 +46,30 @@ static void print_main_usage(FILE *f)
 
 static void vmessage(const char *prefix, const char *fmt, va_list ap)
 {
+	char text[1024], *msg = text;
+	struct line l;
+	va_list again;
+	int n;
+
 	fflush(stdout);
-	fprintf(stderr, "hotset: %s", prefix);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	va_copy(again, ap);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(text)) {
+		if ((msg = malloc((size_t)n + 1)))
+			vsnprintf(msg, (size_t)n + 1, fmt, again);
+		else
+			msg = text, n = (int)sizeof(text) - 1;	/* cut short rather than lost */
+	}
+	va_end(again);
+	line_start(&l);
+	line_add(&l, "hotset: ", 8);
+	line_add(&l, prefix, strlen(prefix));
+	line_add_text(&l, msg, (size_t)n);	/* paths and names in it may hold anything */
+	line_write(&l);
+	if (msg != text)
+		free(msg);
 }
 
 void warning(const char *fmt, ...)

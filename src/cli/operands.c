@@ -10,18 +10,6 @@
 
 #include "operands.h"
 
-void print_path(FILE *f, const char *path, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)path[i];
-
-		if (ch < 0x20 || ch == 0x7f || ch == '\\')
-			fprintf(f, ch == '\\' ? "\\\\" : "\\x%02x", ch);
-		else
-			fputc(ch, f);
-	}
-}
-
 char *absolute_path(const char *path, bool dotdot)
 {
 	char *cwd = NULL, *abs = NULL;
@@ -53,19 +41,27 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 void operands_warn(struct operands *o, const char *path, int errnum, const char *what)
 {
+	struct line l;
+
 	__atomic_fetch_add(&o->skipped, 1, __ATOMIC_RELAXED);
 	if (o->quiet)
 		return;
 	pthread_mutex_lock(&lock);
+	line_start(&l);
 	if (o->progress.on)
-		fputs("\r\033[K", stderr);	/* the message starts a clean line */
+		line_add(&l, "\r\033[K", 4);	/* the message starts a clean line */
+	line_add(&l, "hotset: ", 8);
+	line_add_path(&l, path, strlen(path));
+	line_add(&l, ": ", 2);
+	line_add(&l, what, strlen(what));
+	if (errnum) {
+		const char *why = strerror(errnum);
+
+		line_add(&l, ": ", 2);
+		line_add(&l, why, strlen(why));
+	}
 	fflush(stdout);
-	fputs("hotset: ", stderr);
-	print_path(stderr, path, strlen(path));
-	if (errnum)
-		fprintf(stderr, ": %s: %s\n", what, strerror(errnum));
-	else
-		fprintf(stderr, ": %s\n", what);
+	line_write(&l);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -114,6 +110,14 @@ int operands_open(struct operands *o)
 
 	if (!o->profile && o->npaths == 0)
 		return usage_error(o->cmd, "give a PATH or -p PROFILE");
+	/* "" would be walked as the working directory: most likely an unset variable */
+	for (int i = 0; i < o->npaths; i++)
+		if (!o->paths[i][0])
+			return usage_error(o->cmd, "an empty PATH names no file "
+					   "(for the working directory, give .)");
+	if (o->profile && !o->profile[0])
+		return usage_error(o->cmd, "an empty PROFILE names no file "
+				   "(for standard input, give -)");
 	if (!o->profile)
 		return EXIT_OK;
 	if (!strcmp(o->profile, "-")) {

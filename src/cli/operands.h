@@ -74,7 +74,4 @@ char *absolute_path(const char *path, bool dotdot);
 /* Threads for walking trees: the online CPUs, at most 8. */
 unsigned default_threads(void);
 
-/* Print a path with control characters escaped as \xHH. */
-void print_path(FILE *f, const char *path, size_t len);
-
 #endif

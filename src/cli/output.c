@@ -13,6 +13,131 @@
 
 #include "cli.h"
 
+/* ---- messages --------------------------------------------------------------- */
+
+static void line_flush(struct line *l)
+{
+	size_t off = 0;
+	int saved = errno;
+
+	while (off < l->len) {
+		ssize_t n = write(STDERR_FILENO, l->buf + off, l->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	l->len = 0;
+	errno = saved;
+}
+
+void line_add(struct line *l, const char *s, size_t n)
+{
+	while (n) {
+		size_t k = sizeof(l->buf) - l->len < n ? sizeof(l->buf) - l->len : n;
+
+		memcpy(l->buf + l->len, s, k);
+		l->len += k;
+		s += k;
+		n -= k;
+		if (l->len == sizeof(l->buf))
+			line_flush(l);
+	}
+}
+
+static size_t utf8_len(const unsigned char *s, size_t n);
+
+/* "\\xHH" for byte b, in the four bytes at out. */
+static void hex_escape(char *out, unsigned char b)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	out[0] = '\\';
+	out[1] = 'x';
+	out[2] = digits[b >> 4];
+	out[3] = digits[b & 0xf];
+}
+
+/*
+ * The character at s (n > 0 bytes left) as a terminal should see it, in
+ * out: a control character as \xHH per byte, and with backslash, '\' as
+ * "\\". Control characters are C0 and DEL, and C1 (U+0080-U+009F) both
+ * in UTF-8 (0xc2 0x80-0x9f) and as raw bytes outside a UTF-8 sequence: a
+ * terminal in a Latin-1 locale, and some in UTF-8, obey them (0x9b and
+ * U+009B are CSI, the start of an escape sequence). Other bytes pass.
+ * Returns the bytes of s it stands for; *out_len is the length of out.
+ */
+static size_t escape_char(const unsigned char *s, size_t n, bool backslash, char out[8],
+			  size_t *out_len)
+{
+	size_t k = s[0] < 0x80 ? 1 : utf8_len(s, n);
+
+	if (k == 2 && s[0] == 0xc2 && s[1] < 0xa0) {
+		hex_escape(out, s[0]);
+		hex_escape(out + 4, s[1]);
+		*out_len = 8;
+		return 2;
+	}
+	if (k > 1) {
+		memcpy(out, s, k);
+		*out_len = k;
+		return k;
+	}
+	if (backslash && s[0] == '\\') {
+		memcpy(out, "\\\\", 2);
+		*out_len = 2;
+	} else if (s[0] < 0x20 || s[0] == 0x7f || (s[0] >= 0x80 && s[0] < 0xa0)) {
+		hex_escape(out, s[0]);
+		*out_len = 4;
+	} else {
+		out[0] = (char)s[0];
+		*out_len = 1;
+	}
+	return 1;
+}
+
+static void line_add_escaped(struct line *l, const char *text, size_t len, bool backslash)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	char out[8];
+	size_t k;
+
+	for (size_t i = 0; i < len;) {
+		i += escape_char(s + i, len - i, backslash, out, &k);
+		line_add(l, out, k);
+	}
+}
+
+void line_add_path(struct line *l, const char *path, size_t len)
+{
+	line_add_escaped(l, path, len, true);
+}
+
+void line_add_text(struct line *l, const char *text, size_t len)
+{
+	line_add_escaped(l, text, len, false);
+}
+
+void print_path(FILE *f, const char *path, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)path;
+	char out[8];
+	size_t k;
+
+	for (size_t i = 0; i < len;) {
+		i += escape_char(s + i, len - i, true, out, &k);
+		fwrite(out, 1, k, f);
+	}
+}
+
+void line_write(struct line *l)
+{
+	line_add(l, "\n", 1);
+	line_flush(l);
+}
+
 double now_seconds(void)
 {
 	struct timespec ts;
@@ -21,46 +146,67 @@ double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * NUMBER [K|M|G|T|P|E [i] [B]] or NUMBER %, where NUMBER is DIGITS, or
+ * DIGITS . DIGITS with either DIGITS possibly empty but not both, and
+ * nothing else: strtod would take "1e9", "0x10", "inf" or " 5", which a
+ * user is unlikely to mean as a size and which the man pages do not
+ * define. The whole part is exact to 2^64-1; a fraction needs a unit or
+ * a '%' (bytes come whole), and what it gives is rounded down to a byte.
+ */
 int parse_size(const char *s, uint64_t *out)
 {
 	static const char units[] = "KMGTPE";
-	char *end;
-	double v;
+	const char *p = s, *point, *u;
+	uint64_t whole = 0, v, part;
+	double frac = 0, scale = 1;
+	unsigned shift;
 
-	errno = 0;
-	if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.'))
+	if (!s || !(isdigit((unsigned char)p[0]) || (p[0] == '.' && isdigit((unsigned char)p[1]))))
 		return -1;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -1;
-	if (*end == '%') {
-		struct sysinfo si;
+	for (; isdigit((unsigned char)*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
 
-		if (end[1] || v > 100 || sysinfo(&si) < 0)
+		if (whole > (UINT64_MAX - d) / 10)
 			return -1;
-		*out = (uint64_t)((double)si.totalram * si.mem_unit * v / 100.0);
+		whole = whole * 10 + d;
+	}
+	point = p;
+	if (*p == '.') {
+		for (p++; isdigit((unsigned char)*p); p++)
+			frac += (*p - '0') * (scale /= 10);
+	}
+	if (*p == '%') {
+		struct sysinfo si;
+		double pct = (double)whole + frac;
+
+		if (p[1] || pct > 100 || sysinfo(&si) < 0)
+			return -1;
+		*out = (uint64_t)((double)si.totalram * si.mem_unit * pct / 100.0);
 		return 0;
 	}
-	if (*end) {
-		const char *u = strchr(units, toupper((unsigned char)*end));
-
-		if (!u || !*u)
-			return -1;
-		v *= pow(1024.0, (double)(u - units + 1));
-		end++;
-		/* accept K, KB, KiB, k, kb, kib */
-		if (*end == 'i' || *end == 'I')
-			end++;
-		if (*end == 'B' || *end == 'b')
-			end++;
-		if (*end)
-			return -1;
-	} else if (v != floor(v)) {
-		return -1;	/* fractional bytes */
+	if (!*p) {
+		if (*point == '.')
+			return -1;	/* bytes come whole */
+		*out = whole;
+		return 0;
 	}
-	if (v >= 18446744073709551615.0)
+	if (!(u = strchr(units, toupper((unsigned char)*p))))
 		return -1;
-	*out = (uint64_t)v;
+	shift = 10 * (unsigned)(u - units + 1);
+	p++;
+	/* K, KB, KiB, k, kb, kib */
+	if (*p == 'i' || *p == 'I')
+		p++;
+	if (*p == 'B' || *p == 'b')
+		p++;
+	if (*p || whole > UINT64_MAX >> shift)
+		return -1;
+	v = whole << shift;
+	part = (uint64_t)(frac * (double)((uint64_t)1 << shift));	/* < 2^shift */
+	if (v > UINT64_MAX - part)
+		return -1;
+	*out = v + part;
 	return 0;
 }
 
