@@ -50,6 +50,48 @@ void pt_ofd_put(struct pt_ofd *ofd)
 		free(ofd);
 }
 
+/* fd slot s stops referring to its description. */
+static void slot_clear(struct pt_fdslot *s)
+{
+	if (s->ofd) {
+		s->ofd->slots--;
+		pt_ofd_put(s->ofd);
+		s->ofd = NULL;
+	}
+	s->closing = false;
+}
+
+/* May another task look at ofd's position while t runs (threads, or a fork's child)? */
+bool pt_ofd_seen_elsewhere(const struct pt_task *t, const struct pt_ofd *ofd)
+{
+	return t->fds->users > 1 || ofd->slots > 1;
+}
+
+/*
+ * t is let go into an lseek of ofd that others may see: until its exit, a
+ * position seen elsewhere may be before the seek or after it.
+ */
+void pt_seek_begin(struct pt_task *t, struct pt_ofd *ofd)
+{
+	ofd->seeking++;
+	ofd->refs++;
+	t->seeking = ofd;
+}
+
+/* t's lseek is over; landed: at pos (else it failed, or is not known). */
+void pt_seek_end(struct pt_task *t, bool landed, int64_t pos)
+{
+	struct pt_ofd *ofd = t->seeking;
+
+	if (!ofd)
+		return;
+	if (landed)
+		ofd->start = pos;
+	ofd->seeking--;
+	t->seeking = NULL;
+	pt_ofd_put(ofd);
+}
+
 struct pt_fdtable *pt_fdtable_new(struct pt_tracer *tr)
 {
 	struct pt_fdtable *ft = calloc(1, sizeof(*ft));
@@ -98,8 +140,12 @@ struct pt_ofd *pt_ofd_of(struct pt_tracer *tr, struct pt_fdtable *ft, int fd)
 	if (!s)
 		return NULL;
 	s->closing = false;	/* a call on fd: it is open, so opened since */
-	if (!s->ofd && !(s->ofd = pt_ofd_new(0, PT_OFD_UNKNOWN)))
-		tr->error = -ENOMEM;
+	if (!s->ofd) {
+		if (!(s->ofd = pt_ofd_new(0, PT_OFD_UNKNOWN)))
+			tr->error = -ENOMEM;
+		else
+			s->ofd->slots = 1;
+	}
 	return s->ofd;
 }
 
@@ -111,18 +157,15 @@ void pt_fd_set(struct pt_tracer *tr, struct pt_fdtable *ft, int fd, struct pt_of
 	if (!s || !ofd)
 		return;
 	ofd->refs++;
-	pt_ofd_put(s->ofd);
+	ofd->slots++;
+	slot_clear(s);
 	s->ofd = ofd;
-	s->closing = false;
 }
 
 void pt_fd_drop(struct pt_tracer *tr, struct pt_fdtable *ft, int fd)
 {
-	if (fd >= 0 && fd < ft->nslots) {
-		pt_ofd_put(ft->slots[fd].ofd);
-		ft->slots[fd].ofd = NULL;
-		ft->slots[fd].closing = false;
-	}
+	if (fd >= 0 && fd < ft->nslots)
+		slot_clear(&ft->slots[fd]);
 }
 
 void pt_fd_close_handles(struct pt_tracer *tr, struct pt_fdtable *ft)
@@ -175,10 +218,19 @@ int pt_fd_list(pid_t tid, int **fds)
 	return n;
 }
 
+/* Has the close that marked slot s run? Its task has stopped since, or is gone. */
+static bool close_has_run(struct pt_tracer *tr, const struct pt_fdslot *s)
+{
+	const struct pt_task *c = u64map_get(&tr->tasks, (uint64_t)s->closer);
+
+	return !c || c->stops != s->closer_stops;
+}
+
+/* The same file, position and flags (close-on-exec belongs to the fd, not the description). */
 static bool same_description(const struct pt_fdinfo *a, const struct pt_fdinfo *b)
 {
 	return a->mnt_id == b->mnt_id && a->ino == b->ino && a->pos == b->pos &&
-	       a->flags == b->flags;
+	       (a->flags & ~(unsigned)O_CLOEXEC) == (b->flags & ~(unsigned)O_CLOEXEC);
 }
 
 /*
@@ -194,11 +246,39 @@ static bool still_closing(struct pt_tracer *tr, struct pt_task *t, int fd, struc
 
 	if (!s || !s->closing)
 		return false;
+	if (close_has_run(tr, s)) {
+		s->closing = false;
+		return false;
+	}
 	err = pt_fdinfo_read(tr, t, fd, fi);
 	if (!err && same_description(fi, &s->closed))
 		return true;
 	s->closing = false;
 	return err != 0;
+}
+
+/*
+ * At the exit of t's dup of fd into new_fd. If another thread closed fd
+ * meanwhile, new_fd refers to the description it closed (the dup ran
+ * first: its stretch starts where it is) or to one opened since at fd.
+ */
+void pt_fd_dup(struct pt_tracer *tr, struct pt_task *t, int fd, int new_fd)
+{
+	struct pt_fdtable *ft = t->fds;
+	struct pt_fdinfo fi;
+	struct pt_ofd *ofd;
+
+	if (fd >= 0 && fd < ft->nslots && ft->slots[fd].closing &&
+	    pt_fdinfo_read(tr, t, new_fd, &fi) == 0 && same_description(&fi, &ft->slots[fd].closed)) {
+		if (!(ofd = pt_ofd_new(fi.pos, PT_OFD_UNKNOWN))) {
+			tr->error = -ENOMEM;
+			return;
+		}
+		pt_fd_set(tr, ft, new_fd, ofd);
+		pt_ofd_put(ofd);
+		return;
+	}
+	pt_fd_set(tr, ft, new_fd, pt_ofd_of(tr, ft, fd));
 }
 
 static void parse_fdinfo(const char *buf, struct pt_fdinfo *fi);
@@ -287,7 +367,7 @@ void pt_fdtable_put(struct pt_tracer *tr, struct pt_fdtable *ft, pid_t leaving)
 		return;
 	pt_fd_close_handles(tr, ft);
 	for (int i = 0; i < ft->nslots; i++)
-		pt_ofd_put(ft->slots[i].ofd);
+		slot_clear(&ft->slots[i]);
 	free(ft->slots);
 	if (ft->prev)
 		ft->prev->next = ft->next;
@@ -529,11 +609,8 @@ static struct pt_ofd *sample(struct pt_tracer *tr, struct pt_task *t, int fd,
 		goto out;
 	if (!ofd && !(ofd = pt_ofd_of(tr, ft, fd)))
 		goto out;
-	if (ofd->seeking) {
-		if (fi->pos == ofd->seek_from && (how == SAMPLE_LOOK || t->tid != ofd->seek_tid))
-			goto out;	/* the lseek may be still to run */
-		ofd->seeking = false;
-	}
+	if (ofd->seeking)
+		goto out;	/* before or after an lseek: its exit will tell */
 	if (fi->pos < ofd->start) {	/* moved back by something unseen */
 		ofd->start = fi->pos;
 		goto out;
@@ -555,6 +632,8 @@ out:
 			if (s) {
 				s->closing = true;
 				s->closed = *fi;
+				s->closer = t->tid;
+				s->closer_stops = t->stops;
 			}
 		}
 		return NULL;

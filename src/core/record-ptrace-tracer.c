@@ -90,6 +90,7 @@ static void task_leave(struct pt_tracer *tr, struct pt_task *t)
 static void task_free(struct pt_tracer *tr, struct pt_task *t)
 {
 	u64map_del(&tr->tasks, (uint64_t)t->tid);
+	pt_seek_end(t, false, 0);
 	task_leave(tr, t);
 	free(t->exec.path);
 	free(t->truncated);
@@ -253,6 +254,12 @@ static bool on_lseek(struct pt_tracer *tr, struct pt_task *t, const struct pt_sy
 	ofd = pt_fd_sample(tr, t, fd, false, &fi);
 	if (!ofd)
 		return false;
+	if (pt_ofd_seen_elsewhere(t, ofd) || (whence != SEEK_SET && whence != SEEK_CUR &&
+					       whence != SEEK_END)) {
+		/* where it lands is the result (others may move the position first) */
+		pt_seek_begin(t, ofd);
+		return true;
+	}
 	switch (whence) {
 	case SEEK_SET:
 		to = off;
@@ -269,14 +276,10 @@ static bool on_lseek(struct pt_tracer *tr, struct pt_task *t, const struct pt_sy
 		break;
 	}
 	default:
-		return true;	/* SEEK_DATA, SEEK_HOLE: where it lands is the result */
+		return false;
 	}
-	if (to >= 0) {	/* else the call fails and the position stays */
-		ofd->start = to;
-		ofd->seeking = true;
-		ofd->seek_from = fi.pos;
-		ofd->seek_tid = t->tid;
-	}
+	if (to >= 0)
+		ofd->start = to;	/* else the call fails and the position stays */
 	return false;
 }
 
@@ -543,7 +546,6 @@ static void on_exit_stop(struct pt_tracer *tr, struct pt_task *t, int64_t rval)
 {
 	const uint64_t *a = t->call.args;
 	struct pt_fdinfo fi;
-	struct pt_ofd *ofd;
 
 	switch (t->call.call) {
 	case PT_DUP:
@@ -551,15 +553,14 @@ static void on_exit_stop(struct pt_tracer *tr, struct pt_task *t, int64_t rval)
 	case PT_DUP2:
 	case PT_DUP3:
 		if (t->fds && (int)rval != (int)a[0])
-			pt_fd_set(tr, t->fds, (int)rval, pt_ofd_of(tr, t->fds, (int)a[0]));
+			pt_fd_dup(tr, t, (int)a[0], (int)rval);
 		break;
-	case PT_LSEEK:
-	case PT_LLSEEK:	/* SEEK_DATA, SEEK_HOLE */
-		ofd = t->fds && (int)a[0] < t->fds->nslots ? t->fds->slots[(int)a[0]].ofd : NULL;
-		if (ofd && pt_fdinfo_read(tr, t, (int)a[0], &fi) == 0) {
-			ofd->start = fi.pos;
-			ofd->seeking = false;
-		}
+	case PT_LSEEK:	/* returns where it landed */
+		pt_seek_end(t, true, rval);
+		break;
+	case PT_LLSEEK:	/* writes it to memory: read the position */
+		if (t->fds && pt_fdinfo_read(tr, t, (int)a[0], &fi) == 0)
+			pt_seek_end(t, true, fi.pos);
 		break;
 	case PT_SENDFILE:
 	case PT_SENDFILE64:
@@ -752,6 +753,7 @@ static void on_syscall_exit_stop(struct pt_tracer *tr, struct pt_task *t)
 	    ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(si), &si) > 0 &&
 	    si.op == PTRACE_SYSCALL_INFO_EXIT && !si.exit.is_error)
 		on_exit_stop(tr, t, si.exit.rval);
+	pt_seek_end(t, false, 0);	/* a seek that failed: the position stays */
 	t->at_exit = false;
 	resume(t, PTRACE_CONT, 0);
 }
@@ -790,6 +792,7 @@ static void on_status(struct pt_tracer *tr, struct run *run, pid_t tid, int stat
 		ptrace(PTRACE_CONT, tid, 0, 0);
 		return;
 	}
+	t->stops++;
 	sig = WSTOPSIG(status);
 	ev = (unsigned)status >> 16;
 	if (ev != PTRACE_EVENT_SECCOMP)

@@ -136,15 +136,13 @@ struct pt_ofd {
 	enum { PT_OFD_UNKNOWN, PT_OFD_INPUT, PT_OFD_SKIP } kind;
 	int64_t start;
 	struct pt_file *file;	/* with PT_OFD_INPUT */
+	int slots;		/* fd slots referring to it (refs also counts queued reads) */
 	/*
-	 * seeking: task seek_tid was let go into an lseek from seek_from to
-	 * start. Until that task stops again, or the position is seen
-	 * elsewhere, the lseek may not have run yet: a position of seek_from
-	 * is no read.
+	 * lseeks let go that others may see the position of: until they stop
+	 * at their exit, where they landed is not known, and a position seen
+	 * meanwhile is no read.
 	 */
-	bool seeking;
-	pid_t seek_tid;
-	int64_t seek_from;
+	int seeking;
 };
 
 /* What /proc/TID/fdinfo/FD says of a description. */
@@ -167,6 +165,8 @@ struct pt_fdslot {
 	 */
 	bool closing;
 	struct pt_fdinfo closed;
+	pid_t closer;		/* the task that closed it, */
+	unsigned closer_stops;	/* and its stops then: once it stops again, the close has run */
 };
 
 /* A file descriptor table, shared by threads (CLONE_FILES). */
@@ -207,6 +207,8 @@ struct pt_task {
 	bool preexec;		/* the first process before its exec: hotset's code */
 	bool vfork_child;	/* shares its parent's memory until it execs */
 	bool at_exit;		/* resumed to the exit of `call` */
+	unsigned stops;		/* stops handled so far */
+	struct pt_ofd *seeking;	/* an lseek's description, until its exit (a reference) */
 	struct pt_syscall call;
 	int64_t aux;		/* what the entry of `call` learnt for its exit */
 	struct {		/* the file execve was asked to run */
@@ -317,6 +319,10 @@ void pt_fd_set(struct pt_tracer *tr, struct pt_fdtable *ft, int fd, struct pt_of
 void pt_fd_drop(struct pt_tracer *tr, struct pt_fdtable *ft, int fd);
 struct pt_ofd *pt_ofd_new(int64_t start, int kind);
 void pt_ofd_put(struct pt_ofd *ofd);
+bool pt_ofd_seen_elsewhere(const struct pt_task *t, const struct pt_ofd *ofd);
+void pt_fd_dup(struct pt_tracer *tr, struct pt_task *t, int fd, int new_fd);
+void pt_seek_begin(struct pt_task *t, struct pt_ofd *ofd);
+void pt_seek_end(struct pt_task *t, bool landed, int64_t pos);
 int pt_fdinfo_read(struct pt_tracer *tr, struct pt_task *t, int fd, struct pt_fdinfo *fi);
 struct pt_ofd *pt_fd_sample(struct pt_tracer *tr, struct pt_task *t, int fd, bool closing,
 			    struct pt_fdinfo *fi);

@@ -621,6 +621,104 @@ static void s_pool(void)
 		pthread_join(w[k], NULL);
 }
 
+/*
+ * seekback: seek to page 8, read to 12, seek back to 2 and read to 12
+ * again, the fd left open for the exit to close: once alone, once with
+ * an idle thread sharing the fds.
+ */
+static int idle_pipe[2] = { -1, -1 };
+
+static void *idle_main(void *arg)
+{
+	char c;
+
+	(void)arg;
+	return read(idle_pipe[0], &c, 1) < 0 ? NULL : NULL;	/* until the process exits */
+}
+
+/* Start a thread that shares the fds and does nothing (once). */
+static void start_idle_thread(void)
+{
+	pthread_t t;
+
+	if (idle_pipe[0] >= 0)
+		return;
+	if (pipe2(idle_pipe, O_CLOEXEC) || pthread_create(&t, NULL, idle_main, NULL))
+		die("idle thread");
+	pthread_detach(t);
+}
+
+static void seek_back(int file)
+{
+	int fd = open_in(tfile_name(file), O_RDONLY);
+
+	tread_pages(fd, file, 8, 4, 1);
+	tread_pages(fd, file, 2, 10, 1);	/* ends where the seek back began */
+}
+
+static void s_seekback(void)
+{
+	seek_back(56);
+	start_idle_thread();
+	seek_back(57);
+}
+
+/*
+ * reopen: with the fds shared, read pages 4-7 of a file and close it,
+ * then open it again (the same fd number) and read pages 0-7, to the
+ * position the close saw; the exit closes it.
+ */
+static void s_reopen(void)
+{
+	int fd;
+
+	start_idle_thread();
+	fd = open_in(tfile_name(58), O_RDONLY);
+	tread_pages(fd, 58, 4, 4, 1);
+	close(fd);
+	if (open_in(tfile_name(58), O_RDONLY) != fd)
+		die("reopen: another fd");
+	tread_pages(fd, 58, 0, 8, 2);
+}
+
+/*
+ * dupclose: a thread duplicates an fd (dup, F_DUPFD, dup3 in turn) while
+ * another closes it, then reads two pages through the copy if it got one.
+ */
+static pthread_barrier_t dc_barrier;
+static int dc_fd;
+
+static void *dc_close(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&dc_barrier);
+	close(dc_fd);
+	return NULL;
+}
+
+static void s_dupclose(void)
+{
+	for (int i = 0; i < 30; i++) {
+		pthread_t t;
+		int copy;
+
+		dc_fd = open_in(tfile_name(59), O_RDONLY);
+		tread_pages(dc_fd, 59, 4, 2, 1);
+		if (pthread_barrier_init(&dc_barrier, NULL, 2) ||
+		    pthread_create(&t, NULL, dc_close, NULL))
+			die("thread");
+		pthread_barrier_wait(&dc_barrier);
+		copy = i % 3 == 0 ? dup(dc_fd) : i % 3 == 1 ? fcntl(dc_fd, F_DUPFD, 100) :
+		       dup3(dc_fd, 101, 0);
+		pthread_join(t, NULL);
+		pthread_barrier_destroy(&dc_barrier);
+		if (copy < 0)
+			continue;	/* the close came first */
+		tread_pages(copy, 59, 6, 2, 1);
+		close(copy);
+	}
+}
+
 /* The exec'd image: read page 4 of the inherited fd, pages 0-1 of exec-b. */
 static int exec_child(int fd)
 {
@@ -863,7 +961,8 @@ static const struct scenario {
 	{ "sendfile", s_sendfile }, { "splice", s_splice }, { "copy", s_copy },
 	{ "mmap", s_mmap }, { "direct", s_direct }, { "dup", s_dup }, { "fork", s_fork },
 	{ "thread", s_thread }, { "threads", s_threads }, { "handoff", s_handoff },
-	{ "pool", s_pool }, { "exec", s_exec }, { "rename", s_rename }, { "reuse", s_reuse },
+	{ "pool", s_pool }, { "seekback", s_seekback }, { "reopen", s_reopen },
+	{ "dupclose", s_dupclose }, { "exec", s_exec }, { "rename", s_rename }, { "reuse", s_reuse },
 	{ "write", s_write }, { "small", s_small }, { "pseudo", s_pseudo },
 	{ "interrupt", s_interrupt },
 };
