@@ -129,9 +129,9 @@ $(BUILD)/bpf/%.btf.h: $(BUILD)/bpf/%.bpf.o
 	rm -f $@.btf
 
 # ---- tests -----------------------------------------------------------------
-$(BUILD)/tests/test-%: tests/unit/test-%.c tests/unit/unit.h $(LIB)
+$(BUILD)/tests/test-%: tests/unit/test-%.c $(LIB) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Itests/unit -Itests $(ALL_CFLAGS) $(LDFLAGS) -MMD -MP -o $@ $< $(LIB) $(LDLIBS)
 
 $(BUILD)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
@@ -144,9 +144,10 @@ check test:
 
 # The fuzz target needs clang's libFuzzer; FUZZ_SECONDS bounds the run.
 FUZZ_SECONDS ?= 60
-$(BUILD)/fuzz/fuzz-profile: tests/fuzz/fuzz-profile.c src/core/profile.c src/core/util.c
+$(BUILD)/fuzz/fuzz-profile: tests/fuzz/fuzz-profile.c src/core/profile.c src/core/util.c \
+		tests/profile-check.h include/hotset/profile.h
 	@mkdir -p $(dir $@)
-	$(CLANG) $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $^
+	$(CLANG) $(CPPFLAGS) -Itests -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^)
 fuzz: $(BUILD)/fuzz/fuzz-profile
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(BUILD)/fuzz/fuzz-profile -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
@@ -168,4 +169,4 @@ uninstall:
 clean:
 	rm -rf build build-asan
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_BIN:=.d)
