@@ -6,7 +6,7 @@
  * (ranges within limits and disjoint within a file, paths absolute, counts
  * equal to the trailer's, errors on the line they name, and so on): a
  * broken promise aborts, as a crash does. What it finds is kept in
- * tests/fuzz/corpus and replayed by the unit tests.
+ * tests/fuzz/corpus/profile and replayed by the unit tests.
  */
 #include <stdio.h>
 #include <stdlib.h>

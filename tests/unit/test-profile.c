@@ -1090,20 +1090,20 @@ TEST(writer_open_fails_cleanly)
 /* ---- the fuzz corpus ---------------------------------------------------------------- */
 
 /*
- * Every input the fuzzer kept (tests/fuzz/corpus, crashes included)
+ * Every input the fuzzer kept (tests/fuzz/corpus/profile, crashes included)
  * goes through the parser again here, held to the same promises as in the
  * fuzz target (profile-check.h), so that a fixed crash stays fixed in the
  * ASan build.
  */
 TEST(fuzz_corpus_replays)
 {
-	const char *dir = "tests/fuzz/corpus";
+	const char *dir = "tests/fuzz/corpus/profile";
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	unsigned n = 0, accepted = 0;
 
 	if (!d)
-		SKIP("tests/fuzz/corpus not found (run from the source tree)");
+		SKIP("tests/fuzz/corpus/profile not found (run from the source tree)");
 	while (!unit_failed && (de = readdir(d))) {
 		char path[512], msg[512];
 		size_t len;
