@@ -129,9 +129,9 @@ $(BUILD)/bpf/%.btf.h: $(BUILD)/bpf/%.bpf.o
 	rm -f $@.btf
 
 # ---- tests -----------------------------------------------------------------
-$(BUILD)/tests/test-%: tests/unit/test-%.c tests/unit/unit.h $(LIB)
+$(BUILD)/tests/test-%: tests/unit/test-%.c $(LIB) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Itests/unit -Itests $(ALL_CFLAGS) $(LDFLAGS) -MMD -MP -o $@ $< $(LIB) $(LDLIBS)
 
 $(BUILD)/tests/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
@@ -142,15 +142,45 @@ tests: $(BIN) $(UNIT_BIN) $(HELPER_BIN)
 check test:
 	scripts/dev test
 
-# The fuzz target needs clang's libFuzzer; FUZZ_SECONDS bounds the run.
+# ---- fuzzing -----------------------------------------------------------------
+# One libFuzzer target per parser of untrusted text, tests/fuzz/fuzz-NAME.c,
+# built by clang with the library sources it needs (FUZZ_SRC_NAME). Each is
+# seeded with tests/fuzz/corpus/NAME, which the unit tests replay; what it
+# finds goes to BUILD/fuzz/corpus/NAME, a crash to BUILD/fuzz/crash-*.
+#   make fuzz            every target, each for an equal share of FUZZ_SECONDS
+#   make fuzz-NAME       one target, for all of FUZZ_SECONDS
+# A new target: its name in FUZZ_TARGETS, its sources in FUZZ_SRC_NAME.
+FUZZ_TARGETS := profile
+FUZZ_SRC_profile := src/core/profile.c src/core/util.c
 FUZZ_SECONDS ?= 60
-$(BUILD)/fuzz/fuzz-profile: tests/fuzz/fuzz-profile.c src/core/profile.c src/core/util.c
+FUZZ_MAX_LEN ?= 4096
+FUZZ_BIN := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
+FUZZ_HDR := $(wildcard include/hotset/*.h tests/*.h tests/fuzz/*.h)
+
+# fuzz_run NAME SECONDS: run one target for that long (its seeds, if any)
+fuzz_run = mkdir -p $(BUILD)/fuzz/corpus/$(1) && \
+	$(BUILD)/fuzz/fuzz-$(1) -max_total_time=$(2) -max_len=$(FUZZ_MAX_LEN) \
+		-artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus/$(1) \
+		$$(ls -d tests/fuzz/corpus/$(1) 2>/dev/null)
+
+.SECONDEXPANSION:
+$(FUZZ_BIN): $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $$(FUZZ_SRC_$$*) $(FUZZ_HDR) Makefile
 	@mkdir -p $(dir $@)
-	$(CLANG) $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $^
-fuzz: $(BUILD)/fuzz/fuzz-profile
-	@mkdir -p $(BUILD)/fuzz/corpus
-	$(BUILD)/fuzz/fuzz-profile -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
-		$(BUILD)/fuzz/corpus tests/fuzz/corpus
+	$(CLANG) $(CPPFLAGS) -Itests -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
+		-o $@ $< $(FUZZ_SRC_$*)
+
+fuzz: $(FUZZ_BIN)
+	@share=$$(( $(FUZZ_SECONDS) / $(words $(FUZZ_TARGETS)) )); [ $$share -gt 0 ] || share=1; \
+	failed=; \
+	for t in $(FUZZ_TARGETS); do \
+		echo "== fuzz-$$t for $$share s"; \
+		$(call fuzz_run,$$t,$$share) || failed="$$failed fuzz-$$t"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzzing failed:$$failed" >&2; exit 1; fi
+
+.PHONY: $(FUZZ_TARGETS:%=fuzz-%)
+$(FUZZ_TARGETS:%=fuzz-%): fuzz-%: $(BUILD)/fuzz/fuzz-%
+	$(call fuzz_run,$*,$(FUZZ_SECONDS))
 
 demo:
 	scripts/dev demo
@@ -168,4 +198,4 @@ uninstall:
 clean:
 	rm -rf build build-asan
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_BIN:=.d)

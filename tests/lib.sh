@@ -6,7 +6,8 @@
 # directory ($TRASH) on a real filesystem; it passes if the commands exit 0.
 # A test whose prerequisites are missing is skipped with the reason.
 #
-# Prerequisites: ROOT, NOBODY (can run commands as user nobody), CACHESTAT,
+# Prerequisites: ROOT, NOBODY (can run commands as user nobody, and nobody
+# can reach hotset and $TRASH), CACHESTAT,
 # REALFS (scratch space on a filesystem with real page-cache eviction, i.e.
 # not tmpfs or overlayfs), BPF (the eBPF record backend is built in).
 
@@ -22,6 +23,26 @@ TRASH=$(mktemp -d "$TRASH_ROOT/hotset-test.$test_name.XXXXXX")
 chmod 755 "$TRASH"
 cleanup_trash() { rm -rf "$TRASH"; }
 trap cleanup_trash EXIT
+
+# The unprivileged tests run hotset and the helpers as nobody, who cannot
+# reach them in a clone under a private directory (mktemp -d makes 0700
+# directories; homes are often 0750 or 0700). So the tests run copies, in
+# $TRASH/bin (0755, under /var/tmp): HOTSET and HELPERS name the copies,
+# HOTSET_BUILT and HELPERS_BUILT the files in the build tree.
+HOTSET_BUILT=$HOTSET HELPERS_BUILT=$HELPERS
+copy_binaries() {
+	local h
+	mkdir -m 755 "$TRASH/bin" "$TRASH/bin/helpers" || return
+	if [ -f "$HOTSET" ]; then
+		cp "$HOTSET" "$TRASH/bin/hotset" && HOTSET=$TRASH/bin/hotset
+	fi
+	for h in "$HELPERS"/*; do
+		if [ -f "$h" ] && [ -x "$h" ]; then cp "$h" "$TRASH/bin/helpers/" || return; fi
+	done
+	HELPERS=$TRASH/bin/helpers
+	chmod -R go+rX "$TRASH/bin"
+}
+copy_binaries || echo "# cannot copy the binaries into $TRASH/bin" >&2
 
 hotset() { "$HOTSET" "$@"; }
 # The system Python: a python3 earlier on PATH (pyenv shims) can take seconds to start.
@@ -42,7 +63,11 @@ retry() { local i; for i in 1 2 3; do "$@" && return 0; echo "# again: $1" >&2; 
 
 # ---- prerequisites -------------------------------------------------------
 prereq_ROOT() { [ "$(id -u)" -eq 0 ]; }
-prereq_NOBODY() { [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; }
+# NOBODY also needs hotset where nobody can run it (TRASH_ROOT may be private).
+prereq_NOBODY() {
+	[ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&
+		as_nobody test -x "$HOTSET" -a -x "$TRASH"
+}
 prereq_CACHESTAT() { "$HELPERS/pagetool" has-cachestat; }
 prereq_REALFS() {
 	local fs; fs=$(stat -f -c %T "$TRASH")

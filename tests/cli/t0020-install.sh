@@ -4,6 +4,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 ROOT=$(cd "$TESTS_DIR/.." && pwd)
+HOTSET=$HOTSET_BUILT	# the binary in the build tree, which make install copies
 prereq_MAKE() { command -v make >/dev/null && command -v install >/dev/null; }
 prereq_MAN() { command -v man >/dev/null; }
 

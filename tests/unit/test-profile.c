@@ -2,7 +2,9 @@
  * test-profile.c - the profile format: what the writer writes the reader
  * reads back, byte for byte; every kind of malformed input is refused with
  * the line it is on and a reason; writes are atomic; the fuzz corpus
- * replays cleanly.
+ * replays cleanly. Every profile read here is also held to the promises of
+ * tests/profile-check.h, the checker the fuzz target uses, which is itself
+ * tested on items that break them.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +18,7 @@
 #include <sys/sysmacros.h>
 
 #include "hotset/profile.h"
+#include "profile-check.h"
 #include "scratch.h"
 #include "unit.h"
 
@@ -81,6 +84,23 @@ static bool ranges_eq(const struct hs_range *a, size_t na, const struct hs_range
 
 static struct hs_profile_writer *start_writer(const char *p, int nfiles);
 
+/*
+ * profile_check_buffer() finds every promise kept, and the profile read to
+ * its end (want 1) or refused (want 0).
+ */
+static void check_promises(const char *text, size_t len, int want, int at)
+{
+	char msg[512];
+	int rc = profile_check_buffer(text, len, msg, sizeof(msg));
+
+	if (rc < 0)
+		printf("#   line %d: a broken promise: %s\n", at, msg);
+	else if (rc != want)
+		printf("#   line %d: the profile was %s\n", at, rc ? "accepted" : "refused");
+	if (rc != want)
+		unit_failed = 1;
+}
+
 #define HDR "hotset-profile 1\npage-size 4096\nsource snapshot\n"
 /* the last page a profile of 16 KiB pages (full_header) may name: it ends at byte 2^63 */
 #define LAST_PAGE_16K ((UINT64_C(1) << 49) - 1)
@@ -100,6 +120,7 @@ static void check_bad(const char *text, size_t len, unsigned line, const char *w
 	int rc;
 
 	memcpy(copy, text, len);
+	check_promises(copy, len, 0, at);
 	memset(&err, 0xa5, sizeof(err));
 	rc = hs_profile_open_buffer(copy, len, &r, &err);
 	if (rc == 0) {
@@ -155,7 +176,10 @@ static void check_good(const char *text, size_t len, uint64_t nfiles, int at)
 	struct hs_profile_item it;
 	struct hs_error err = { 0 };
 	uint64_t files = 0;
-	int rc = hs_profile_open_buffer(text, len, &r, &err);
+	int rc;
+
+	check_promises(text, len, 1, at);
+	rc = hs_profile_open_buffer(text, len, &r, &err);
 
 	if (rc == 0) {
 		while ((rc = hs_profile_next(r, &it, &err)) > 0)
@@ -273,6 +297,15 @@ TEST(roundtrip_header_and_items)
 	for (size_t i = 0; i < 3; i++)
 		CHECK(hs_profile_write_trace(w, &traces[i]) == 0);
 	CHECK(hs_profile_writer_commit(w) == 0);
+	{
+		size_t len;
+		char *text = read_all(p, &len);
+
+		CHECK(text != NULL);
+		if (text)
+			check_promises(text, len, 1, __LINE__);
+		free(text);
+	}
 
 	CHECK(hs_profile_open(p, &r, &err) == 0);
 	if (unit_failed) {
@@ -1057,71 +1090,237 @@ TEST(writer_open_fails_cleanly)
 /* ---- the fuzz corpus ---------------------------------------------------------------- */
 
 /*
- * Every input the fuzzer kept (tests/fuzz/corpus, crashes included) goes
- * through the parser again here, with the same invariants as the fuzz
- * target, so that a fixed crash stays fixed in the ASan build.
+ * Every input the fuzzer kept (tests/fuzz/corpus/profile, crashes included)
+ * goes through the parser again here, held to the same promises as in the
+ * fuzz target (profile-check.h), so that a fixed crash stays fixed in the
+ * ASan build.
  */
 TEST(fuzz_corpus_replays)
 {
-	const char *dir = "tests/fuzz/corpus";
+	const char *dir = "tests/fuzz/corpus/profile";
 	DIR *d = opendir(dir);
 	struct dirent *de;
-	unsigned n = 0;
+	unsigned n = 0, accepted = 0;
 
 	if (!d)
-		SKIP("tests/fuzz/corpus not found (run from the source tree)");
-	while ((de = readdir(d))) {
-		char path[512];
-		struct hs_profile_reader *r;
-		struct hs_profile_item it;
-		struct hs_error err;
+		SKIP("tests/fuzz/corpus/profile not found (run from the source tree)");
+	while (!unit_failed && (de = readdir(d))) {
+		char path[512], msg[512];
 		size_t len;
-		char *buf;
+		char *buf, *copy;
 		int rc;
 
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		buf = read_all(path, &len);
-		if (!buf)
+		if (!(buf = read_all(path, &len)))
 			continue;
 		/* an exact-size copy, so that ASan catches reads past the end */
-		char *copy = malloc(len ? len : 1);
+		copy = malloc(len ? len : 1);
 		memcpy(copy, buf, len);
 		free(buf);
 		n++;
-		if (hs_profile_open_buffer(copy, len, &r, &err) == 0) {
-			for (int pass = 0; pass < 2; pass++) {
-				uint64_t files = 0;
-
-				while ((rc = hs_profile_next(r, &it, &err)) > 0) {
-					if (it.kind == HS_ITEM_FILE) {
-						CHECK(it.file.index == files);
-						CHECK(strlen(it.file.path) == it.file.path_len);
-						CHECK(it.file.pages ==
-						      hs_ranges_pages(it.file.ranges, it.file.nranges));
-						files++;
-					} else if (it.kind == HS_ITEM_TRACE) {
-						CHECK(it.trace.file < files && it.trace.nranges > 0);
-					}
-				}
-				CHECK(rc == 0 || (rc == -EINVAL && err.line > 0));
-				if (rc == 0)
-					CHECK(files == hs_profile_totals(r)->files);
-				hs_profile_rewind(r);
-			}
-			hs_profile_close(r);
-		} else {
-			CHECK(err.line > 0 || err.msg[0]);
+		rc = profile_check_buffer(copy, len, msg, sizeof(msg));
+		if (rc < 0) {
+			printf("#   %s: %s\n", path, msg);
+			unit_failed = 1;
 		}
-		if (unit_failed) {
-			printf("#   in %s\n", path);
-			break;
-		}
+		accepted += rc == 1;
 		free(copy);
 	}
 	closedir(d);
 	CHECK(n > 0);
+	CHECK(accepted > 0);	/* the corpus reaches past the header */
+}
+
+/* ---- the checker itself ------------------------------------------------------------ */
+
+/* A small profile's items, as the reader gives them, and the text they come from. */
+#define CHECKED_TEXT HDR "f 8:1 7 8192 1.000000000 r 5-9,0-2 /a\n" \
+	"f 8:1 8 0 1.000000000 - - /b\no /out\nt 1 0,0\nend 2 1 1\n"
+
+static const struct hs_range checked_r0[] = { { 5, 9 }, { 0, 2 } }, checked_t0[] = { { 0, 0 }, { 0, 0 } };
+
+static void checked_items(struct hs_profile_header *h, struct hs_profile_totals *t,
+			  struct hs_profile_item it[5])
+{
+	memset(h, 0, sizeof(*h));
+	h->version = 1;
+	h->page_size = 4096;
+	snprintf(h->source, sizeof(h->source), "snapshot");
+	*t = (struct hs_profile_totals){ 2, 1, 1 };
+	memset(it, 0, 5 * sizeof(*it));
+	it[0].kind = HS_ITEM_FILE;
+	it[0].line = 4;
+	it[0].file = (struct hs_profile_file){ .path = "/a", .path_len = 2,
+		.id = { makedev(8, 1), 7, 8192, 1, 0 }, .flags = HS_FILE_READ,
+		.ranges = checked_r0, .nranges = 2, .pages = 8, .index = 0 };
+	it[1].kind = HS_ITEM_FILE;
+	it[1].line = 5;
+	it[1].file = (struct hs_profile_file){ .path = "/b", .path_len = 2,
+		.id = { makedev(8, 1), 8, 0, 1, 0 }, .index = 1 };
+	it[2].kind = HS_ITEM_OUTPUT;
+	it[2].line = 6;
+	it[2].file.path = "/out";
+	it[2].file.path_len = 4;
+	it[3].kind = HS_ITEM_TRACE;
+	it[3].line = 7;
+	it[3].trace = (struct hs_profile_trace){ 1, checked_t0, 2 };
+	it[4].kind = HS_ITEM_END;
+	it[4].line = 8;
+}
+
+/*
+ * Feed the checker h, t and the items (with rc 1, 0 for END; err, if not
+ * NULL, comes last with rc -EINVAL), over text if not NULL. Returns the
+ * checker's verdict, its message in msg.
+ */
+static int run_checker(const struct hs_profile_header *h, const struct hs_profile_totals *t,
+		       const struct hs_profile_item *it, size_t n, const struct hs_error *err,
+		       const char *text, char *msg)
+{
+	struct profile_check c;
+	int rc = profile_check_init(&c, h, t, text, text ? strlen(text) : 0);
+
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = profile_check_next(&c, it[i].kind == HS_ITEM_END ? 0 : 1, &it[i], NULL);
+	if (!rc && err)
+		rc = profile_check_next(&c, -EINVAL, NULL, err);
+	snprintf(msg, 320, "%s", rc ? c.msg : "");
+	profile_check_release(&c);
+	return rc;
+}
+
+TEST(checker_passes_what_the_parser_gives)
+{
+	struct hs_profile_header h;
+	struct hs_profile_totals t;
+	struct hs_profile_item it[5];
+	char msg[320];
+
+	checked_items(&h, &t, it);
+	CHECK(run_checker(&h, &t, it, 5, NULL, NULL, msg) == 0);
+	CHECK(run_checker(&h, &t, it, 5, NULL, CHECKED_TEXT, msg) == 0);
+	if (unit_failed)
+		printf("#   %s\n", msg);
+	/* and the parser gives those items */
+	check_promises(CHECKED_TEXT, sizeof(CHECKED_TEXT) - 1, 1, __LINE__);
+}
+
+/*
+ * Each promise broken once, in a copy of the good items: the checker must
+ * say so, with want in its message.
+ */
+TEST(checker_catches_broken_promises)
+{
+	static const struct hs_range overlap[] = { { 5, 9 }, { 9, 12 } }, backwards[] = { { 3, 2 } },
+		far[] = { { 0, UINT64_C(1) << 52 } }, far16m[] = { { 0, UINT64_C(1) << 39 } }, none[1];
+	struct hs_profile_header h;
+	struct hs_profile_totals t;
+	struct hs_profile_item it[5];
+	struct hs_error err;
+	char msg[320];
+
+#define BROKEN(change, want, text)                                                         \
+	do {                                                                               \
+		checked_items(&h, &t, it);                                                 \
+		change;                                                                    \
+		if (run_checker(&h, &t, it, 5, NULL, text, msg) != -1 || !strstr(msg, want)) { \
+			printf("#   %s: not caught as \"%s\" (\"%s\")\n", #change, want, msg); \
+			unit_failed = 1;                                                   \
+		}                                                                          \
+	} while (0)
+
+	/* the header and the totals */
+	BROKEN(h.version = 2, "version", NULL);
+	BROKEN(h.page_size = 4095, "page size", NULL);
+	BROKEN(h.page_size = 256, "page size", NULL);
+	BROKEN(snprintf(h.source, sizeof(h.source), "bogus"), "source", NULL);
+	BROKEN(h.source[0] = 0, "source", NULL);
+	BROKEN(snprintf(h.backend, sizeof(h.backend), "strace"), "backend", NULL);
+	BROKEN(snprintf(h.mmap_pages, sizeof(h.mmap_pages), "some"), "mmap-pages", NULL);
+	BROKEN(snprintf(h.host, sizeof(h.host), "two words"), "host", NULL);
+	BROKEN(memset(h.kernel, 'k', sizeof(h.kernel)), "kernel", NULL);	/* no NUL */
+	BROKEN(h.created = -1, "created", NULL);
+	BROKEN(t.outputs = HS_PROFILE_MAX_ITEMS, "totals", NULL);
+	/* file ranges */
+	BROKEN((it[0].file.ranges = overlap, it[0].file.pages = 9), "overlap at page 9", NULL);
+	BROKEN((it[0].file.ranges = backwards, it[0].file.nranges = 1), "ends before it starts", NULL);
+	BROKEN((it[0].file.ranges = far, it[0].file.nranges = 1), "beyond the limit", NULL);
+	/* 16M pages: page 2^39 starts at byte 2^63, within 2^52 pages but past the bytes */
+	BROKEN((h.page_size = 1u << 24, it[0].file.ranges = far16m, it[0].file.nranges = 1,
+		it[0].file.pages = (UINT64_C(1) << 39) + 1), "beyond the limit", NULL);
+	BROKEN(it[0].file.ranges = NULL, "ranges at NULL", NULL);
+	BROKEN(it[0].file.pages = 9, "its ranges hold 8", NULL);
+	/* file identity and path */
+	BROKEN(it[1].file.index = 0, "index", NULL);
+	BROKEN((it[0].file.path = "a", it[0].file.path_len = 1), "not absolute", NULL);
+	BROKEN((it[0].file.path = "", it[0].file.path_len = 0), "a path of 0 bytes", NULL);
+	BROKEN(it[0].file.path_len = 3, "path_len", NULL);
+	BROKEN(it[0].file.path = NULL, "no path", NULL);
+	BROKEN(it[0].file.flags = 1u << 5, "flags", NULL);
+	BROKEN(it[0].file.id.dev = makedev(1u << 20, 0), "device", NULL);
+	BROKEN(it[0].file.id.mtime_nsec = 1000000000u, "nanoseconds", NULL);
+	/* outputs and traces */
+	BROKEN((it[2].file.path = "out", it[2].file.path_len = 3), "not absolute", NULL);
+	BROKEN(it[2].file.nranges = 1, "has ranges", NULL);
+	BROKEN(it[3].trace.file = 2, "file 2 of 2", NULL);
+	BROKEN(it[3].trace.nranges = 0, "no range", NULL);
+	BROKEN((it[3].trace.ranges = none, it[3].trace.nranges = 0), "no range", NULL);
+	BROKEN(it[3].trace.ranges = far, "beyond the limit", NULL);
+	/* order, lines, kinds, counts */
+	BROKEN((it[2] = it[3], it[2].line = 6, it[3].kind = HS_ITEM_OUTPUT, it[3].file.path = "/o",
+		it[3].file.path_len = 2), "after one of kind", NULL);
+	BROKEN(it[1].line = 4, "after line 4", NULL);
+	BROKEN(it[0].line = 1, "line 1", NULL);
+	BROKEN(it[2].kind = 7, "kind 7", NULL);
+	BROKEN(t.files = 3, "the totals say 3 1 1", NULL);
+	BROKEN(t.trace_lines = 0, "the totals say 2 1 0", NULL);
+	/* against the text: each item on the line it names */
+	BROKEN(it[2].line = 7, "line 7: does not start with \"o \"", CHECKED_TEXT);
+	BROKEN(it[4].line = 9, "line 9: the text has no such line", CHECKED_TEXT);
+#undef BROKEN
+
+	/* what hs_profile_next() returns goes with the item's kind */
+	{
+		struct profile_check c;
+
+		checked_items(&h, &t, it);
+		CHECK(profile_check_init(&c, &h, &t, NULL, 0) == 0);
+		CHECK(profile_check_next(&c, 0, &it[0], NULL) == -1 && strstr(c.msg, "returned 0"));
+		profile_check_release(&c);
+		CHECK(profile_check_init(&c, &h, &t, NULL, 0) == 0);
+		CHECK(profile_check_next(&c, 1, &it[4], NULL) == -1 && strstr(c.msg, "returned 1"));
+		profile_check_release(&c);
+		CHECK(profile_check_init(&c, &h, &t, NULL, 0) == 0);
+		CHECK(profile_check_next(&c, 2, &it[0], NULL) == -1 && strstr(c.msg, "returned 2"));
+		profile_check_release(&c);
+		CHECK(profile_check_init(&c, &h, &t, NULL, 0) == 0);
+		for (int i = 0; i < 5; i++)
+			CHECK(profile_check_next(&c, i < 4, &it[i], NULL) == 0);
+		CHECK(profile_check_next(&c, 0, &it[4], NULL) == -1 && strstr(c.msg, "after the end"));
+		profile_check_release(&c);
+	}
+
+	/* errors: a message, a line after the last item, an offset on it */
+	checked_items(&h, &t, it);
+	memset(&err, 0, sizeof(err));
+	err.line = 5;
+	CHECK(run_checker(&h, &t, it, 1, &err, CHECKED_TEXT, msg) == -1 &&
+	      strstr(msg, "without a message"));
+	snprintf(err.msg, sizeof(err.msg), "broken");
+	err.offset = strlen(HDR "f 8:1 7 8192 1.000000000 r 5-9,0-2 /a\n") + 3;
+	CHECK(run_checker(&h, &t, it, 1, &err, CHECKED_TEXT, msg) == 0);
+	err.line = 4;
+	CHECK(run_checker(&h, &t, it, 1, &err, CHECKED_TEXT, msg) == -1 &&
+	      strstr(msg, "before or at the last item"));
+	err.line = 6;
+	CHECK(run_checker(&h, &t, it, 1, &err, CHECKED_TEXT, msg) == -1 &&
+	      strstr(msg, "the line is bytes"));
+	err.line = 5;
+	err.offset = 10000;
+	CHECK(run_checker(&h, &t, it, 1, &err, CHECKED_TEXT, msg) == -1 &&
+	      strstr(msg, "past the end"));
 }
 
 int main(void)
@@ -1135,5 +1334,6 @@ int main(void)
 			 open_refuses_non_files,
 			 abort_leaves_nothing, target_intact_until_commit, commit_failure_rename,
 			 writer_refuses_what_is_not_a_file,
-			 commit_failure_write, writer_open_fails_cleanly, fuzz_corpus_replays);
+			 commit_failure_write, writer_open_fails_cleanly, fuzz_corpus_replays,
+			 checker_passes_what_the_parser_gives, checker_catches_broken_promises);
 }
