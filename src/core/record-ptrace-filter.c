@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -60,7 +61,7 @@ static const struct call_nr native_calls[] = {
 	{ SYS_execve, PT_EXECVE }, { SYS_execveat, PT_EXECVEAT },
 	{ SYS_exit_group, PT_EXIT_GROUP }, { SYS_openat, PT_OPENAT },
 	{ SYS_truncate, PT_TRUNCATE }, { SYS_renameat, PT_RENAME },
-	{ SYS_renameat2, PT_RENAME }, { SYS_prctl, PT_PRCTL },
+	{ SYS_renameat2, PT_RENAME }, { SYS_prctl, PT_PRCTL }, { SYS_unshare, PT_UNSHARE },
 #ifdef SYS_close_range
 	{ SYS_close_range, PT_CLOSE_RANGE },
 #endif
@@ -92,6 +93,7 @@ static const struct call_nr i386_calls[] = {
 	{ 358, PT_EXECVEAT }, { 252, PT_EXIT_GROUP }, { 5, PT_OPEN }, { 295, PT_OPENAT },
 	{ 437, PT_OPENAT2 }, { 8, PT_CREAT }, { 92, PT_TRUNCATE }, { 193, PT_TRUNCATE64 },
 	{ 38, PT_RENAME }, { 302, PT_RENAME }, { 353, PT_RENAME }, { 172, PT_PRCTL },
+	{ 310, PT_UNSHARE },
 };
 static const uint32_t i386_nosys[] = { 425 /* io_uring_setup */, 245 /* io_setup */ };
 
@@ -105,7 +107,7 @@ static const struct call_nr x32_calls[] = {
 	{ 28, PT_MADVISE }, { 520, PT_EXECVE }, { 545, PT_EXECVEAT }, { 231, PT_EXIT_GROUP },
 	{ 2, PT_OPEN }, { 257, PT_OPENAT }, { 437, PT_OPENAT2 }, { 85, PT_CREAT },
 	{ 76, PT_TRUNCATE }, { 82, PT_RENAME }, { 264, PT_RENAME }, { 316, PT_RENAME },
-	{ 157, PT_PRCTL },
+	{ 157, PT_PRCTL }, { 272, PT_UNSHARE },
 };
 static const uint32_t x32_nosys[] = { 425 /* io_uring_setup */, 543 /* io_setup */ };
 
@@ -318,6 +320,7 @@ static void native_rules(struct prog *p, bool trap_dumpable)
 	rule_always(p, SYS_truncate, TRACE);
 	rule_always(p, SYS_renameat, TRACE);
 	rule_always(p, SYS_renameat2, TRACE);
+	rule_bits(p, SYS_unshare, 0, CLONE_FILES);
 	rule_always(p, SYS_io_setup, NOSYS);
 #ifdef SYS_io_uring_setup
 	rule_always(p, SYS_io_uring_setup, NOSYS);

@@ -214,18 +214,25 @@ static void scan_range(struct pt_tracer *tr, struct pt_task *t, uint64_t addr, u
 	pt_mm_scan(tr, t, lo, hi);
 }
 
+/* t gets, or has just got, a table of its own: a copy of the one it shared. */
+static void unshare_fds(struct pt_tracer *tr, struct pt_task *t)
+{
+	if (t->fds && t->fds->users > 1) {
+		struct pt_fdtable *own = pt_fdtable_fork(tr, t, 0);
+
+		pt_fdtable_put(tr, t->fds, t->tid);
+		t->fds = own;
+	}
+}
+
 static void on_close_range(struct pt_tracer *tr, struct pt_task *t, const uint64_t *a)
 {
 	unsigned first = (unsigned)a[0], last = (unsigned)a[1], flags = (unsigned)a[2];
 	struct pt_fdinfo fi;
 	int *fds = NULL, n;
 
-	if ((flags & CLOSE_RANGE_UNSHARE) && t->fds && t->fds->users > 1) {
-		struct pt_fdtable *own = pt_fdtable_fork(tr, t, 0);
-
-		pt_fdtable_put(tr, t->fds, t->tid);
-		t->fds = own;
-	}
+	if (flags & CLOSE_RANGE_UNSHARE)
+		unshare_fds(tr, t);
 	if (flags & CLOSE_RANGE_CLOEXEC)
 		return;	/* they go at exec, which samples them */
 	n = pt_fd_list(t->tid, &fds);
@@ -536,6 +543,8 @@ static bool on_entry(struct pt_tracer *tr, struct pt_task *t, const struct pt_sy
 	case PT_PRCTL:
 		keep_dumpable(tr, t, sc);
 		return false;
+	case PT_UNSHARE:	/* the copy is made by the call: take it at its exit */
+		return (a[0] & CLONE_FILES) != 0;
 	default:
 		return false;	/* rename: stopping is the point (pending stats run first) */
 	}
@@ -575,6 +584,9 @@ static void on_exit_stop(struct pt_tracer *tr, struct pt_task *t, int64_t rval)
 	case PT_OPENAT2:
 	case PT_CREAT:
 		on_opened(tr, t, (int)rval);
+		break;
+	case PT_UNSHARE:
+		unshare_fds(tr, t);
 		break;
 	case PT_TRUNCATE:
 	case PT_TRUNCATE64:

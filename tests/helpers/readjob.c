@@ -719,6 +719,45 @@ static void s_dupclose(void)
 	}
 }
 
+/*
+ * unshare: a thread takes a copy of the fds (unshare(CLONE_FILES)), reads
+ * on through one and closes it; the original fd, the same description,
+ * reads on and is closed after.
+ */
+static int us_fd;
+
+static void read_on(int fd, int file, long first, long n)
+{
+	char *buf = page_buf(n);
+
+	if (read(fd, buf, (size_t)(n * ps)) != n * ps)
+		die("read %s", tfile_name(file));
+	free(buf);
+	tnote(file, first, n);
+}
+
+static void *unshare_main(void *arg)
+{
+	(void)arg;
+	if (unshare(CLONE_FILES))
+		die("unshare");
+	read_on(us_fd, 55, 4, 2);
+	close(us_fd);
+	return NULL;
+}
+
+static void s_unshare(void)
+{
+	pthread_t t;
+
+	us_fd = open_in(tfile_name(55), O_RDONLY);
+	tread_pages(us_fd, 55, 2, 2, 1);
+	if (pthread_create(&t, NULL, unshare_main, NULL) || pthread_join(t, NULL))
+		die("thread");
+	read_on(us_fd, 55, 6, 2);
+	close(us_fd);
+}
+
 /* The exec'd image: read page 4 of the inherited fd, pages 0-1 of exec-b. */
 static int exec_child(int fd)
 {
@@ -962,7 +1001,7 @@ static const struct scenario {
 	{ "mmap", s_mmap }, { "direct", s_direct }, { "dup", s_dup }, { "fork", s_fork },
 	{ "thread", s_thread }, { "threads", s_threads }, { "handoff", s_handoff },
 	{ "pool", s_pool }, { "seekback", s_seekback }, { "reopen", s_reopen },
-	{ "dupclose", s_dupclose }, { "exec", s_exec }, { "rename", s_rename }, { "reuse", s_reuse },
+	{ "dupclose", s_dupclose }, { "unshare", s_unshare }, { "exec", s_exec }, { "rename", s_rename }, { "reuse", s_reuse },
 	{ "write", s_write }, { "small", s_small }, { "pseudo", s_pseudo },
 	{ "interrupt", s_interrupt },
 };
