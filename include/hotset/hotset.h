@@ -51,4 +51,16 @@ uint32_t hs_page_size(void);
  */
 void hs_tidy_path(char *path, bool dotdot);
 
+/*
+ * Nanoseconds on CLOCK_MONOTONIC: for durations and deadlines, never for
+ * dates. The one clock of the library and of the commands.
+ */
+uint64_t hs_monotonic_ns(void);
+
+/* The same clock in seconds. */
+static inline double hs_monotonic_seconds(void)
+{
+	return (double)hs_monotonic_ns() / 1e9;
+}
+
 #endif

@@ -120,8 +120,6 @@ void progress_start(struct progress *p, const char *label, uint64_t total, bool 
 void progress_update(struct progress *p, uint64_t done, const char *unit);
 void progress_end(struct progress *p);
 
-double now_seconds(void);	/* CLOCK_MONOTONIC */
-
 /* ---- JSON ----------------------------------------------------------------- */
 
 /*

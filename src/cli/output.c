@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysinfo.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "hotset/hotset.h"
 
 /* ---- messages --------------------------------------------------------------- */
 
@@ -138,14 +138,6 @@ void line_write(struct line *l)
 	line_flush(l);
 }
 
-double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /*
  * NUMBER [K|M|G|T|P|E [i] [B]] or NUMBER %, where NUMBER is DIGITS, or
  * DIGITS . DIGITS with either DIGITS possibly empty but not both, and
@@ -254,12 +246,12 @@ void progress_start(struct progress *p, const char *label, uint64_t total, bool 
 	p->on = !quiet && isatty(STDERR_FILENO);
 	p->label = label;
 	p->total = total;
-	p->start = p->last = now_seconds();
+	p->start = p->last = hs_monotonic_seconds();
 }
 
 void progress_update(struct progress *p, uint64_t done, const char *unit)
 {
-	double t = now_seconds(), rate;
+	double t = hs_monotonic_seconds(), rate;
 	char a[32], b[32], r[32];
 	int width = 30, fill;
 

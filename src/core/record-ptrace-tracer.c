@@ -1084,29 +1084,21 @@ static bool can_trace_nondumpable(void)
  */
 #define SPIN_NS 50000
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static bool can_spin;	/* the tracer may run on more than one CPU */
 
 static pid_t wait_next(bool *spin, int *status)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = hs_monotonic_ns();
 	pid_t tid;
 
 	if (*spin) {
 		do {
 			if ((tid = waitpid(-1, status, __WALL | WNOHANG)) != 0)
 				return tid;
-		} while (now_ns() - t0 < SPIN_NS);
+		} while (hs_monotonic_ns() - t0 < SPIN_NS);
 	}
 	tid = waitpid(-1, status, __WALL);
-	*spin = can_spin && now_ns() - t0 < SPIN_NS;
+	*spin = can_spin && hs_monotonic_ns() - t0 < SPIN_NS;
 	return tid;
 }
 

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hotset/hotset.h"
 #include "hotset/usage.h"
 
 /*
@@ -92,14 +93,6 @@ static void note(struct hs_usage_probe *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(p->notes[p->nnotes++], HS_USAGE_NOTE_LEN, fmt, ap);
 	va_end(ap);
-}
-
-static double monotonic_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static double tv_seconds(struct timeval tv)
@@ -554,7 +547,7 @@ static void take_snapshot(struct hs_usage_probe *p, uint64_t extra_rchar, struct
 	getrusage(RUSAGE_SELF, &s->self);
 	getrusage(RUSAGE_CHILDREN, &s->children);
 	s->io_ok = children_io(extra_rchar, &s->rchar, &s->read_bytes);
-	s->t = monotonic_seconds();
+	s->t = hs_monotonic_seconds();
 }
 
 /* ---- the sampler -------------------------------------------------------------- */
@@ -562,20 +555,19 @@ static void take_snapshot(struct hs_usage_probe *p, uint64_t extra_rchar, struct
 static void *sample_pressure(void *arg)
 {
 	struct hs_usage_probe *p = arg;
-	struct timespec deadline;
+	uint64_t next = hs_monotonic_ns();
 	char buf[512];
 	ssize_t n;
 
 	pthread_mutex_lock(&p->lock);
 	p->started = true;
 	pthread_cond_broadcast(&p->wake);
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	while (!p->stop) {
-		deadline.tv_nsec += SAMPLE_MS * 1000000L;
-		if (deadline.tv_nsec >= 1000000000L) {
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000L;
-		}
+		struct timespec deadline;	/* on the clock of hs_monotonic_ns(), as p->wake waits */
+
+		next += SAMPLE_MS * 1000000ull;
+		deadline.tv_sec = (time_t)(next / 1000000000u);
+		deadline.tv_nsec = (long)(next % 1000000000u);
 		while (!p->stop && pthread_cond_timedwait(&p->wake, &p->lock, &deadline) != ETIMEDOUT)
 			;
 		if (p->stop)

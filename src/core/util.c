@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hotset/hotset.h"
@@ -20,6 +21,14 @@ int hs_error_set(struct hs_error *err, int errnum, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -errnum;
+}
+
+uint64_t hs_monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 uint32_t hs_page_size(void)

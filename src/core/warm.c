@@ -86,14 +86,6 @@
 
 /* ---- small helpers ----------------------------------------------------- */
 
-static double monotonic(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /*
  * Resident pages in pages [first, last] of fd, pages at or past `npages`
  * (the file's end) left out. Asks the residency module, which falls back
@@ -370,7 +362,7 @@ static void report_progress(struct hs_warm *w, bool force)
 
 	if (!w->o.progress || pthread_mutex_trylock(&w->progress_lock))
 		return;
-	now = monotonic();
+	now = hs_monotonic_seconds();
 	if (force || now - w->progress_last >= 0.1) {
 		w->progress_last = now;
 		pthread_mutex_lock(&w->lock);
@@ -1346,10 +1338,10 @@ int hs_warm_add(struct hs_warm *w, const struct hs_target *t)
 		rc = queue_span(w, j, x.v[i].off, x.v[i].off + x.v[i].len, chunk, x.v[i].phys, true);
 	if (physical) {
 		if (!w->batch_jobs++)
-			w->batch_started = monotonic();
+			w->batch_started = hs_monotonic_seconds();
 		if (!rc && (w->batch_jobs >= w->max_jobs / 2 || w->nbatch >= BATCH_ITEMS ||
 			    (w->qlen == 0 && (w->batch_jobs >= BATCH_EARLY ||
-					      monotonic() - w->batch_started > 0.05))))
+					      hs_monotonic_seconds() - w->batch_started > 0.05))))
 			rc = flush_batch_locked(w);
 	}
 	pthread_mutex_unlock(&w->lock);
@@ -1492,7 +1484,7 @@ int hs_warm_new(const struct hs_warm_opts *o, struct hs_warm **out)
 		w->o.chunk &= ~((uint64_t)hs_page_size() - 1);
 	choose_method(w);
 	w->max_jobs = open_files_allowed();
-	w->t0 = monotonic();
+	w->t0 = hs_monotonic_seconds();
 	w->have_io = proc_read_bytes(&w->io0);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_mutex_init(&w->progress_lock, NULL);
@@ -1558,7 +1550,7 @@ int hs_warm_finish(struct hs_warm *w, struct hs_warm_stats *st)
 			if (w->workers[i].started)
 				pthread_join(w->workers[i].tid, NULL);
 		w->finished = true;
-		w->st.seconds = monotonic() - w->t0;
+		w->st.seconds = hs_monotonic_seconds() - w->t0;
 		w->st.requests = w->requests;
 		w->st.method = w->method;
 		w->st.small_method = w->lanes[LANE_SMALL].method;
