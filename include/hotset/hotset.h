@@ -38,6 +38,26 @@ struct hs_error {
 int hs_error_set(struct hs_error *err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * Make room for need elements of elem bytes in a malloc'd array: arrayp
+ * points to the array's pointer (a T **, NULL for no array yet), *cap is
+ * its capacity in elements. When need > *cap the array is reallocated to
+ * the first of cap, 2 cap, 4 cap... (1, 2, 4... for an empty array) that
+ * holds need, and *cap updated; elements past the old capacity are
+ * uninitialised. Returns 0, or -ENOMEM (out of memory, or a size that
+ * would overflow) with the array and *cap untouched. The one growth rule
+ * of the library: amortised O(1) appends, never an overflowing size.
+ */
+int hs_grow(void *arrayp, size_t *cap, size_t need, size_t elem);
+
+/*
+ * hs_grow() for an array that starts in storage of the caller's (a small
+ * array on the stack or inside a struct, *cap elements long): while the
+ * array is still there, the first growth moves it to a malloc'd copy.
+ * The caller frees the array only once it is no longer inline.
+ */
+int hs_grow_inline(void *arrayp, size_t *cap, size_t need, size_t elem, const void *inline_buf);
+
 /* Bytes per page on this machine (sysconf(_SC_PAGESIZE), cached). */
 uint32_t hs_page_size(void);
 

@@ -57,18 +57,8 @@ static int add_run(void *ctx, uint64_t first, uint64_t last)
 {
 	struct runs *r = ctx;
 
-	if (r->n == r->cap) {
-		size_t cap = r->cap * 2;
-		struct hs_range *v = r->v == r->some ? malloc(cap * sizeof(*v))
-						     : realloc(r->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		if (r->v == r->some)
-			memcpy(v, r->some, sizeof(r->some));
-		r->v = v;
-		r->cap = cap;
-	}
+	if (hs_grow_inline(&r->v, &r->cap, r->n + 1, sizeof(*r->v), r->some))
+		return -ENOMEM;
 	r->v[r->n++] = (struct hs_range){ first, last };
 	return 0;
 }

@@ -112,7 +112,7 @@ struct hs_profile_reader {
 	char *path;
 	size_t path_cap;
 	struct hs_range *ranges, *sorted;
-	size_t ranges_cap;
+	size_t ranges_cap, sorted_cap;
 };
 
 /* A line being parsed: [p, end) with a cursor. */
@@ -168,23 +168,6 @@ static int parse_u64(struct cursor *c, uint64_t *out, struct hs_error *err, cons
 	return 0;
 }
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*v, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = n;
-	return 0;
-}
-
 static int hexval(char ch)
 {
 	if (ch >= '0' && ch <= '9')
@@ -208,7 +191,7 @@ static int parse_string(struct hs_profile_reader *r, struct cursor *c,
 
 	if (c->p >= c->end)
 		return fail(err, c, "missing %s", what);
-	if (grow((void **)&r->path, &r->path_cap, (size_t)(c->end - c->p) + 1, 1))
+	if (hs_grow(&r->path, &r->path_cap, (size_t)(c->end - c->p) + 1, 1))
 		return hs_error_set(err, ENOMEM, "out of memory");
 	while (c->p < c->end) {
 		unsigned char ch = (unsigned char)*c->p;
@@ -286,7 +269,7 @@ static int parse_ranges(struct hs_profile_reader *r, struct cursor *c, size_t *c
 		if (rg.last >= hs_profile_page_limit(r->header.page_size))
 			return fail(err, c, "page %" PRIu64 " is beyond the largest possible file",
 				    rg.last);
-		if (grow((void **)&r->ranges, &r->ranges_cap, n + 1, sizeof(*r->ranges)))
+		if (hs_grow(&r->ranges, &r->ranges_cap, n + 1, sizeof(*r->ranges)))
 			return hs_error_set(err, ENOMEM, "out of memory");
 		r->ranges[n++] = rg;
 		if (c->p >= c->end || *c->p != ',')
@@ -308,14 +291,13 @@ static int cmp_range(const void *a, const void *b)
 static int check_disjoint(struct hs_profile_reader *r, size_t n, struct cursor *c,
 			  struct hs_error *err)
 {
+	struct hs_range *s;
+
 	if (n < 2)
 		return 0;
-	/* ranges_cap >= n, so sorted can share the capacity */
-	struct hs_range *s = realloc(r->sorted, r->ranges_cap * sizeof(*s));
-
-	if (!s)
+	if (hs_grow(&r->sorted, &r->sorted_cap, n, sizeof(*r->sorted)))
 		return hs_error_set(err, ENOMEM, "out of memory");
-	r->sorted = s;
+	s = r->sorted;
 	memcpy(s, r->ranges, n * sizeof(*s));
 	qsort(s, n, sizeof(*s), cmp_range);
 	for (size_t i = 1; i < n; i++)
@@ -833,7 +815,7 @@ out_close:
 int hs_profile_read(int fd, struct hs_profile_reader **out, struct hs_error *err)
 {
 	size_t len = 0, cap = 0;
-	char *buf = NULL, *more, probe;
+	char *buf = NULL, probe;
 	ssize_t n;
 	int rc;
 
@@ -850,13 +832,10 @@ int hs_profile_read(int fd, struct hs_profile_reader **out, struct hs_error *err
 			}
 			break;
 		}
-		if (len == cap) {
-			cap = cap ? cap * 2 : 1 << 16;
-			if (!(more = realloc(buf, cap))) {
-				free(buf);
-				return hs_error_set(err, ENOMEM, "out of memory");
-			}
-			buf = more;
+		/* 64 KiB, then twice as much each time */
+		if (len == cap && hs_grow(&buf, &cap, cap ? cap + 1 : 1 << 16, 1)) {
+			free(buf);
+			return hs_error_set(err, ENOMEM, "out of memory");
 		}
 		n = read(fd, buf + len, cap - len);
 		if (n > 0)

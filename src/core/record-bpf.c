@@ -430,15 +430,9 @@ static int load_mounts(struct session *s)
 		if (sscanf(line, "%*u %*u %u:%u %n%*s%n %n%*s%n", &major, &minor, &root_at, &root_end,
 			   &point_at, &point_end) != 2)
 			continue;
-		if (s->nmounts == cap) {
-			struct mount_entry *v = realloc(s->mounts, (cap ? cap * 2 : 64) * sizeof(*v));
-
-			if (!v) {
-				rc = -ENOMEM;
-				break;
-			}
-			s->mounts = v;
-			cap = cap ? cap * 2 : 64;
+		if (hs_grow(&s->mounts, &cap, s->nmounts + 1, sizeof(*s->mounts))) {
+			rc = -ENOMEM;
+			break;
 		}
 		line[root_end] = line[point_end] = '\0';
 		m = &s->mounts[s->nmounts];

@@ -114,20 +114,15 @@ static struct pt_fdslot *slot_of(struct pt_tracer *tr, struct pt_fdtable *ft, in
 	if (fd < 0)
 		return NULL;
 	if (fd >= ft->nslots) {
-		int n = ft->nslots ? ft->nslots : 64;
-		struct pt_fdslot *v;
+		size_t n = (size_t)ft->nslots;
 
-		while (n <= fd)
-			n *= 2;
-		v = realloc(ft->slots, (size_t)n * sizeof(*v));
-		if (!v) {
+		if (hs_grow(&ft->slots, &n, (size_t)fd + 1, sizeof(*ft->slots))) {
 			tr->error = -ENOMEM;
 			return NULL;
 		}
-		for (int i = ft->nslots; i < n; i++)
-			v[i] = (struct pt_fdslot){ .info_fd = -1 };
-		ft->slots = v;
-		ft->nslots = n;
+		for (size_t i = (size_t)ft->nslots; i < n; i++)
+			ft->slots[i] = (struct pt_fdslot){ .info_fd = -1 };
+		ft->nslots = (int)n;
 	}
 	return &ft->slots[fd];
 }
@@ -192,7 +187,8 @@ int pt_fd_list(pid_t tid, int **fds)
 {
 	char path[64];
 	struct dirent *de;
-	int n = 0, cap = 0, *v = NULL;
+	int n = 0, *v = NULL;
+	size_t cap = 0;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)tid);
@@ -201,15 +197,10 @@ int pt_fd_list(pid_t tid, int **fds)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
-		if (n == cap) {
-			int *nv = realloc(v, (size_t)(cap = cap ? cap * 2 : 32) * sizeof(*v));
-
-			if (!nv) {
-				free(v);
-				closedir(d);
-				return -ENOMEM;
-			}
-			v = nv;
+		if (hs_grow(&v, &cap, (size_t)n + 1, sizeof(*v))) {
+			free(v);
+			closedir(d);
+			return -ENOMEM;
 		}
 		v[n++] = atoi(de->d_name);
 	}

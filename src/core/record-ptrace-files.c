@@ -74,18 +74,11 @@ static struct pt_file *new_file(struct pt_tracer *tr, const struct statx *sx, ui
 		tr->error = -ENOMEM;
 		return NULL;
 	}
-	if (tr->nfiles == tr->files_cap) {
-		size_t cap = tr->files_cap ? tr->files_cap * 2 : 256;
-		struct pt_file **v = realloc(tr->files, cap * sizeof(*v));
-
-		if (!v) {
-			free(f->path);
-			free(f);
-			tr->error = -ENOMEM;
-			return NULL;
-		}
-		tr->files = v;
-		tr->files_cap = cap;
+	if (hs_grow(&tr->files, &tr->files_cap, tr->nfiles + 1, sizeof(*tr->files))) {
+		free(f->path);
+		free(f);
+		tr->error = -ENOMEM;
+		return NULL;
 	}
 	f->local = (uint32_t)tr->nfiles;
 	tr->files[tr->nfiles++] = f;
@@ -253,16 +246,9 @@ static struct pt_file *resolve(struct pt_tracer *tr, struct pt_ident *id)
 
 void pt_queue(struct pt_tracer *tr, const struct pt_pending *p)
 {
-	if (tr->npending == tr->pending_cap) {
-		size_t cap = tr->pending_cap ? tr->pending_cap * 2 : 64;
-		struct pt_pending *v = realloc(tr->pending, cap * sizeof(*v));
-
-		if (!v) {
-			tr->error = -ENOMEM;
-			return;
-		}
-		tr->pending = v;
-		tr->pending_cap = cap;
+	if (hs_grow(&tr->pending, &tr->pending_cap, tr->npending + 1, sizeof(*tr->pending))) {
+		tr->error = -ENOMEM;
+		return;
 	}
 	tr->pending[tr->npending++] = *p;
 	if (p->ofd)

@@ -173,16 +173,9 @@ struct prog {
 
 static void emit(struct prog *p, uint16_t code, uint32_t k, uint8_t jt, uint8_t jf)
 {
-	if (p->len == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 256;
-		struct sock_filter *v = realloc(p->insn, cap * sizeof(*v));
-
-		if (!v) {
-			p->oom = true;
-			return;
-		}
-		p->insn = v;
-		p->cap = cap;
+	if (hs_grow(&p->insn, &p->cap, p->len + 1, sizeof(*p->insn))) {
+		p->oom = true;
+		return;
 	}
 	p->insn[p->len++] = (struct sock_filter){ code, jt, jf, k };
 }

@@ -216,19 +216,14 @@ static void apply_file(struct apply *a, const struct msg_file *m, const char *pa
 		return;
 	}
 	if (m->local >= a->nidx) {
-		size_t n = a->nidx ? a->nidx : 256;
-		int64_t *v;
+		size_t had = a->nidx;
 
-		while (n <= m->local)
-			n *= 2;
-		if (!(v = realloc(a->idx, n * sizeof(*v)))) {
+		if (hs_grow(&a->idx, &a->nidx, (size_t)m->local + 1, sizeof(*a->idx))) {
 			a->rc = -ENOMEM;
 			return;
 		}
-		for (size_t i = a->nidx; i < n; i++)
-			v[i] = -1;
-		a->idx = v;
-		a->nidx = n;
+		for (size_t i = had; i < a->nidx; i++)
+			a->idx[i] = -1;
 	}
 	a->idx[m->local] = idx;
 	if (m->flags)

@@ -28,7 +28,7 @@ struct rfile {
 	bool output;		/* created or truncated by the job */
 	int64_t order;		/* position among accessed files, -1 before */
 	uint64_t *seen;		/* bitmap of pages accessed */
-	uint64_t seen_words;
+	size_t seen_words;
 	struct hs_range *ranges;	/* first-access order */
 	size_t nranges, ranges_cap;
 	uint64_t pages;
@@ -46,6 +46,7 @@ struct hs_recording {
 	int64_t *table;		/* (dev, ino) -> index + 1; 0 = empty slot */
 	size_t table_cap;
 	int64_t *order;		/* order -> internal index */
+	size_t order_cap;
 	size_t accessed;
 	uint64_t pages, accesses;
 	FILE *spool;		/* trace runs, NULL without a trace */
@@ -155,19 +156,9 @@ int64_t hs_recording_file(struct hs_recording *r, const struct hs_file_id *id, c
 	}
 	if ((r->nfiles + 1) * 2 > r->table_cap && (rc = table_grow(r)))
 		return rc;
-	if (r->nfiles == r->files_cap) {
-		size_t cap = r->files_cap ? r->files_cap * 2 : 256;
-		struct rfile *v = realloc(r->files, cap * sizeof(*v));
-		int64_t *o = realloc(r->order, cap * sizeof(*o));
-
-		if (v)
-			r->files = v;
-		if (o)
-			r->order = o;
-		if (!v || !o)
-			return -ENOMEM;
-		r->files_cap = cap;
-	}
+	if (hs_grow(&r->files, &r->files_cap, r->nfiles + 1, sizeof(*r->files)) ||
+	    hs_grow(&r->order, &r->order_cap, r->nfiles + 1, sizeof(*r->order)))
+		return -ENOMEM;
 	f = &r->files[r->nfiles];
 	memset(f, 0, sizeof(*f));
 	f->path = malloc(path_len + 1);
@@ -190,15 +181,8 @@ static int add_range(struct rfile *f, uint64_t first, uint64_t last)
 		f->ranges[f->nranges - 1].last = last;
 		return 0;
 	}
-	if (f->nranges == f->ranges_cap) {
-		size_t cap = f->ranges_cap ? f->ranges_cap * 2 : 4;
-		struct hs_range *v = realloc(f->ranges, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		f->ranges = v;
-		f->ranges_cap = cap;
-	}
+	if (hs_grow(&f->ranges, &f->ranges_cap, f->nranges + 1, sizeof(*f->ranges)))
+		return -ENOMEM;
 	f->ranges[f->nranges++] = (struct hs_range){ first, last };
 	return 0;
 }
@@ -211,22 +195,12 @@ static bool page_seen(const struct rfile *f, uint64_t p)
 /* Append the pages of [first, last] not seen before, and mark them. */
 static int add_new_pages(struct rfile *f, uint64_t first, uint64_t last, uint64_t *added)
 {
-	uint64_t need = last / 64 + 1;
+	size_t had = f->seen_words;
 	int rc;
 
-	if (need > f->seen_words) {
-		uint64_t words = f->seen_words ? f->seen_words : 1;
-		uint64_t *v;
-
-		while (words < need)
-			words *= 2;
-		v = realloc(f->seen, words * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		memset(v + f->seen_words, 0, (words - f->seen_words) * sizeof(*v));
-		f->seen = v;
-		f->seen_words = words;
-	}
+	if (hs_grow(&f->seen, &f->seen_words, last / 64 + 1, sizeof(*f->seen)))
+		return -ENOMEM;
+	memset(f->seen + had, 0, (f->seen_words - had) * sizeof(*f->seen));
 	for (uint64_t p = first; p <= last;) {
 		uint64_t q;
 

@@ -203,20 +203,10 @@ struct linux_dirent64 {
 
 static int path_set(struct walker *t, size_t at, const char *name)
 {
-	size_t n = strlen(name), need = at + n + 2;
+	size_t n = strlen(name);
 
-	if (need > t->cap) {
-		size_t cap = t->cap ? t->cap : 256;
-		char *p;
-
-		while (cap < need)
-			cap *= 2;
-		p = realloc(t->path, cap);
-		if (!p)
-			return -ENOMEM;
-		t->path = p;
-		t->cap = cap;
-	}
+	if (hs_grow(&t->path, &t->cap, at + n + 2, 1))
+		return -ENOMEM;
 	memcpy(t->path + at, name, n + 1);
 	return 0;
 }
@@ -366,15 +356,7 @@ static int push_job(struct walk *w, const char *path, char *real, const struct s
 		return -ENOMEM;
 	}
 	pthread_mutex_lock(&w->lock);
-	if (w->njobs == w->jobs_cap) {
-		size_t cap = w->jobs_cap ? w->jobs_cap * 2 : 64;
-		struct dir_job *v = realloc(w->jobs, cap * sizeof(*v));
-
-		if (!v)
-			rc = -ENOMEM;
-		else
-			w->jobs = v, w->jobs_cap = cap;
-	}
+	rc = hs_grow(&w->jobs, &w->jobs_cap, w->njobs + 1, sizeof(*w->jobs));
 	if (!rc) {
 		w->jobs[w->njobs++] = (struct dir_job){ copy, real, st->st_dev, st->st_ino };
 		pthread_cond_signal(&w->more);
@@ -858,17 +840,13 @@ static int convert_ranges(const struct hs_profile_file *f, uint32_t from, struct
 			  size_t *cap, size_t *count)
 {
 	const uint64_t to = hs_page_size(), max = UINT64_MAX / from;
-	struct hs_range *v = *buf;
+	struct hs_range *v;
 	size_t n = 0;
 	bool sorted = true;
 
-	if (f->nranges > *cap) {
-		v = realloc(*buf, f->nranges * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		*buf = v;
-		*cap = f->nranges;
-	}
+	if (hs_grow(buf, cap, f->nranges, sizeof(**buf)))
+		return -ENOMEM;
+	v = *buf;
 	for (size_t i = 0; i < f->nranges; i++) {
 		uint64_t a = f->ranges[i].first, b = f->ranges[i].last;
 

@@ -4,7 +4,9 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +23,56 @@ int hs_error_set(struct hs_error *err, int errnum, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -errnum;
+}
+
+/* The capacity that holds need, or 0 if its size in bytes would overflow. */
+static size_t grown_cap(size_t cap, size_t need, size_t elem)
+{
+	size_t n = cap ? cap : 1;
+
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			return 0;
+		n *= 2;
+	}
+	return n > SIZE_MAX / elem ? 0 : n;
+}
+
+/*
+ * arrayp is a T ** passed as void *: the pointer is read and written with
+ * memcpy, not through a void ** (which would be another type than T *).
+ */
+static int grow(void *arrayp, size_t *cap, size_t need, size_t elem, const void *inline_buf)
+{
+	void *old, *v;
+	size_t n;
+
+	if (need <= *cap)
+		return 0;
+	if (!(n = grown_cap(*cap, need, elem)))
+		return -ENOMEM;
+	memcpy(&old, arrayp, sizeof(old));
+	if (inline_buf && old == inline_buf) {
+		if ((v = malloc(n * elem)))
+			memcpy(v, old, *cap * elem);
+	} else {
+		v = realloc(old, n * elem);
+	}
+	if (!v)
+		return -ENOMEM;
+	memcpy(arrayp, &v, sizeof(v));
+	*cap = n;
+	return 0;
+}
+
+int hs_grow(void *arrayp, size_t *cap, size_t need, size_t elem)
+{
+	return grow(arrayp, cap, need, elem, NULL);
+}
+
+int hs_grow_inline(void *arrayp, size_t *cap, size_t need, size_t elem, const void *inline_buf)
+{
+	return grow(arrayp, cap, need, elem, inline_buf);
 }
 
 uint64_t hs_monotonic_ns(void)

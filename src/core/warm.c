@@ -853,18 +853,9 @@ static int plan_push(struct plan *p, uint64_t first, uint64_t last)
 {
 	int64_t cached;
 
-	if (p->npieces == p->cap) {
-		size_t cap = p->cap * 2;
-		struct piece *v = p->pieces == p->inline_pieces ? malloc(cap * sizeof(*v))
-							      : realloc(p->pieces, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		if (p->pieces == p->inline_pieces)
-			memcpy(v, p->inline_pieces, sizeof(p->inline_pieces));
-		p->pieces = v;
-		p->cap = cap;
-	}
+	if (hs_grow_inline(&p->pieces, &p->cap, p->npieces + 1, sizeof(*p->pieces),
+			   p->inline_pieces))
+		return -ENOMEM;
 	p->pages += last - first + 1;
 	cached = p->known ? cached_pages(p->t->fd, first, last, UINT64_MAX) : -EPERM;
 	if (cached < 0) {
@@ -1137,15 +1128,8 @@ static int queue_span(struct hs_warm *w, struct job *j, uint64_t off, uint64_t e
 		struct item it = { j, off, end - off < chunk ? end - off : chunk, phys, w->seq++ };
 
 		if (batch) {
-			if (w->nbatch == w->batch_cap) {
-				size_t cap = w->batch_cap ? w->batch_cap * 2 : 1024;
-				struct item *v = realloc(w->batch, cap * sizeof(*v));
-
-				if (!v)
-					return -ENOMEM;
-				w->batch = v;
-				w->batch_cap = cap;
-			}
+			if (hs_grow(&w->batch, &w->batch_cap, w->nbatch + 1, sizeof(*w->batch)))
+				return -ENOMEM;
 			w->batch[w->nbatch++] = it;
 		} else {
 			while (w->qlen >= QUEUE_ITEMS + 1024)	/* full: let the threads catch up */
@@ -1173,15 +1157,8 @@ struct extents {
 
 static int extents_push(struct extents *x, uint64_t off, uint64_t len, uint64_t phys)
 {
-	if (x->n == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 16;
-		struct extent *v = realloc(x->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		x->v = v;
-		x->cap = cap;
-	}
+	if (hs_grow(&x->v, &x->cap, x->n + 1, sizeof(*x->v)))
+		return -ENOMEM;
 	x->v[x->n++] = (struct extent){ off, len, phys };
 	return 0;
 }

@@ -48,11 +48,12 @@ static char *read_all(const char *path, size_t *len)
 	if (!f)
 		return NULL;
 	do {
-		if (n + 4096 > cap) {
-			cap = cap ? cap * 2 : 8192;
-			buf = realloc(buf, cap + 1);
+		if (hs_grow(&buf, &cap, n + 4096 + 1, 1)) {	/* + 1 for the NUL */
+			fclose(f);
+			free(buf);
+			return NULL;
 		}
-		k = fread(buf + n, 1, cap - n, f);
+		k = fread(buf + n, 1, cap - 1 - n, f);
 		n += k;
 	} while (k > 0);
 	fclose(f);

@@ -117,10 +117,7 @@ static int on_file(void *ctx, const struct hs_target *t)
 	CHECK(strlen(t->path) == t->path_len);
 	CHECK(fcntl(t->fd, F_GETFL) & O_NONBLOCK);
 	pthread_mutex_lock(&s->lock);
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 64;
-		s->e = realloc(s->e, s->cap * sizeof(*s->e));
-	}
+	CHECK(hs_grow(&s->e, &s->cap, s->n + 1, sizeof(*s->e)) == 0);
 	if (s->n < 32) {
 		s->stale[s->n] = t->stale;
 		s->nranges[s->n] = t->nranges;
