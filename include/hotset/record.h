@@ -85,7 +85,10 @@ int hs_record_ptrace_probe(struct hs_error *why);
 
 /*
  * Should a file at path, on a filesystem of type fs_magic, be left out of
- * a working set (/proc, /sys, /dev, memfd...)? Shared by both backends.
+ * a working set? Yes on a pseudo-filesystem (hs_pseudo_fs_name()), on
+ * tmpfs or ramfs, under /proc, /sys or /dev, for a memfd, and for a path
+ * that is not absolute. fs_magic 0: judge by the path alone. Shared by
+ * both backends.
  */
 bool hs_record_excluded(const char *path, long fs_magic);
 

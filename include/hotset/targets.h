@@ -90,8 +90,4 @@ int hs_targets_profile_select(struct hs_profile_reader *r, hs_target_select_fn s
 			      hs_target_fn fn, hs_target_warn_fn warn, void *ctx,
 			      struct hs_error *err);
 
-/* Is the filesystem of fd one whose files must never be read (proc...)?
- * Returns its name, or NULL for an ordinary filesystem. */
-const char *hs_pseudo_fs(int fd);
-
 #endif

@@ -5,6 +5,7 @@
 #include <linux/magic.h>
 #include <string.h>
 
+#include "hotset/procfs.h"
 #include "hotset/record.h"
 
 const char *hs_record_backend_name(enum hs_record_backend b)
@@ -45,15 +46,11 @@ static const char *const excluded_dirs[] = { "/proc/", "/sys/", "/dev/" };
 
 bool hs_record_excluded(const char *path, long fs_magic)
 {
-	switch (fs_magic) {
-	case PROC_SUPER_MAGIC: case SYSFS_MAGIC: case DEBUGFS_MAGIC: case TRACEFS_MAGIC:
-	case CGROUP_SUPER_MAGIC: case CGROUP2_SUPER_MAGIC: case SECURITYFS_MAGIC:
-	case BPF_FS_MAGIC: case DEVPTS_SUPER_MAGIC: case PIPEFS_MAGIC: case SOCKFS_MAGIC:
-	case ANON_INODE_FS_MAGIC: case NSFS_MAGIC:
-	/* in memory (or swap) whatever happens: nothing for a page cache to keep */
-	case TMPFS_MAGIC: case RAMFS_MAGIC:
+	if (hs_pseudo_fs_name(fs_magic))
 		return true;
-	}
+	/* in memory (or swap) whatever happens: nothing for a page cache to keep */
+	if (fs_magic == TMPFS_MAGIC || fs_magic == RAMFS_MAGIC)
+		return true;
 	for (size_t i = 0; i < sizeof(excluded_dirs) / sizeof(excluded_dirs[0]); i++)
 		if (!strncmp(path, excluded_dirs[i], strlen(excluded_dirs[i])))
 			return true;

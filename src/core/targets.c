@@ -21,50 +21,18 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "hotset/procfs.h"
 #include "hotset/targets.h"
 
-/* ---- pseudo-filesystems ----------------------------------------------- */
-
-static const struct {
-	long magic;
-	const char *name;
-} pseudo_fs[] = {
-	{ PROC_SUPER_MAGIC, "proc" },	{ SYSFS_MAGIC, "sysfs" },
-	{ DEBUGFS_MAGIC, "debugfs" },	{ TRACEFS_MAGIC, "tracefs" },
-	{ CGROUP_SUPER_MAGIC, "cgroup" }, { CGROUP2_SUPER_MAGIC, "cgroup2" },
-	{ SECURITYFS_MAGIC, "securityfs" }, { BPF_FS_MAGIC, "bpf" },
-	{ DEVPTS_SUPER_MAGIC, "devpts" }, { PSTOREFS_MAGIC, "pstore" },
-	{ EFIVARFS_MAGIC, "efivarfs" }, { SELINUX_MAGIC, "selinuxfs" },
-	{ 0x62656570 /* CONFIGFS_MAGIC */, "configfs" },
-	{ 0x65735543 /* FUSE_CTL_SUPER_MAGIC */, "fusectl" },
-};
-
-static const char *pseudo_name(long magic)
-{
-	for (size_t i = 0; i < sizeof(pseudo_fs) / sizeof(pseudo_fs[0]); i++)
-		if (pseudo_fs[i].magic == magic)
-			return pseudo_fs[i].name;
-	return NULL;
-}
-
-const char *hs_pseudo_fs(int fd)
-{
-	struct statfs sf;
-
-	if (fstatfs(fd, &sf) < 0)
-		return NULL;
-	return pseudo_name((long)sf.f_type);
-}
+/* ---- pseudo-filesystems (hs_pseudo_fs) --------------------------------- */
 
 /*
  * statfs is asked once per device: the answer for a device never changes,

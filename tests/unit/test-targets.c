@@ -25,6 +25,7 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 
+#include "hotset/procfs.h"
 #include "hotset/targets.h"
 #include "scratch.h"
 #include "unit.h"
