@@ -48,6 +48,7 @@
 #include "hotset/job.h"
 #include "hotset/record.h"
 #include "record-bpf.h"
+#include "u64map.h"
 #include "record.skel.h"
 #include "record.btf.h"
 
@@ -196,10 +197,11 @@ static int minimal_btf_fd(void)
 
 /*
  * Every inode the kernel tells about gets a struct bfile, found by
- * (dev, ino, generation) in an open-addressing table whose slots hold the
- * key itself, so that a probe touches no file record. Generations of one
- * inode number hash alike: they meet on one probe sequence. Paths live in
- * an arena, freed at once at the end.
+ * (dev, ino) in the library's map (u64map), then by generation: the map
+ * gives the newest file with that inode number, and each file the one
+ * that had the number before it (next_gen), a chain of one file but where
+ * the job deleted a file and another got its number. Paths live in an
+ * arena, freed at once at the end.
  */
 
 #define NOT_YET (-1)	/* bfile.idx before the file's first access */
@@ -216,16 +218,11 @@ struct bfile {
 	char *path;		/* absolute, or relative to the fs (FSREL); in the arena */
 	struct hs_bpf_pages *held;	/* accesses waiting for a path (malloc'd) */
 	uint32_t nheld;
+	uint32_t next_gen;	/* index + 1 of the file that had this number before, or 0 */
 	uint8_t flags;		/* HS_BPF_WRITTEN/EXEC seen so far */
 	uint8_t path_kind;	/* enum hs_bpf_path_kind, 0 if none yet */
 	bool deleted, truncated;
 	bool by_alias;		/* registered under a name from the inode, not an open */
-};
-
-struct slot {
-	uint64_t ino;
-	uint32_t dev, gen;
-	uint32_t file;		/* index in files + 1; 0: empty */
 };
 
 struct arena {
@@ -243,8 +240,7 @@ struct session {
 	struct hs_recording *rec;
 	struct bfile *files;
 	size_t nfiles, files_cap;
-	struct slot *slots;
-	size_t nslots;		/* a power of two, at least twice nfiles */
+	struct u64map by_inode;	/* (dev, ino) -> index + 1 in files, of the newest generation */
 	size_t last;		/* the file found last, + 1 (events come in runs) */
 	struct arena *arena;
 	struct mount_entry *mounts;
@@ -292,59 +288,21 @@ static char *arena_alloc(struct session *s, size_t n)
 	return a->data + a->used - n;
 }
 
-static size_t hash_inode(uint32_t dev, uint64_t ino, size_t n)
-{
-	uint64_t h = ino * 0x9e3779b97f4a7c15ull ^ dev * 0xc2b2ae3d27d4eb4full;
-
-	return (size_t)(h ^ (h >> 29)) & (n - 1);
-}
-
-static int grow_slots(struct session *s)
-{
-	size_t n = s->nslots ? s->nslots * 4 : 4096;	/* few rehashes */
-	struct slot *v = populated(n * sizeof(*v));	/* zeroed */
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->nslots; i++) {
-		const struct slot *o = &s->slots[i];
-		size_t j;
-
-		if (!o->file)
-			continue;
-		for (j = hash_inode(o->dev, o->ino, n); v[j].file; j = (j + 1) & (n - 1))
-			;
-		v[j] = *o;
-	}
-	if (s->slots)
-		munmap(s->slots, s->nslots * sizeof(*v));
-	s->slots = v;
-	s->nslots = n;
-	return 0;
-}
-
 /* The file for an inode, added if new; NULL (and s->error) without memory. */
 static struct bfile *file_of(struct session *s, const struct hs_bpf_inode *in)
 {
+	void *self = (void *)(uintptr_t)(s->nfiles + 1);	/* if it is new */
 	struct bfile *f;
-	size_t i;
+	uint32_t newest = 0;
+	void *had;
+	int rc;
 
 	if (s->last) {
 		f = &s->files[s->last - 1];
 		if (f->ino == in->ino && f->dev == in->dev && f->gen == in->gen)
 			return f;
 	}
-	if ((s->nfiles + 1) * 2 > s->nslots && (s->error = grow_slots(s)))
-		return NULL;
-	for (i = hash_inode(in->dev, in->ino, s->nslots); s->slots[i].file;
-	     i = (i + 1) & (s->nslots - 1)) {
-		const struct slot *o = &s->slots[i];
-
-		if (o->ino == in->ino && o->dev == in->dev && o->gen == in->gen) {
-			s->last = o->file;
-			return &s->files[o->file - 1];
-		}
-	}
+	/* room for a new file first, so that the map never names a missing one */
 	if (s->nfiles == s->files_cap) {
 		size_t cap = s->files_cap ? s->files_cap * 2 : 1024;
 		struct bfile *v = populated(cap * sizeof(*v));
@@ -360,10 +318,26 @@ static struct bfile *file_of(struct session *s, const struct hs_bpf_inode *in)
 		s->files = v;
 		s->files_cap = cap;
 	}
+	/* one probe: a new inode number is added as it is looked up */
+	rc = u64map_add2(&s->by_inode, in->dev, in->ino, self, &had);
+	if (rc == 0) {
+		newest = (uint32_t)(uintptr_t)had;
+		for (uint32_t i = newest; i; i = s->files[i - 1].next_gen) {
+			if (s->files[i - 1].gen == in->gen) {
+				s->last = i;
+				return &s->files[i - 1];
+			}
+		}
+		/* another generation of a known number: it is the newest now */
+		rc = u64map_put2(&s->by_inode, in->dev, in->ino, self);
+	}
+	if (rc < 0) {
+		s->error = -ENOMEM;
+		return NULL;
+	}
 	f = &s->files[s->nfiles++];
-	*f = (struct bfile){ .ino = in->ino, .dev = in->dev, .gen = in->gen, .idx = NOT_YET };
-	s->slots[i] = (struct slot){ .ino = in->ino, .dev = in->dev, .gen = in->gen,
-				     .file = (uint32_t)s->nfiles };
+	*f = (struct bfile){ .ino = in->ino, .dev = in->dev, .gen = in->gen, .idx = NOT_YET,
+			     .next_gen = newest };
 	s->last = s->nfiles;
 	return f;
 }
@@ -371,14 +345,11 @@ static struct bfile *file_of(struct session *s, const struct hs_bpf_inode *in)
 /* Was another generation of f's inode number given to the recording? */
 static bool inode_number_reused(const struct session *s, const struct bfile *f)
 {
-	for (size_t i = hash_inode(f->dev, f->ino, s->nslots); s->slots[i].file;
-	     i = (i + 1) & (s->nslots - 1)) {
-		const struct slot *o = &s->slots[i];
+	uint32_t i = (uint32_t)(uintptr_t)u64map_get2(&s->by_inode, f->dev, f->ino);
 
-		if (o->ino == f->ino && o->dev == f->dev && o->gen != f->gen &&
-		    s->files[o->file - 1].idx >= 0)
+	for (; i; i = s->files[i - 1].next_gen)
+		if (s->files[i - 1].gen != f->gen && s->files[i - 1].idx >= 0)
 			return true;
-	}
 	return false;
 }
 
@@ -779,8 +750,7 @@ static void free_session(struct session *s)
 	}
 	if (s->files)
 		munmap(s->files, s->files_cap * sizeof(*s->files));
-	if (s->slots)
-		munmap(s->slots, s->nslots * sizeof(*s->slots));
+	u64map_free(&s->by_inode);
 	free_mounts(s);
 }
 

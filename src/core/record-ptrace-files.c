@@ -32,11 +32,6 @@
 
 #include "record-ptrace.h"
 
-static uint64_t inode_key(uint64_t dev, uint64_t ino)
-{
-	return ino * 0x9e3779b97f4a7c15ull ^ dev;
-}
-
 bool pt_magic_excluded(long magic)
 {
 	return hs_record_excluded("/", magic);
@@ -106,7 +101,7 @@ struct pt_file *pt_file_lookup(struct pt_tracer *tr, const char *stat_path, cons
 {
 	struct statx sx;
 	struct pt_file *f, *nf;
-	uint64_t dev, key;
+	uint64_t dev;
 
 	if (hs_record_excluded(name, 0) || deleted_name(name))
 		return NULL;
@@ -119,8 +114,7 @@ struct pt_file *pt_file_lookup(struct pt_tracer *tr, const char *stat_path, cons
 	dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
 	if (pt_magic_excluded(pt_dev_magic(tr, dev, stat_path)))
 		return NULL;
-	key = inode_key(dev, sx.stx_ino);
-	f = u64map_get(&tr->file_by_inode, key);
+	f = u64map_get2(&tr->file_by_inode, dev, sx.stx_ino);
 	if (f && f->id.dev == dev && f->ino == sx.stx_ino) {
 		bool same = !(opts & PT_LOOKUP_CREATED) &&
 			    (!(sx.stx_mask & STATX_BTIME) || !f->btime_sec ||
@@ -138,7 +132,7 @@ struct pt_file *pt_file_lookup(struct pt_tracer *tr, const char *stat_path, cons
 		tr->generation++;
 		nf->id.ino ^= (tr->generation << 32) | 1ull << 63;
 	}
-	if (u64map_put(&tr->file_by_inode, key, nf))
+	if (u64map_put2(&tr->file_by_inode, dev, sx.stx_ino, nf))
 		tr->error = -ENOMEM;
 	return nf;
 }
@@ -150,13 +144,12 @@ struct pt_file *pt_file_lookup(struct pt_tracer *tr, const char *stat_path, cons
 struct pt_file *pt_file_of_mapping(struct pt_tracer *tr, uint64_t dev, uint64_t ino,
 				   const char *name)
 {
-	uint64_t key = inode_key(dev, ino);
-	struct pt_file *f = u64map_get(&tr->file_by_mapping, key);
+	struct pt_file *f = u64map_get2(&tr->file_by_mapping, dev, ino);
 
 	if (f && f->ino == ino && !strcmp(f->path, name))
 		return f;
 	f = pt_file_lookup(tr, name, name, ino, 0);
-	if (f && u64map_put(&tr->file_by_mapping, key, f))
+	if (f && u64map_put2(&tr->file_by_mapping, dev, ino, f))
 		tr->error = -ENOMEM;
 	return f;
 }
@@ -192,11 +185,6 @@ void pt_file_access(struct pt_tracer *tr, struct pt_file *f, uint64_t start, uin
 
 /* ---- files seen through fdinfo ----------------------------------------------------- */
 
-static uint64_t ident_key(int mnt_id, uint64_t ino)
-{
-	return ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)mnt_id;
-}
-
 /*
  * The ident for (mnt_id, ino) seen at path. A known one whose path differs
  * is replaced (the old one is retired: pending reads may point to it).
@@ -204,8 +192,7 @@ static uint64_t ident_key(int mnt_id, uint64_t ino)
  */
 struct pt_ident *pt_ident_get(struct pt_tracer *tr, int mnt_id, uint64_t ino, const char *path)
 {
-	uint64_t key = ident_key(mnt_id, ino);
-	struct pt_ident *id = u64map_get(&tr->idents, key), *nid;
+	struct pt_ident *id = u64map_get2(&tr->idents, (uint32_t)mnt_id, ino), *nid;
 
 	if (id && id->mnt_id == mnt_id && id->ino == ino && !strcmp(id->path, path))
 		return id;
@@ -217,7 +204,7 @@ struct pt_ident *pt_ident_get(struct pt_tracer *tr, int mnt_id, uint64_t ino, co
 	}
 	nid->mnt_id = mnt_id;
 	nid->ino = ino;
-	if (u64map_put(&tr->idents, key, nid)) {
+	if (u64map_put2(&tr->idents, (uint32_t)mnt_id, ino, nid)) {
 		free(nid->path);
 		free(nid);
 		tr->error = -ENOMEM;

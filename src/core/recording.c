@@ -8,7 +8,7 @@
  * bitmap is flat (one bit per page up to the highest page seen): 32 KiB
  * for a 1 GiB file read anywhere near its end.
  *
- * Files are found by (device, inode) in an open-addressing table. The
+ * Files are found by (device, inode) in the library's map (u64map). The
  * trace, if kept, is spooled to an unlinked temporary file in binary,
  * consecutive accesses that continue each other merged into one run.
  */
@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "hotset/recording.h"
+#include "u64map.h"
 
 struct rfile {
 	struct hs_file_id id;
@@ -43,8 +44,7 @@ struct run {
 struct hs_recording {
 	struct rfile *files;
 	size_t nfiles, files_cap;
-	int64_t *table;		/* (dev, ino) -> index + 1; 0 = empty slot */
-	size_t table_cap;
+	struct u64map by_id;	/* (dev, ino) -> index + 1 */
 	int64_t *order;		/* order -> internal index */
 	size_t order_cap;
 	size_t accessed;
@@ -88,38 +88,11 @@ void hs_recording_free(struct hs_recording *r)
 		free(r->files[i].ranges);
 	}
 	free(r->files);
-	free(r->table);
+	u64map_free(&r->by_id);
 	free(r->order);
 	if (r->spool)
 		fclose(r->spool);
 	free(r);
-}
-
-static size_t slot_of(uint64_t dev, uint64_t ino, size_t cap)
-{
-	uint64_t h = ino * 0x9e3779b97f4a7c15ull ^ dev * 0xc2b2ae3d27d4eb4full;
-
-	return (size_t)(h ^ (h >> 31)) & (cap - 1);
-}
-
-static int table_grow(struct hs_recording *r)
-{
-	size_t cap = r->table_cap ? r->table_cap * 2 : 1024;
-	int64_t *t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->nfiles; i++) {
-		size_t s = slot_of(r->files[i].id.dev, r->files[i].id.ino, cap);
-
-		while (t[s])
-			s = (s + 1) & (cap - 1);
-		t[s] = (int64_t)i + 1;
-	}
-	free(r->table);
-	r->table = t;
-	r->table_cap = cap;
-	return 0;
 }
 
 int hs_recording_rename(struct hs_recording *r, int64_t idx, const char *path,
@@ -142,20 +115,11 @@ int hs_recording_rename(struct hs_recording *r, int64_t idx, const char *path,
 int64_t hs_recording_file(struct hs_recording *r, const struct hs_file_id *id, const char *path,
 			  size_t path_len)
 {
+	uintptr_t known = (uintptr_t)u64map_get2(&r->by_id, id->dev, id->ino);
 	struct rfile *f;
-	size_t s;
-	int rc;
 
-	if (r->table_cap) {
-		for (s = slot_of(id->dev, id->ino, r->table_cap); r->table[s];
-		     s = (s + 1) & (r->table_cap - 1)) {
-			f = &r->files[r->table[s] - 1];
-			if (f->id.dev == id->dev && f->id.ino == id->ino)
-				return r->table[s] - 1;
-		}
-	}
-	if ((r->nfiles + 1) * 2 > r->table_cap && (rc = table_grow(r)))
-		return rc;
+	if (known)
+		return (int64_t)known - 1;
 	if (hs_grow(&r->files, &r->files_cap, r->nfiles + 1, sizeof(*r->files)) ||
 	    hs_grow(&r->order, &r->order_cap, r->nfiles + 1, sizeof(*r->order)))
 		return -ENOMEM;
@@ -169,9 +133,10 @@ int64_t hs_recording_file(struct hs_recording *r, const struct hs_file_id *id, c
 	f->path_len = path_len;
 	f->id = *id;
 	f->order = -1;
-	for (s = slot_of(id->dev, id->ino, r->table_cap); r->table[s]; s = (s + 1) & (r->table_cap - 1))
-		;
-	r->table[s] = (int64_t)r->nfiles + 1;
+	if (u64map_put2(&r->by_id, id->dev, id->ino, (void *)(uintptr_t)(r->nfiles + 1))) {
+		free(f->path);
+		return -ENOMEM;
+	}
 	return (int64_t)r->nfiles++;
 }
 

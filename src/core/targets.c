@@ -31,6 +31,7 @@
 
 #include "hotset/procfs.h"
 #include "hotset/targets.h"
+#include "u64map.h"
 
 /* ---- pseudo-filesystems (hs_pseudo_fs) --------------------------------- */
 
@@ -64,51 +65,10 @@ static const char *cached_pseudo_fs(struct fs_cache *c, int fd, dev_t dev)
 
 /* ---- a set of (dev, ino) for hard links and symlink loops -------------- */
 
-struct id_set {
-	struct {
-		uint64_t dev, ino;
-	} *v;			/* open addressing; ino 0 = empty */
-	size_t cap, n;
-};
-
-static uint64_t id_hash(uint64_t dev, uint64_t ino)
+/* Add st's file to set: 1 if it was new, 0 if there already, -ENOMEM. */
+static int id_set_add(struct u64map *set, const struct stat *st)
 {
-	uint64_t h = ino * 0x9e3779b97f4a7c15ull ^ dev * 0xc2b2ae3d27d4eb4full;
-
-	return h ^ (h >> 29);
-}
-
-/* Insert; returns 1 if it was new, 0 if present, -ENOMEM. */
-static int id_set_add(struct id_set *s, uint64_t dev, uint64_t ino)
-{
-	size_t i;
-
-	if ((s->n + 1) * 2 > s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 1024;
-		__typeof__(s->v) v = calloc(cap, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		for (size_t k = 0; k < s->cap; k++) {
-			if (!s->v[k].ino)
-				continue;
-			i = id_hash(s->v[k].dev, s->v[k].ino) & (cap - 1);
-			while (v[i].ino)
-				i = (i + 1) & (cap - 1);
-			v[i] = s->v[k];
-		}
-		free(s->v);
-		s->v = v;
-		s->cap = cap;
-	}
-	ino += !ino;	/* inode 0 does not occur on real filesystems */
-	for (i = id_hash(dev, ino) & (s->cap - 1); s->v[i].ino; i = (i + 1) & (s->cap - 1))
-		if (s->v[i].ino == ino && s->v[i].dev == dev)
-			return 0;
-	s->v[i].dev = dev;
-	s->v[i].ino = ino;
-	s->n++;
-	return 1;
+	return u64map_add2(set, st->st_dev, st->st_ino, (void *)1, NULL);
 }
 
 /* ---- the tree walk -------------------------------------------------------- */
@@ -145,8 +105,8 @@ struct walk {
 	size_t njobs, jobs_cap;
 	unsigned busy;		/* threads reading a directory */
 	int rc;			/* first failure; stops every thread */
-	struct id_set links;	/* files already seen (hard links, or all: see visit_file) */
-	struct id_set dirs;	/* directories seen, if track_dirs */
+	struct u64map links;	/* files already seen (hard links, or all: see visit_file) */
+	struct u64map dirs;	/* directories seen, if track_dirs */
 	struct fs_cache fs;
 	uint64_t index;
 };
@@ -199,12 +159,12 @@ static void warn(struct walker *t, int errnum, const char *what)
 }
 
 /* Record st's file in set under the walk's lock: 1 new, 0 seen, -ENOMEM. */
-static int seen_once(struct walk *w, struct id_set *set, const struct stat *st)
+static int seen_once(struct walk *w, struct u64map *set, const struct stat *st)
 {
 	int rc;
 
 	pthread_mutex_lock(&w->lock);
-	rc = id_set_add(set, st->st_dev, st->st_ino);
+	rc = id_set_add(set, st);
 	pthread_mutex_unlock(&w->lock);
 	return rc;
 }
@@ -708,7 +668,7 @@ static int walk_operand(struct walker *t, const char *operand)
 		return visit_file(t, fd, &st);
 	/* a tree named twice, or inside one walked already: walked once */
 	if (w->track_dirs &&
-	    (rc = id_set_add(&w->dirs, st.st_dev, st.st_ino)) <= 0) {
+	    (rc = id_set_add(&w->dirs, &st)) <= 0) {
 		close(fd);
 		return rc;
 	}
@@ -780,8 +740,8 @@ int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_tar
 	free(t);
 	free(tid);
 	free(w.jobs);
-	free(w.links.v);
-	free(w.dirs.v);
+	u64map_free(&w.links);
+	u64map_free(&w.dirs);
 	pthread_mutex_destroy(&w.lock);
 	pthread_cond_destroy(&w.more);
 	return rc;

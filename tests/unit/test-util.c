@@ -1,11 +1,12 @@
 /*
  * test-util.c - the small helpers every module shares: the growth rule of
- * arrays and the monotonic clock.
+ * arrays, the monotonic clock, and the hash map.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <time.h>
 
+#include "core/u64map.h"
 #include "hotset/hotset.h"
 #include "unit.h"
 
@@ -88,9 +89,68 @@ TEST(the_clock_is_monotonic_and_in_nanoseconds)
 	CHECK(hs_monotonic_seconds() >= (double)b / 1e9 + 0.02);
 }
 
+/* ---- the map ------------------------------------------------------------------------ */
+
+TEST(keys_of_two_words_are_kept_whole)
+{
+	struct u64map m = { 0 };
+	void *had = NULL;
+
+	/* (dev, ino) pairs that a hash of the two into one word could confuse */
+	CHECK(u64map_put2(&m, 1, 2, (void *)1) == 0);
+	CHECK(u64map_put2(&m, 2, 1, (void *)2) == 0);
+	CHECK(u64map_put2(&m, 0, 2, (void *)3) == 0);
+	CHECK(u64map_put2(&m, 3, 0, (void *)4) == 0);	/* inode 0 is a key like any other */
+	CHECK(u64map_get2(&m, 1, 2) == (void *)1 && u64map_get2(&m, 2, 1) == (void *)2);
+	CHECK(u64map_get2(&m, 0, 2) == (void *)3 && u64map_get(&m, 2) == (void *)3);
+	CHECK(u64map_get2(&m, 3, 0) == (void *)4 && u64map_get2(&m, 0, 3) == NULL);
+	CHECK_EQ_U64(m.count, 4);
+	/* add: once, then it says what is there and changes nothing */
+	CHECK(u64map_add2(&m, 7, 7, (void *)5, &had) == 1);
+	CHECK(u64map_add2(&m, 7, 7, (void *)6, &had) == 0 && had == (void *)5);
+	CHECK(u64map_add2(&m, 7, 7, (void *)6, NULL) == 0);
+	CHECK(u64map_get2(&m, 7, 7) == (void *)5);
+	/* put replaces */
+	CHECK(u64map_put2(&m, 7, 7, (void *)6) == 0 && u64map_get2(&m, 7, 7) == (void *)6);
+	CHECK_EQ_U64(m.count, 5);
+	CHECK(u64map_del2(&m, 2, 1) == (void *)2 && u64map_get2(&m, 2, 1) == NULL);
+	CHECK(u64map_get2(&m, 1, 2) == (void *)1);
+	u64map_free(&m);
+	CHECK(m.count == 0 && u64map_get2(&m, 1, 2) == NULL && u64map_del2(&m, 1, 2) == NULL);
+}
+
+/* A table of many files: mapped populated, rehashed as it grows, thinned by deletions. */
+TEST(a_large_map_keeps_every_key)
+{
+	struct u64map m = { 0 };
+	const uint64_t n = 300000, dev = 0x803;
+	void *val;
+	size_t pos = 0, seen = 0;
+
+	for (uint64_t ino = 1; ino <= n; ino++)
+		if (u64map_add2(&m, dev, ino, (void *)(uintptr_t)ino, NULL) != 1)
+			CHECK(!"added");
+	CHECK_EQ_U64(m.count, n);
+	CHECK(m.count * 4 <= m.cap * 3);
+	for (uint64_t ino = 1; ino <= n; ino++)
+		if (u64map_get2(&m, dev, ino) != (void *)(uintptr_t)ino || u64map_get2(&m, dev + 1, ino))
+			CHECK(!"found");
+	for (uint64_t ino = 2; ino <= n; ino += 2)
+		if (u64map_del2(&m, dev, ino) != (void *)(uintptr_t)ino)
+			CHECK(!"deleted");
+	for (uint64_t ino = 1; ino <= n; ino++)
+		if (u64map_get2(&m, dev, ino) != (ino % 2 ? (void *)(uintptr_t)ino : NULL))
+			CHECK(!"kept");
+	while (u64map_next(&m, &pos, NULL, &val))
+		seen++;
+	CHECK_EQ_U64(seen, n / 2);
+	u64map_free(&m);
+}
+
 int main(void)
 {
 	return RUN_TESTS(arrays_grow_by_doubling_to_what_is_needed,
 			 a_size_that_would_overflow_is_refused_and_nothing_changes,
-			 an_inline_array_moves_to_the_heap_once, the_clock_is_monotonic_and_in_nanoseconds);
+			 an_inline_array_moves_to_the_heap_once, the_clock_is_monotonic_and_in_nanoseconds,
+			 keys_of_two_words_are_kept_whole, a_large_map_keeps_every_key);
 }
