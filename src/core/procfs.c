@@ -3,8 +3,14 @@
  * (see procfs.h).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/statfs.h>
+#include <unistd.h>
 
 #include "hotset/procfs.h"
 
@@ -48,4 +54,124 @@ const char *hs_pseudo_fs(int fd)
 	if (fstatfs(fd, &sf) < 0)
 		return NULL;
 	return hs_pseudo_fs_name((long)sf.f_type);
+}
+
+/* ---- mount tables ------------------------------------------------------------ */
+
+void hs_mountinfo_unescape(char *s)
+{
+	char *out = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 4;
+		} else {
+			*out++ = *s++;
+		}
+	}
+	*out = '\0';
+}
+
+/* The next space-separated field of *s, NUL-terminated in place; NULL at the end. */
+static char *field(char **s)
+{
+	char *f = *s, *end;
+
+	if (!f || !*f)
+		return NULL;
+	end = f + strcspn(f, " \n");
+	if (*end == ' ') {
+		*end = '\0';
+		*s = end + 1;
+	} else {
+		*end = '\0';
+		*s = NULL;
+	}
+	return f;
+}
+
+/* A decimal int at s, all of it; false if s is not one. */
+static bool whole_int(const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*end || errno || v > INT_MAX)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+/* "MAJOR:MINOR" */
+static bool dev_numbers(const char *s, unsigned *major, unsigned *minor)
+{
+	int a, b;
+	char copy[32];
+	const char *colon = strchr(s, ':');
+
+	if (!colon || (size_t)(colon - s) >= sizeof(copy))
+		return false;
+	memcpy(copy, s, (size_t)(colon - s));
+	copy[colon - s] = '\0';
+	if (!whole_int(copy, &a) || !whole_int(colon + 1, &b))
+		return false;
+	*major = (unsigned)a;
+	*minor = (unsigned)b;
+	return true;
+}
+
+/*
+ * id parent major:minor root point options [optional fields...] - fstype
+ * source super_options
+ */
+int hs_mountinfo_parse(char *line, struct hs_mountinfo *m)
+{
+	char *s = line, *id, *parent, *dev, *f;
+
+	if (!(id = field(&s)) || !(parent = field(&s)) || !(dev = field(&s)) ||
+	    !(m->root = field(&s)) || !(m->point = field(&s)) || !(m->options = field(&s)))
+		return -EINVAL;
+	if (!whole_int(id, &m->mnt_id) || !whole_int(parent, &m->parent_id) ||
+	    !dev_numbers(dev, &m->major, &m->minor))
+		return -EINVAL;
+	while ((f = field(&s)) && strcmp(f, "-"))
+		;	/* optional fields: "shared:1", "master:2"... */
+	if (!f || !(m->fstype = field(&s)))
+		return -EINVAL;
+	/* absent: the empty string at the end of fstype */
+	m->source = (f = field(&s)) ? f : m->fstype + strlen(m->fstype);
+	m->super_options = (f = field(&s)) ? f : m->source + strlen(m->source);
+	hs_mountinfo_unescape(m->root);
+	hs_mountinfo_unescape(m->point);
+	hs_mountinfo_unescape(m->fstype);
+	hs_mountinfo_unescape(m->source);
+	return 0;
+}
+
+int hs_mountinfo_each(const char *path, hs_mountinfo_fn fn, void *ctx)
+{
+	FILE *f = fopen(path ? path : "/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int rc = 0;
+
+	if (!f)
+		return -errno;
+	while (!rc && getline(&line, &cap, f) > 0) {
+		struct hs_mountinfo m;
+
+		if (hs_mountinfo_parse(line, &m) == 0)
+			rc = fn(ctx, &m);
+	}
+	if (!rc && ferror(f))
+		rc = -EIO;
+	free(line);
+	fclose(f);
+	return rc;
 }

@@ -46,6 +46,7 @@
 #include <bpf/libbpf.h>
 
 #include "hotset/job.h"
+#include "hotset/procfs.h"
 #include "hotset/record.h"
 #include "record-bpf.h"
 #include "u64map.h"
@@ -355,23 +356,6 @@ static bool inode_number_reused(const struct session *s, const struct bfile *f)
 
 /* ---- mountinfo: completing filesystem-relative paths ------------------------------- */
 
-/* Undo mountinfo's octal escapes (\040 for a space...) in place. */
-static void unescape(char *s)
-{
-	char *d = s;
-
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 4;
-		} else {
-			*d++ = *s++;
-		}
-	}
-	*d = '\0';
-}
-
 static void free_mounts(struct session *s)
 {
 	for (size_t i = 0; i < s->nmounts; i++) {
@@ -383,46 +367,38 @@ static void free_mounts(struct session *s)
 	s->nmounts = 0;
 }
 
+struct mount_table {
+	struct session *s;
+	size_t cap;
+};
+
+static int add_mount(void *ctx, const struct hs_mountinfo *mi)
+{
+	struct mount_table *t = ctx;
+	struct session *s = t->s;
+	struct mount_entry *m;
+
+	if (hs_grow(&s->mounts, &t->cap, s->nmounts + 1, sizeof(*s->mounts)))
+		return -ENOMEM;
+	m = &s->mounts[s->nmounts];
+	m->dev = mi->major << 20 | mi->minor;
+	m->root = strdup(mi->root);
+	m->point = strdup(mi->point);
+	if (!m->root || !m->point) {
+		free(m->root);
+		free(m->point);
+		return -ENOMEM;
+	}
+	s->nmounts++;
+	return 0;
+}
+
 static int load_mounts(struct session *s)
 {
-	FILE *fp = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL;
-	size_t linecap = 0, cap = 0;
-	int rc = 0;
+	struct mount_table t = { s, 0 };
 
 	free_mounts(s);
-	if (!fp)
-		return -errno;
-	while (getline(&line, &linecap, fp) > 0) {
-		unsigned major, minor;
-		int root_at, root_end, point_at, point_end;
-		struct mount_entry *m;
-
-		if (sscanf(line, "%*u %*u %u:%u %n%*s%n %n%*s%n", &major, &minor, &root_at, &root_end,
-			   &point_at, &point_end) != 2)
-			continue;
-		if (hs_grow(&s->mounts, &cap, s->nmounts + 1, sizeof(*s->mounts))) {
-			rc = -ENOMEM;
-			break;
-		}
-		line[root_end] = line[point_end] = '\0';
-		m = &s->mounts[s->nmounts];
-		m->dev = major << 20 | minor;
-		m->root = strdup(line + root_at);
-		m->point = strdup(line + point_at);
-		if (!m->root || !m->point) {
-			free(m->root);
-			free(m->point);
-			rc = -ENOMEM;
-			break;
-		}
-		unescape(m->root);
-		unescape(m->point);
-		s->nmounts++;
-	}
-	free(line);
-	fclose(fp);
-	return rc;
+	return hs_mountinfo_each(NULL, add_mount, &t);
 }
 
 static bool same_inode(const char *path, const struct bfile *f)

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "hotset/hotset.h"
+#include "hotset/procfs.h"
 #include "hotset/usage.h"
 
 /*
@@ -169,23 +170,6 @@ static ssize_t read_cgroup_file(const char *dir, const char *name, char *buf, si
 
 /* ---- finding the cgroup v2 hierarchy ---------------------------------------- */
 
-/* Undo mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape_octal(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*out++ = *s;
-		}
-	}
-	*out = '\0';
-}
-
 /* Our cgroup v2 path ("0::/a/b" in /proc/self/cgroup); -ENOENT if none. */
 static int own_cgroup(char *out, size_t size)
 {
@@ -205,6 +189,36 @@ static int own_cgroup(char *out, size_t size)
 	return -ENOENT;
 }
 
+struct cgroup2_search {
+	const char *self;	/* our cgroup path, "" if unknown */
+	char *own, *mount;
+	size_t size;
+	bool found;
+};
+
+static int cgroup2_mount(void *ctx, const struct hs_mountinfo *m)
+{
+	struct cgroup2_search *c = ctx;
+	const char *self = c->self;
+	size_t rlen;
+
+	if (strcmp(m->fstype, "cgroup2"))
+		return 0;
+	if (!c->found) {
+		snprintf(c->mount, c->size, "%s", m->point);
+		c->found = true;
+	}
+	rlen = strcmp(m->root, "/") ? strlen(m->root) : 0;
+	if (self[0] == '/' && !strncmp(self, m->root, rlen) &&
+	    (self[rlen] == '/' || self[rlen] == '\0')) {
+		snprintf(c->mount, c->size, "%s", m->point);
+		/* "/" alone would add a trailing slash */
+		snprintf(c->own, c->size, "%s%s", m->point, strcmp(self + rlen, "/") ? self + rlen : "");
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * The directory of our own cgroup under a cgroup2 mount (*own), and the
  * mount point (*mount). With a cgroup namespace, or a mount of a subtree,
@@ -213,45 +227,15 @@ static int own_cgroup(char *out, size_t size)
  */
 static int find_cgroup_dirs(char *own, char *mount, size_t size)
 {
-	char self[PATH_MAX], *line = NULL;
-	size_t cap = 0;
-	bool found = false;
-	FILE *f;
+	char self[PATH_MAX];
+	struct cgroup2_search c = { self, own, mount, size, false };
 
 	own[0] = mount[0] = '\0';
 	if (own_cgroup(self, sizeof(self)) < 0)
 		self[0] = '\0';
-	f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
+	if (hs_mountinfo_each(NULL, cgroup2_mount, &c) < 0)
 		return -ENOENT;
-	/* id parent maj:min root mountpoint options [optional...] - fstype source super */
-	while (getline(&line, &cap, f) > 0) {
-		char root[PATH_MAX], point[PATH_MAX];
-		const char *sep = strstr(line, " - ");
-		size_t rlen;
-
-		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2)
-			continue;
-		unescape_octal(root);
-		unescape_octal(point);
-		if (!found) {
-			snprintf(mount, size, "%s", point);
-			found = true;
-		}
-		rlen = strcmp(root, "/") ? strlen(root) : 0;
-		if (self[0] == '/' && !strncmp(self, root, rlen) &&
-		    (self[rlen] == '/' || self[rlen] == '\0')) {
-			snprintf(mount, size, "%s", point);
-			/* "/" alone would add a trailing slash */
-			snprintf(own, size, "%s%s", point, strcmp(self + rlen, "/") ? self + rlen : "");
-			break;
-		}
-	}
-	free(line);
-	fclose(f);
-	return found ? 0 : -ENOENT;
+	return c.found ? 0 : -ENOENT;
 }
 
 /* ---- making the job's cgroup ---------------------------------------------- */

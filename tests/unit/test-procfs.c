@@ -60,8 +60,95 @@ TEST(pseudo_filesystems_are_told_from_a_descriptor)
 	CHECK(hs_pseudo_fs(-1) == NULL);
 }
 
+/* ---- mount tables ------------------------------------------------------------------- */
+
+TEST(mountinfo_lines_are_parsed_and_unescaped)
+{
+	char line[] = "36 35 98:0 /my\\040root /mnt/a\\040b\\011c rw,noatime shared:1 master:2 - "
+		      "ext4 /dev/sda\\0401 rw,errors=continue\n";
+	char plain[] = "22 1 0:21 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw";
+	char bare[] = "22 1 0:21 / /x rw - tmpfs";
+	struct hs_mountinfo m;
+
+	CHECK(hs_mountinfo_parse(line, &m) == 0);
+	CHECK(m.mnt_id == 36 && m.parent_id == 35 && m.major == 98 && m.minor == 0);
+	CHECK_STR(m.root, "/my root");
+	CHECK_STR(m.point, "/mnt/a b\tc");
+	CHECK_STR(m.options, "rw,noatime");
+	CHECK_STR(m.fstype, "ext4");
+	CHECK_STR(m.source, "/dev/sda 1");
+	CHECK_STR(m.super_options, "rw,errors=continue");
+	CHECK(hs_mountinfo_parse(plain, &m) == 0);
+	CHECK_STR(m.fstype, "cgroup2");
+	CHECK_STR(m.point, "/sys/fs/cgroup");
+	CHECK(hs_mountinfo_parse(bare, &m) == 0);	/* no source, no super options */
+	CHECK_STR(m.fstype, "tmpfs");
+	CHECK_STR(m.source, "");
+	CHECK_STR(m.super_options, "");
+}
+
+TEST(what_is_not_a_mountinfo_line_is_refused)
+{
+	static const char *const bad[] = {
+		"", "\n", "36", "36 35 98:0 / /mnt rw", "36 35 98:0 / /mnt rw shared:1",
+		"36 35 98:0 / /mnt rw -", "x 35 98:0 / /mnt rw - ext4 /dev/sda rw",
+		"36 35 98 / /mnt rw - ext4 /dev/sda rw", "36 35 98:x / /mnt rw - ext4 a b",
+		"36 35 :0 / /mnt rw - ext4 a b", "-1 35 98:0 / /mnt rw - ext4 a b",
+		"99999999999 35 98:0 / /mnt rw - ext4 a b",
+	};
+	struct hs_mountinfo m;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char buf[128];
+
+		snprintf(buf, sizeof(buf), "%s", bad[i]);
+		CHECK(hs_mountinfo_parse(buf, &m) == -EINVAL);
+	}
+	/* escapes that are not three octal digits stay as they are */
+	char s[] = "a\\0b\\400c\\\\d\\12";
+
+	hs_mountinfo_unescape(s);
+	CHECK_STR(s, "a\\0b\\400c\\\\d\\12");
+}
+
+static int find_root(void *ctx, const struct hs_mountinfo *m)
+{
+	int *n = ctx;
+
+	(*n)++;
+	return strcmp(m->point, "/") ? 0 : 42;
+}
+
+static int count(void *ctx, const struct hs_mountinfo *m)
+{
+	(*(int *)ctx)++;
+	return 0;
+}
+
+TEST(mount_tables_are_read_from_a_file)
+{
+	char path[] = "/tmp/hotset-mountinfo-XXXXXX";
+	int fd = mkstemp(path), n = 0;
+	static const char text[] = "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"
+				   "not a mount\n"
+				   "2 1 0:5 / /proc rw - proc proc rw\n";
+
+	CHECK(fd >= 0 && write(fd, text, sizeof(text) - 1) == (ssize_t)sizeof(text) - 1);
+	close(fd);
+	CHECK(hs_mountinfo_each(path, count, &n) == 0 && n == 2);	/* the bad line skipped */
+	n = 0;
+	CHECK(hs_mountinfo_each(path, find_root, &n) == 42 && n == 1);	/* stops at fn's word */
+	unlink(path);
+	CHECK(hs_mountinfo_each(path, count, &n) == -ENOENT);
+	/* this process's own table has a root */
+	n = 0;
+	CHECK(hs_mountinfo_each(NULL, find_root, &n) == 42);
+}
+
 int main(void)
 {
 	return RUN_TESTS(one_table_of_pseudo_filesystems_serves_the_walk_and_record,
-			 pseudo_filesystems_are_told_from_a_descriptor);
+			 pseudo_filesystems_are_told_from_a_descriptor,
+			 mountinfo_lines_are_parsed_and_unescaped, what_is_not_a_mountinfo_line_is_refused,
+			 mount_tables_are_read_from_a_file);
 }
