@@ -40,6 +40,98 @@ const char *hs_pseudo_fs_name(long magic);
 /* hs_pseudo_fs_name() of the filesystem of fd (NULL if fstatfs fails). */
 const char *hs_pseudo_fs(int fd);
 
+/* ---- small files ------------------------------------------------------ */
+
+/*
+ * Read the file at path whole into buf (size bytes, NUL-terminated; what
+ * does not fit is left out). Returns its length or -errno.
+ */
+ssize_t hs_procfs_read(const char *path, char *buf, size_t size);
+
+/* hs_procfs_read() of dir/name (a cgroup's io.pressure, a queue's rotational...). */
+ssize_t hs_procfs_read_at(const char *dir, const char *name, char *buf, size_t size);
+
+/*
+ * The number after key and one of ' ', ':' or '=' at the start of a line
+ * of buf ("read_bytes: 42", "user_usec 7", "key=3"). Returns false if no
+ * line has it.
+ */
+bool hs_procfs_find_u64(const char *buf, const char *key, uint64_t *out);
+
+/* ---- I/O counts: /proc/PID/io ------------------------------------------ */
+
+/* What a task (or a process with its reaped children) read and wrote. */
+struct hs_proc_io {
+	uint64_t rchar, wchar;		/* bytes through read(2) and write(2) and friends */
+	uint64_t syscr, syscw;		/* such calls */
+	uint64_t read_bytes;		/* bytes it made the kernel fetch from storage */
+	uint64_t write_bytes, cancelled_write_bytes;
+};
+
+/* Parse the text of an io file. Returns 0, or -EINVAL without rchar and read_bytes. */
+int hs_proc_io_parse(const char *buf, struct hs_proc_io *io);
+
+/*
+ * Read the io file at path (NULL: /proc/self/io). Returns the bytes read
+ * from the file, which count in the reader's own rchar, or -errno
+ * (-EINVAL when it cannot be parsed; -ENOENT without task I/O accounting,
+ * or for a task that ended). *io is untouched on failure.
+ */
+ssize_t hs_proc_io_read(const char *path, struct hs_proc_io *io);
+
+/* ---- pressure stall information: /proc/pressure, cgroups' *.pressure ---- */
+
+struct hs_psi_line {
+	bool known;			/* the line was there, with a total */
+	double avg10, avg60, avg300;	/* percent of the last 10, 60, 300 s stalled */
+	uint64_t total;			/* microseconds stalled since the start */
+};
+
+/*
+ * "some" is the time at least one task was stalled, "full" the time all
+ * non-idle tasks were at once (absent from cpu files before Linux 5.13).
+ */
+struct hs_psi {
+	struct hs_psi_line some, full;
+};
+
+/*
+ * Parse "some avg10=0.12 avg60=0.05 avg300=0.01 total=123456" and a
+ * "full" line like it. Returns 0, or -EINVAL without a "some" line that
+ * has a total; a missing "full" line leaves full.known false (totals 0).
+ */
+int hs_psi_parse(const char *buf, struct hs_psi *out);
+
+/*
+ * Read and parse the pressure file name in dir: ("/proc/pressure", "io")
+ * for the machine, (a cgroup v2 directory, "io.pressure") for a cgroup.
+ * Returns 0 or -errno: -ENOENT without PSI (CONFIG_PSI, psi=1),
+ * -EOPNOTSUPP where a cgroup has it switched off (cgroup.pressure 0),
+ * -EINVAL if it does not parse. *out is untouched on failure.
+ */
+int hs_psi_read(const char *dir, const char *name, struct hs_psi *out);
+
+/* ---- cgroups ------------------------------------------------------------- */
+
+/*
+ * The cgroup v2 path ("/user.slice/x") in the text of /proc/PID/cgroup,
+ * its "0::" line, into out (size bytes). Returns 0, -ENOENT without such a
+ * line, or -ENAMETOOLONG.
+ */
+int hs_cgroup_parse_self(const char *buf, char *out, size_t size);
+
+/*
+ * Where this process's cgroup v2 directory is: *own its directory under a
+ * cgroup2 mount, *mount that mount point (each size bytes). With a cgroup
+ * namespace, or a mount of a subtree, the mount's root is a prefix of the
+ * path to take off; when it is not, *own is left empty. Returns 0, or
+ * -ENOENT when no cgroup2 is mounted.
+ */
+int hs_cgroup2_dirs(char *own, char *mount, size_t size);
+
+/* How many processes the cgroup directory dir holds (lines of cgroup.procs), or -errno. */
+int hs_cgroup_nprocs(const char *dir);
+
 /* ---- mount tables: /proc/PID/mountinfo ------------------------------------ */
 
 /*

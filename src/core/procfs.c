@@ -56,6 +56,266 @@ const char *hs_pseudo_fs(int fd)
 	return hs_pseudo_fs_name((long)sf.f_type);
 }
 
+/* ---- small files ------------------------------------------------------ */
+
+ssize_t hs_procfs_read(const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+	int fd, err;
+
+	if (!size)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = errno;
+			close(fd);
+			return -err;
+		}
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+ssize_t hs_procfs_read_at(const char *dir, const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX + 64];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	return hs_procfs_read(path, buf, size);
+}
+
+/* The start of the line after the one at s, or NULL at the end. */
+static const char *next_line(const char *s)
+{
+	s = strchr(s, '\n');
+	return s && s[1] ? s + 1 : NULL;
+}
+
+bool hs_procfs_find_u64(const char *buf, const char *key, uint64_t *out)
+{
+	size_t klen = strlen(key);
+
+	for (const char *line = *buf ? buf : NULL; line; line = next_line(line)) {
+		const char *v = line + klen;
+
+		if (!strncmp(line, key, klen) && (*v == ' ' || *v == ':' || *v == '=')) {
+			*out = strtoull(v + 1, NULL, 10);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---- I/O counts ----------------------------------------------------------- */
+
+int hs_proc_io_parse(const char *buf, struct hs_proc_io *io)
+{
+	struct hs_proc_io v = { 0 };
+
+	if (!hs_procfs_find_u64(buf, "rchar", &v.rchar) ||
+	    !hs_procfs_find_u64(buf, "read_bytes", &v.read_bytes))
+		return -EINVAL;
+	hs_procfs_find_u64(buf, "wchar", &v.wchar);
+	hs_procfs_find_u64(buf, "syscr", &v.syscr);
+	hs_procfs_find_u64(buf, "syscw", &v.syscw);
+	hs_procfs_find_u64(buf, "write_bytes", &v.write_bytes);
+	hs_procfs_find_u64(buf, "cancelled_write_bytes", &v.cancelled_write_bytes);
+	*io = v;
+	return 0;
+}
+
+ssize_t hs_proc_io_read(const char *path, struct hs_proc_io *io)
+{
+	char buf[1024];
+	ssize_t n = hs_procfs_read(path ? path : "/proc/self/io", buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	if (n == 0)
+		return -ENOENT;	/* a task that ended while being read */
+	if (hs_proc_io_parse(buf, io))
+		return -EINVAL;
+	return n;
+}
+
+/* ---- pressure stall information ------------------------------------------ */
+
+/*
+ * A percentage as PSI prints it ("12.34"), read without strtod, whose
+ * decimal point is the locale's. Returns false if s has no digits.
+ */
+static bool parse_decimal(const char *s, const char **end, double *out)
+{
+	double v = 0, scale = 1;
+	bool digits = false;
+
+	for (; *s >= '0' && *s <= '9'; s++, digits = true)
+		v = v * 10 + (*s - '0');
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9'; s++, digits = true)
+			v += (*s - '0') * (scale /= 10);
+	*end = s;
+	*out = v;
+	return digits;
+}
+
+/* The fields after "some " or "full " on the line at s: key=value, in any order. */
+static void parse_psi_line(const char *s, struct hs_psi_line *l)
+{
+	struct hs_psi_line v = { 0 };
+
+	while (*s && *s != '\n') {
+		const char *eq = s + strcspn(s, "= \n"), *end = eq;
+		size_t klen = (size_t)(eq - s);
+		double *avg = NULL;
+
+		if (*eq == '=') {
+			if (klen == 5 && !memcmp(s, "avg10", 5))
+				avg = &v.avg10;
+			else if (klen == 5 && !memcmp(s, "avg60", 5))
+				avg = &v.avg60;
+			else if (klen == 6 && !memcmp(s, "avg300", 6))
+				avg = &v.avg300;
+			if (avg) {
+				parse_decimal(eq + 1, &end, avg);
+			} else if (klen == 5 && !memcmp(s, "total", 5) && eq[1] >= '0' && eq[1] <= '9') {
+				char *e;
+
+				v.total = strtoull(eq + 1, &e, 10);
+				v.known = true;
+				end = e;
+			}
+		}
+		s = end + strcspn(end, " \n");
+		while (*s == ' ')
+			s++;
+	}
+	*l = v;
+}
+
+int hs_psi_parse(const char *buf, struct hs_psi *out)
+{
+	struct hs_psi v = { 0 };
+
+	for (const char *line = *buf ? buf : NULL; line; line = next_line(line)) {
+		if (!strncmp(line, "some ", 5))
+			parse_psi_line(line + 5, &v.some);
+		else if (!strncmp(line, "full ", 5))
+			parse_psi_line(line + 5, &v.full);
+	}
+	if (!v.some.known)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int hs_psi_read(const char *dir, const char *name, struct hs_psi *out)
+{
+	char buf[512];
+	ssize_t n = hs_procfs_read_at(dir, name, buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	return hs_psi_parse(buf, out);
+}
+
+/* ---- cgroups ---------------------------------------------------------------- */
+
+int hs_cgroup_parse_self(const char *buf, char *out, size_t size)
+{
+	for (const char *line = *buf ? buf : NULL; line; line = next_line(line)) {
+		size_t len;
+
+		if (strncmp(line, "0::", 3))
+			continue;
+		line += 3;
+		len = strcspn(line, "\n");
+		if (len >= size)
+			return -ENAMETOOLONG;
+		memcpy(out, line, len);
+		out[len] = '\0';
+		return 0;
+	}
+	return -ENOENT;
+}
+
+struct cgroup2_search {
+	const char *self;	/* our cgroup path, "" if unknown */
+	char *own, *mount;
+	size_t size;
+	bool found;
+};
+
+static int cgroup2_mount(void *ctx, const struct hs_mountinfo *m)
+{
+	struct cgroup2_search *c = ctx;
+	const char *self = c->self;
+	size_t rlen;
+
+	if (strcmp(m->fstype, "cgroup2"))
+		return 0;
+	if (!c->found) {
+		snprintf(c->mount, c->size, "%s", m->point);
+		c->found = true;
+	}
+	rlen = strcmp(m->root, "/") ? strlen(m->root) : 0;
+	if (self[0] == '/' && !strncmp(self, m->root, rlen) &&
+	    (self[rlen] == '/' || self[rlen] == '\0')) {
+		snprintf(c->mount, c->size, "%s", m->point);
+		/* "/" alone would add a trailing slash */
+		snprintf(c->own, c->size, "%s%s", m->point, strcmp(self + rlen, "/") ? self + rlen : "");
+		return 1;
+	}
+	return 0;
+}
+
+int hs_cgroup2_dirs(char *own, char *mount, size_t size)
+{
+	char buf[8192], self[PATH_MAX];
+	struct cgroup2_search c = { self, own, mount, size, false };
+
+	own[0] = mount[0] = '\0';
+	if (hs_procfs_read("/proc/self/cgroup", buf, sizeof(buf)) < 0 ||
+	    hs_cgroup_parse_self(buf, self, sizeof(self)) < 0)
+		self[0] = '\0';
+	if (hs_mountinfo_each(NULL, cgroup2_mount, &c) < 0)
+		return -ENOENT;
+	return c.found ? 0 : -ENOENT;
+}
+
+int hs_cgroup_nprocs(const char *dir)
+{
+	char path[PATH_MAX + 16], buf[4096];
+	int fd, n = 0;
+	ssize_t got;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	while ((got = read(fd, buf, sizeof(buf))) != 0) {
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			break;
+		}
+		for (ssize_t i = 0; i < got; i++)
+			n += buf[i] == '\n';
+	}
+	close(fd);
+	return n;
+}
+
 /* ---- mount tables ------------------------------------------------------------ */
 
 void hs_mountinfo_unescape(char *s)

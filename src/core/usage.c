@@ -46,10 +46,6 @@
 #define SAMPLE_MS 100
 #define CGROUP_PREFIX "hotset-job."
 
-struct pressure {
-	uint64_t some, full;	/* totals, microseconds */
-};
-
 /* Everything that is read at both ends of the run. */
 struct snapshot {
 	double t;
@@ -57,7 +53,7 @@ struct snapshot {
 	bool io_ok;
 	uint64_t rchar, read_bytes;	/* reaped children (and ended threads) only */
 	bool cg_ok;
-	struct pressure io, cpu, memory;
+	struct hs_psi io, cpu, memory;
 	uint64_t cg_user_us, cg_sys_us;
 };
 
@@ -99,143 +95,6 @@ static void note(struct hs_usage_probe *p, const char *fmt, ...)
 static double tv_seconds(struct timeval tv)
 {
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
-
-/* Read a small file whole, NUL-terminated. Returns its length or -errno. */
-static ssize_t read_small(const char *path, char *buf, size_t size)
-{
-	size_t len = 0;
-	ssize_t n;
-	int fd, err;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = errno;
-			close(fd);
-			return -err;
-		}
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return (ssize_t)len;
-}
-
-/* The number after "key" and a separator (' ', ':' or '=') on some line of buf. */
-static bool find_u64(const char *buf, const char *key, uint64_t *out)
-{
-	size_t klen = strlen(key);
-	const char *line = buf;
-
-	while (line && *line) {
-		const char *v = line + klen;
-
-		if (!strncmp(line, key, klen) && (*v == ' ' || *v == ':' || *v == '=')) {
-			*out = strtoull(v + 1, NULL, 10);
-			return true;
-		}
-		line = strchr(line, '\n');
-		if (line)
-			line++;
-	}
-	return false;
-}
-
-/* "some avg10=.. total=N\nfull ... total=N\n"; a missing "full" line reads as 0. */
-static bool parse_pressure(const char *buf, struct pressure *out)
-{
-	const char *some = strstr(buf, "some "), *full = strstr(buf, "full ");
-	const char *t;
-
-	if (!some || !(t = strstr(some, "total=")))
-		return false;
-	out->some = strtoull(t + 6, NULL, 10);
-	out->full = full && (t = strstr(full, "total=")) ? strtoull(t + 6, NULL, 10) : 0;
-	return true;
-}
-
-/* Read dir/name into buf. */
-static ssize_t read_cgroup_file(const char *dir, const char *name, char *buf, size_t size)
-{
-	char path[PATH_MAX + 32];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return read_small(path, buf, size);
-}
-
-/* ---- finding the cgroup v2 hierarchy ---------------------------------------- */
-
-/* Our cgroup v2 path ("0::/a/b" in /proc/self/cgroup); -ENOENT if none. */
-static int own_cgroup(char *out, size_t size)
-{
-	char buf[8192], *line, *end;
-
-	if (read_small("/proc/self/cgroup", buf, sizeof(buf)) < 0)
-		return -ENOENT;
-	for (line = buf; line && *line; line = end ? end + 1 : NULL) {
-		end = strchr(line, '\n');
-		if (end)
-			*end = '\0';
-		if (!strncmp(line, "0::", 3)) {
-			snprintf(out, size, "%s", line + 3);
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-struct cgroup2_search {
-	const char *self;	/* our cgroup path, "" if unknown */
-	char *own, *mount;
-	size_t size;
-	bool found;
-};
-
-static int cgroup2_mount(void *ctx, const struct hs_mountinfo *m)
-{
-	struct cgroup2_search *c = ctx;
-	const char *self = c->self;
-	size_t rlen;
-
-	if (strcmp(m->fstype, "cgroup2"))
-		return 0;
-	if (!c->found) {
-		snprintf(c->mount, c->size, "%s", m->point);
-		c->found = true;
-	}
-	rlen = strcmp(m->root, "/") ? strlen(m->root) : 0;
-	if (self[0] == '/' && !strncmp(self, m->root, rlen) &&
-	    (self[rlen] == '/' || self[rlen] == '\0')) {
-		snprintf(c->mount, c->size, "%s", m->point);
-		/* "/" alone would add a trailing slash */
-		snprintf(c->own, c->size, "%s%s", m->point, strcmp(self + rlen, "/") ? self + rlen : "");
-		return 1;
-	}
-	return 0;
-}
-
-/*
- * The directory of our own cgroup under a cgroup2 mount (*own), and the
- * mount point (*mount). With a cgroup namespace, or a mount of a subtree,
- * the mount's root is a prefix of our path to take off; when it is not,
- * *own is left empty. Returns 0, or -ENOENT when no cgroup2 is mounted.
- */
-static int find_cgroup_dirs(char *own, char *mount, size_t size)
-{
-	char self[PATH_MAX];
-	struct cgroup2_search c = { self, own, mount, size, false };
-
-	own[0] = mount[0] = '\0';
-	if (own_cgroup(self, sizeof(self)) < 0)
-		self[0] = '\0';
-	if (hs_mountinfo_each(NULL, cgroup2_mount, &c) < 0)
-		return -ENOENT;
-	return c.found ? 0 : -ENOENT;
 }
 
 /* ---- making the job's cgroup ---------------------------------------------- */
@@ -311,11 +170,18 @@ static int make_job_cgroup(struct hs_usage_probe *p, const char *base, enum step
 	remove_stale(base);
 	*step = STEP_MKDIR;
 	for (int i = 0; i < 10; i++) {
+		int len;
+
 		if (i == 0)
-			snprintf(p->dir, sizeof(p->dir), "%s/" CGROUP_PREFIX "%d", base, (int)getpid());
+			len = snprintf(p->dir, sizeof(p->dir), "%s/" CGROUP_PREFIX "%d", base,
+				       (int)getpid());
 		else
-			snprintf(p->dir, sizeof(p->dir), "%s/" CGROUP_PREFIX "%d.%d", base,
-				 (int)getpid(), i);
+			len = snprintf(p->dir, sizeof(p->dir), "%s/" CGROUP_PREFIX "%d.%d", base,
+				       (int)getpid(), i);
+		if (len < 0 || (size_t)len >= sizeof(p->dir)) {
+			rc = -ENAMETOOLONG;
+			break;
+		}
 		rc = mkdir(p->dir, 0755) < 0 ? -errno : 0;
 		if (rc != -EEXIST)
 			break;
@@ -323,7 +189,7 @@ static int make_job_cgroup(struct hs_usage_probe *p, const char *base, enum step
 	if (rc)
 		return rc;
 	*step = STEP_PRESSURE;
-	n = read_cgroup_file(p->dir, "io.pressure", buf, sizeof(buf));
+	n = hs_procfs_read_at(p->dir, "io.pressure", buf, sizeof(buf));
 	if (n < 0) {
 		rc = (int)n;
 		goto fail;
@@ -349,7 +215,7 @@ static bool holds_only_us(const char *dir)
 	char *end;
 	long pid;
 
-	if (read_cgroup_file(dir, "cgroup.procs", buf, sizeof(buf)) <= 0)
+	if (hs_procfs_read_at(dir, "cgroup.procs", buf, sizeof(buf)) <= 0)
 		return false;
 	pid = strtol(buf, &end, 10);
 	return pid == (long)getpid() && end[0] == '\n' && end[1] == '\0';
@@ -374,7 +240,7 @@ static void find_cgroup(struct hs_usage_probe *p)
 	ssize_t n;
 	int rc;
 
-	if (find_cgroup_dirs(own, mount, sizeof(own)) < 0) {
+	if (hs_cgroup2_dirs(own, mount, sizeof(own)) < 0) {
 		note(p, "io_wait is unknown: no cgroup2 filesystem is mounted, and the job needs a "
 			"cgroup v2 of its own to measure it");
 		return;
@@ -390,7 +256,7 @@ static void find_cgroup(struct hs_usage_probe *p)
 	}
 	/* a cgroup holding hotset alone can be measured in place */
 	if (own[0] && holds_only_us(own)) {
-		n = read_cgroup_file(own, "io.pressure", buf, sizeof(buf));
+		n = hs_procfs_read_at(own, "io.pressure", buf, sizeof(buf));
 		if (n >= 0) {
 			snprintf(p->dir, sizeof(p->dir), "%s", own);
 			p->source = HS_PRESSURE_OWN_CGROUP;
@@ -426,7 +292,7 @@ static void remove_job_cgroup(struct hs_usage_probe *p)
 		if (err != EBUSY)
 			break;
 		/* leftover processes (a daemon the job started) go back where they came from */
-		if (read_cgroup_file(p->dir, "cgroup.procs", buf, sizeof(buf)) > 0) {
+		if (hs_procfs_read_at(p->dir, "cgroup.procs", buf, sizeof(buf)) > 0) {
 			int fd = open(parent_procs, O_WRONLY | O_CLOEXEC);
 
 			for (char *s = buf, *end; fd >= 0 && *s; s = end) {
@@ -450,27 +316,14 @@ static void remove_job_cgroup(struct hs_usage_probe *p)
 /* Processes in the measured cgroup, other than hotset itself. */
 static int cgroup_processes(const struct hs_usage_probe *p)
 {
-	char buf[16384];
-	int n = 0;
+	int n;
 
-	if (p->source == HS_PRESSURE_UNKNOWN ||
-	    read_cgroup_file(p->dir, "cgroup.procs", buf, sizeof(buf)) < 0)
+	if (p->source == HS_PRESSURE_UNKNOWN || (n = hs_cgroup_nprocs(p->dir)) < 0)
 		return 0;
-	for (char *s = buf; *s; s++)
-		n += *s == '\n';
 	return p->source == HS_PRESSURE_OWN_CGROUP && n > 0 ? n - 1 : n;
 }
 
 /* ---- snapshots -------------------------------------------------------------- */
-
-struct io_counts {
-	uint64_t rchar, read_bytes;
-};
-
-static bool parse_io(const char *buf, struct io_counts *io)
-{
-	return find_u64(buf, "rchar", &io->rchar) && find_u64(buf, "read_bytes", &io->read_bytes);
-}
 
 /*
  * The I/O counted to the process but not to any live thread: what reaped
@@ -481,9 +334,9 @@ static bool parse_io(const char *buf, struct io_counts *io)
  */
 static bool children_io(uint64_t extra_rchar, uint64_t *rchar, uint64_t *read_bytes)
 {
-	struct io_counts total = { 0 }, thread;
+	struct hs_proc_io total = { 0 }, thread;
 	uint64_t self_reads = 0;
-	char buf[1024], path[300];
+	char path[300];
 	struct dirent *de;
 	ssize_t n;
 	DIR *d;
@@ -495,14 +348,14 @@ static bool children_io(uint64_t extra_rchar, uint64_t *rchar, uint64_t *read_by
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%s/io", de->d_name);
-		if ((n = read_small(path, buf, sizeof(buf))) <= 0 || !parse_io(buf, &thread))
+		if ((n = hs_proc_io_read(path, &thread)) < 0)
 			continue;	/* the thread ended: its counts moved to the process */
 		self_reads += (uint64_t)n;
 		total.rchar += thread.rchar;
 		total.read_bytes += thread.read_bytes;
 	}
 	closedir(d);
-	if (read_small("/proc/self/io", buf, sizeof(buf)) <= 0 || !parse_io(buf, &thread))
+	if (hs_proc_io_read(NULL, &thread) < 0)
 		return false;
 	total.rchar += self_reads + extra_rchar;
 	*rchar = thread.rchar > total.rchar ? thread.rchar - total.rchar : 0;
@@ -516,16 +369,13 @@ static void take_snapshot(struct hs_usage_probe *p, uint64_t extra_rchar, struct
 
 	memset(s, 0, sizeof(*s));
 	if (p->source != HS_PRESSURE_UNKNOWN) {
-		s->cg_ok = read_cgroup_file(p->dir, "io.pressure", buf, sizeof(buf)) > 0 &&
-			   parse_pressure(buf, &s->io);
+		s->cg_ok = hs_psi_read(p->dir, "io.pressure", &s->io) == 0;
 		/* cpu and memory pressure are extras: a failure leaves them at 0 */
-		if (read_cgroup_file(p->dir, "cpu.pressure", buf, sizeof(buf)) > 0)
-			parse_pressure(buf, &s->cpu);
-		if (read_cgroup_file(p->dir, "memory.pressure", buf, sizeof(buf)) > 0)
-			parse_pressure(buf, &s->memory);
-		if (read_cgroup_file(p->dir, "cpu.stat", buf, sizeof(buf)) <= 0 ||
-		    !find_u64(buf, "user_usec", &s->cg_user_us) ||
-		    !find_u64(buf, "system_usec", &s->cg_sys_us))
+		hs_psi_read(p->dir, "cpu.pressure", &s->cpu);
+		hs_psi_read(p->dir, "memory.pressure", &s->memory);
+		if (hs_procfs_read_at(p->dir, "cpu.stat", buf, sizeof(buf)) <= 0 ||
+		    !hs_procfs_find_u64(buf, "user_usec", &s->cg_user_us) ||
+		    !hs_procfs_find_u64(buf, "system_usec", &s->cg_sys_us))
 			s->cg_ok = false;
 	}
 	getrusage(RUSAGE_SELF, &s->self);
@@ -648,8 +498,7 @@ int hs_usage_begin(struct hs_usage_probe **out)
 void hs_usage_self(struct hs_usage_unreaped *x)
 {
 	struct rusage self, children;
-	struct io_counts io;
-	char buf[1024];
+	struct hs_proc_io io;
 
 	memset(x, 0, sizeof(*x));
 	if (getrusage(RUSAGE_SELF, &self) < 0 || getrusage(RUSAGE_CHILDREN, &children) < 0)
@@ -660,7 +509,7 @@ void hs_usage_self(struct hs_usage_unreaped *x)
 	x->major_faults = (uint64_t)(self.ru_majflt + children.ru_majflt);
 	x->minor_faults = (uint64_t)(self.ru_minflt + children.ru_minflt);
 	/* the whole process's counts hold its reaped children's too */
-	if (read_small("/proc/self/io", buf, sizeof(buf)) > 0 && parse_io(buf, &io)) {
+	if (hs_proc_io_read(NULL, &io) > 0) {
 		x->io_known = true;
 		x->rchar = io.rchar;
 		x->read_bytes = io.read_bytes;
@@ -728,10 +577,10 @@ static void compute(struct hs_usage_probe *p, const struct snapshot *a, const st
 		note(p, "io_wait is unknown: the cgroup's pressure files could not be read at the end");
 	if (cg) {
 		u->pressure = p->source;
-		u->io_wait_s = usec_delta(a->io.some, b->io.some);
-		u->io_wait_full_s = usec_delta(a->io.full, b->io.full);
-		u->cpu_wait_s = usec_delta(a->cpu.some, b->cpu.some);
-		u->memory_wait_s = usec_delta(a->memory.some, b->memory.some);
+		u->io_wait_s = usec_delta(a->io.some.total, b->io.some.total);
+		u->io_wait_full_s = usec_delta(a->io.full.total, b->io.full.total);
+		u->cpu_wait_s = usec_delta(a->cpu.some.total, b->cpu.some.total);
+		u->memory_wait_s = usec_delta(a->memory.some.total, b->memory.some.total);
 		/* stall time cannot exceed the run; PSI's aggregation can round over it */
 		if (u->io_wait_s > u->wall_s)
 			u->io_wait_s = u->wall_s;

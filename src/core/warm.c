@@ -65,6 +65,7 @@
 #include <liburing.h>
 #endif
 
+#include "hotset/procfs.h"
 #include "hotset/residency.h"
 #include "hotset/warm.h"
 
@@ -110,39 +111,20 @@ static int64_t cached_pages(int fd, uint64_t first, uint64_t last, uint64_t npag
 /* This process's read_bytes from /proc/self/io; false if unavailable. */
 static bool proc_read_bytes(uint64_t *out)
 {
-	char buf[512], *p;
-	ssize_t n;
-	int fd = open("/proc/self/io", O_RDONLY | O_CLOEXEC);
+	struct hs_proc_io io;
 
-	if (fd < 0)
+	if (hs_proc_io_read(NULL, &io) < 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	p = strstr(buf, "\nread_bytes: ");
-	if (!p)
-		return false;
-	*out = strtoull(p + 13, NULL, 10);
+	*out = io.read_bytes;
 	return true;
 }
 
 static bool read_sysfs_u64(const char *dir, const char *name, uint64_t *v)
 {
-	char path[160], buf[32];
-	ssize_t n;
-	int fd;
+	char buf[32];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (hs_procfs_read_at(dir, name, buf, sizeof(buf)) <= 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	*v = strtoull(buf, NULL, 10);
 	return true;
 }

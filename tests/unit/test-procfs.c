@@ -60,6 +60,119 @@ TEST(pseudo_filesystems_are_told_from_a_descriptor)
 	CHECK(hs_pseudo_fs(-1) == NULL);
 }
 
+/* ---- small files, I/O counts ------------------------------------------------------- */
+
+TEST(numbers_are_found_after_their_key_and_a_separator)
+{
+	static const char text[] = "rchar: 10\nread_bytes_x: 1\nread_bytes: 20\nuser_usec 30\n"
+				   "k=40\nlast 50";
+	uint64_t v = 0;
+
+	CHECK(hs_procfs_find_u64(text, "rchar", &v) && v == 10);
+	CHECK(hs_procfs_find_u64(text, "read_bytes", &v) && v == 20);	/* not read_bytes_x */
+	CHECK(hs_procfs_find_u64(text, "user_usec", &v) && v == 30);
+	CHECK(hs_procfs_find_u64(text, "k", &v) && v == 40);
+	CHECK(hs_procfs_find_u64(text, "last", &v) && v == 50);
+	CHECK(!hs_procfs_find_u64(text, "char", &v));	/* only at the start of a line */
+	CHECK(!hs_procfs_find_u64(text, "read", &v));
+	CHECK(!hs_procfs_find_u64("", "rchar", &v));
+}
+
+TEST(io_counts_are_parsed_and_read)
+{
+	static const char text[] = "rchar: 1000\nwchar: 200\nsyscr: 30\nsyscw: 4\n"
+				   "read_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 512\n";
+	struct hs_proc_io io;
+	char path[64];
+	ssize_t n;
+
+	CHECK(hs_proc_io_parse(text, &io) == 0);
+	CHECK(io.rchar == 1000 && io.wchar == 200 && io.syscr == 30 && io.syscw == 4);
+	CHECK(io.read_bytes == 4096 && io.write_bytes == 8192 && io.cancelled_write_bytes == 512);
+	CHECK(hs_proc_io_parse("rchar: 1\n", &io) == -EINVAL);
+	CHECK(hs_proc_io_parse("read_bytes: 1\n", &io) == -EINVAL);
+	CHECK(hs_proc_io_parse("", &io) == -EINVAL);
+	if (access("/proc/self/io", R_OK) < 0)
+		SKIP("no /proc/self/io (task I/O accounting)");
+	memset(&io, 0xff, sizeof(io));
+	n = hs_proc_io_read(NULL, &io);
+	CHECK(n > 0 && io.rchar != UINT64_MAX && io.read_bytes != UINT64_MAX);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/io", (int)getpid());
+	CHECK(hs_proc_io_read(path, &io) > 0);
+	CHECK(hs_proc_io_read("/proc/self/no-such-file", &io) == -ENOENT);
+}
+
+TEST(small_files_are_read_whole_or_cut)
+{
+	char path[] = "/tmp/hotset-small-XXXXXX", buf[8];
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0 && write(fd, "0123456789", 10) == 10);
+	close(fd);
+	CHECK(hs_procfs_read(path, buf, sizeof(buf)) == 7);	/* cut, NUL-terminated */
+	CHECK_STR(buf, "0123456");
+	CHECK(hs_procfs_read_at("/tmp", path + 5, buf, sizeof(buf)) == 7);
+	unlink(path);
+	CHECK(hs_procfs_read(path, buf, sizeof(buf)) == -ENOENT);
+}
+
+/* ---- pressure, cgroups -------------------------------------------------------------- */
+
+TEST(pressure_lines_are_parsed)
+{
+	static const char cgroup[] = "some avg10=1.50 avg60=0.25 avg300=0.00 total=123456\n"
+				     "full avg10=0.75 avg60=0.10 avg300=0.01 total=65432\n";
+	struct hs_psi p;
+
+	CHECK(hs_psi_parse(cgroup, &p) == 0);
+	CHECK(p.some.known && p.some.total == 123456 && p.some.avg10 == 1.5 && p.some.avg60 == 0.25);
+	CHECK(p.full.known && p.full.total == 65432 && p.full.avg300 > 0.0099 && p.full.avg300 < 0.0101);
+	/* cpu before 5.13: no full line */
+	CHECK(hs_psi_parse("some avg10=0.00 avg60=0.00 avg300=0.00 total=7\n", &p) == 0);
+	CHECK(p.some.total == 7 && !p.full.known && p.full.total == 0);
+	/* fields in another order, or unknown ones, do not matter */
+	CHECK(hs_psi_parse("full total=3\nsome new=1 total=9 avg10=2.00\n", &p) == 0);
+	CHECK(p.some.total == 9 && p.some.avg10 == 2 && p.full.total == 3);
+	CHECK(hs_psi_parse("", &p) == -EINVAL);
+	CHECK(hs_psi_parse("full total=3\n", &p) == -EINVAL);
+	CHECK(hs_psi_parse("some avg10=1.00\n", &p) == -EINVAL);	/* a total is what counts */
+	CHECK(hs_psi_parse("some total=\n", &p) == -EINVAL);
+	CHECK(hs_psi_parse("somewhat total=1\n", &p) == -EINVAL);
+	if (access("/proc/pressure/io", R_OK) == 0)
+		CHECK(hs_psi_read("/proc/pressure", "io", &p) == 0 && p.some.known);
+	CHECK(hs_psi_read("/proc/pressure", "no-such-resource", &p) == -ENOENT);
+}
+
+TEST(the_cgroup_v2_path_is_found)
+{
+	char out[32];
+
+	CHECK(hs_cgroup_parse_self("12:memory:/a\n0::/user.slice/x.scope\n", out, sizeof(out)) == 0);
+	CHECK_STR(out, "/user.slice/x.scope");
+	CHECK(hs_cgroup_parse_self("0::/\n", out, sizeof(out)) == 0);
+	CHECK_STR(out, "/");
+	CHECK(hs_cgroup_parse_self("0::/last-line-without-newline", out, sizeof(out)) == 0);
+	CHECK_STR(out, "/last-line-without-newline");
+	CHECK(hs_cgroup_parse_self("12:memory:/a\n1:name=systemd:/b\n", out, sizeof(out)) == -ENOENT);
+	CHECK(hs_cgroup_parse_self("", out, sizeof(out)) == -ENOENT);
+	CHECK(hs_cgroup_parse_self("0::/a-path-longer-than-the-buffer-given\n", out, sizeof(out)) ==
+	      -ENAMETOOLONG);
+}
+
+TEST(this_process_cgroup_is_found_and_counted)
+{
+	char own[4096], mount[4096];
+
+	if (hs_cgroup2_dirs(own, mount, sizeof(own)) < 0)
+		SKIP("no cgroup2 filesystem mounted");
+	CHECK(mount[0] == '/');
+	if (!own[0])
+		SKIP("this process's cgroup is not under the cgroup2 mount (a namespace?)");
+	CHECK(!strncmp(own, mount, strlen(mount)));
+	CHECK(hs_cgroup_nprocs(own) >= 1);	/* this process at least */
+	CHECK(hs_cgroup_nprocs("/no/such/cgroup") == -ENOENT);
+}
+
 /* ---- mount tables ------------------------------------------------------------------- */
 
 TEST(mountinfo_lines_are_parsed_and_unescaped)
@@ -150,5 +263,8 @@ int main(void)
 	return RUN_TESTS(one_table_of_pseudo_filesystems_serves_the_walk_and_record,
 			 pseudo_filesystems_are_told_from_a_descriptor,
 			 mountinfo_lines_are_parsed_and_unescaped, what_is_not_a_mountinfo_line_is_refused,
-			 mount_tables_are_read_from_a_file);
+			 mount_tables_are_read_from_a_file, numbers_are_found_after_their_key_and_a_separator,
+			 io_counts_are_parsed_and_read, small_files_are_read_whole_or_cut,
+			 pressure_lines_are_parsed, the_cgroup_v2_path_is_found,
+			 this_process_cgroup_is_found_and_counted);
 }
