@@ -168,4 +168,16 @@ void hs_mountinfo_unescape(char *s);
 typedef int (*hs_mountinfo_fn)(void *ctx, const struct hs_mountinfo *m);
 int hs_mountinfo_each(const char *path, hs_mountinfo_fn fn, void *ctx);
 
+/* ---- file positions: /proc/PID/fdinfo/FD --------------------------------- */
+
+struct hs_fdinfo {
+	int64_t pos;		/* the file position */
+	unsigned flags;		/* open(2) flags, O_ACCMODE included */
+	int mnt_id;		/* the mount it was opened on (mountinfo's mnt_id) */
+	uint64_t ino;		/* its inode number */
+};
+
+/* Parse the text of an fdinfo file; what it lacks is 0. */
+void hs_fdinfo_parse(const char *buf, struct hs_fdinfo *fi);
+
 #endif

@@ -435,3 +435,20 @@ int hs_mountinfo_each(const char *path, hs_mountinfo_fn fn, void *ctx)
 	fclose(f);
 	return rc;
 }
+
+/* ---- file positions ------------------------------------------------------------ */
+
+void hs_fdinfo_parse(const char *buf, struct hs_fdinfo *fi)
+{
+	memset(fi, 0, sizeof(*fi));
+	for (const char *s = *buf ? buf : NULL; s; s = next_line(s)) {
+		if (!strncmp(s, "pos:", 4))
+			fi->pos = strtoll(s + 4, NULL, 10);
+		else if (!strncmp(s, "flags:", 6))
+			fi->flags = (unsigned)strtoul(s + 6, NULL, 8);
+		else if (!strncmp(s, "mnt_id:", 7))
+			fi->mnt_id = (int)strtol(s + 7, NULL, 10);
+		else if (!strncmp(s, "ino:", 4))
+			fi->ino = strtoull(s + 4, NULL, 10);
+	}
+}

@@ -218,7 +218,7 @@ static bool close_has_run(struct pt_tracer *tr, const struct pt_fdslot *s)
 }
 
 /* The same file, position and flags (close-on-exec belongs to the fd, not the description). */
-static bool same_description(const struct pt_fdinfo *a, const struct pt_fdinfo *b)
+static bool same_description(const struct hs_fdinfo *a, const struct hs_fdinfo *b)
 {
 	return a->mnt_id == b->mnt_id && a->ino == b->ino && a->pos == b->pos &&
 	       (a->flags & ~(unsigned)O_CLOEXEC) == (b->flags & ~(unsigned)O_CLOEXEC);
@@ -230,7 +230,7 @@ static bool same_description(const struct pt_fdinfo *a, const struct pt_fdinfo *
  * Then there is nothing to sample. If it shows another description, that
  * one was opened since, unseen, at position 0 (*fi says where it is now).
  */
-static bool still_closing(struct pt_tracer *tr, struct pt_task *t, int fd, struct pt_fdinfo *fi)
+static bool still_closing(struct pt_tracer *tr, struct pt_task *t, int fd, struct hs_fdinfo *fi)
 {
 	struct pt_fdslot *s = fd >= 0 && fd < t->fds->nslots ? &t->fds->slots[fd] : NULL;
 	int err;
@@ -256,7 +256,7 @@ static bool still_closing(struct pt_tracer *tr, struct pt_task *t, int fd, struc
 void pt_fd_dup(struct pt_tracer *tr, struct pt_task *t, int fd, int new_fd)
 {
 	struct pt_fdtable *ft = t->fds;
-	struct pt_fdinfo fi;
+	struct hs_fdinfo fi;
 	struct pt_ofd *ofd;
 
 	if (fd >= 0 && fd < ft->nslots && ft->slots[fd].closing &&
@@ -272,10 +272,8 @@ void pt_fd_dup(struct pt_tracer *tr, struct pt_task *t, int fd, int new_fd)
 	pt_fd_set(tr, ft, new_fd, pt_ofd_of(tr, ft, fd));
 }
 
-static void parse_fdinfo(const char *buf, struct pt_fdinfo *fi);
-
 /* fd's fdinfo in task tid, read once (no handle kept); 0 or -errno. */
-static int fdinfo_once(pid_t tid, int fd, struct pt_fdinfo *fi)
+static int fdinfo_once(pid_t tid, int fd, struct hs_fdinfo *fi)
 {
 	char path[64], buf[1024];
 	ssize_t n;
@@ -289,7 +287,7 @@ static int fdinfo_once(pid_t tid, int fd, struct pt_fdinfo *fi)
 	if (n <= 0)
 		return n < 0 ? -errno : -ENOENT;
 	buf[n] = '\0';
-	parse_fdinfo(buf, fi);
+	hs_fdinfo_parse(buf, fi);
 	return 0;
 }
 
@@ -300,7 +298,7 @@ static int fdinfo_once(pid_t tid, int fd, struct pt_fdinfo *fi)
  */
 static bool same_as_parent(struct pt_tracer *tr, struct pt_task *parent, pid_t child, int fd)
 {
-	struct pt_fdinfo a, b;
+	struct hs_fdinfo a, b;
 	long r = syscall(SYS_kcmp, parent->tid, child, KCMP_FILE, fd, fd);
 
 	if (r >= 0)
@@ -328,7 +326,7 @@ struct pt_fdtable *pt_fdtable_fork(struct pt_tracer *tr, struct pt_task *parent,
 	n = pt_fd_list(child ? child : parent->tid, &fds);
 	for (int i = 0; i < n; i++) {
 		int fd = fds[i];
-		struct pt_fdinfo fi;
+		struct hs_fdinfo fi;
 		struct pt_ofd *ofd;
 
 		if ((!child || same_as_parent(tr, parent, child, fd)) &&
@@ -391,25 +389,6 @@ struct pt_fdtable *pt_fdtable_after_exec(struct pt_tracer *tr, struct pt_task *t
 
 /* ---- fdinfo --------------------------------------------------------------------- */
 
-static void parse_fdinfo(const char *buf, struct pt_fdinfo *fi)
-{
-	const char *s = buf;
-
-	memset(fi, 0, sizeof(*fi));
-	while (s && *s) {
-		if (!strncmp(s, "pos:", 4))
-			fi->pos = strtoll(s + 4, NULL, 10);
-		else if (!strncmp(s, "flags:", 6))
-			fi->flags = (unsigned)strtoul(s + 6, NULL, 8);
-		else if (!strncmp(s, "mnt_id:", 7))
-			fi->mnt_id = (int)strtol(s + 7, NULL, 10);
-		else if (!strncmp(s, "ino:", 4))
-			fi->ino = strtoull(s + 4, NULL, 10);
-		if ((s = strchr(s, '\n')))
-			s++;
-	}
-}
-
 static void warn_nondumpable(struct pt_tracer *tr, pid_t tid)
 {
 	char path[64], comm[64] = "?";
@@ -434,7 +413,7 @@ static void warn_nondumpable(struct pt_tracer *tr, pid_t tid)
  * Read fd's fdinfo in task t. Returns 0, -ENOENT if fd is not open, or
  * another -errno (-EACCES: the process hides its /proc files).
  */
-int pt_fdinfo_read(struct pt_tracer *tr, struct pt_task *t, int fd, struct pt_fdinfo *fi)
+int pt_fdinfo_read(struct pt_tracer *tr, struct pt_task *t, int fd, struct hs_fdinfo *fi)
 {
 	struct pt_fdtable *ft = t->fds;
 	struct pt_fdslot *s;
@@ -486,7 +465,7 @@ int pt_fdinfo_read(struct pt_tracer *tr, struct pt_task *t, int fd, struct pt_fd
 		return n < 0 ? -errno : -ENOENT;
 parse:
 	buf[n] = '\0';
-	parse_fdinfo(buf, fi);
+	hs_fdinfo_parse(buf, fi);
 	return 0;
 }
 
@@ -516,7 +495,7 @@ static bool mount_excluded(struct pt_tracer *tr, struct pt_task *t, int fd, int 
  * from now on).
  */
 static bool identify(struct pt_tracer *tr, struct pt_task *t, int fd, struct pt_ofd *ofd,
-		     const struct pt_fdinfo *fi, struct pt_pending *p)
+		     const struct hs_fdinfo *fi, struct pt_pending *p)
 {
 	unsigned acc = fi->flags & O_ACCMODE;
 	char link[64], name[4096 + 16];
@@ -570,7 +549,7 @@ enum sample_how {
 };
 
 static struct pt_ofd *sample(struct pt_tracer *tr, struct pt_task *t, int fd,
-			     enum sample_how how, struct pt_fdinfo *fi)
+			     enum sample_how how, struct hs_fdinfo *fi)
 {
 	struct pt_fdtable *ft = t->fds;
 	struct pt_pending p = { 0 };
@@ -639,7 +618,7 @@ out:
  * filled, if it may be an input (and is not closing); else NULL.
  */
 struct pt_ofd *pt_fd_sample(struct pt_tracer *tr, struct pt_task *t, int fd, bool closing,
-			    struct pt_fdinfo *fi)
+			    struct hs_fdinfo *fi)
 {
 	return sample(tr, t, fd, closing ? SAMPLE_CLOSE : SAMPLE_CALL, fi);
 }
@@ -651,7 +630,7 @@ struct pt_ofd *pt_fd_sample(struct pt_tracer *tr, struct pt_task *t, int fd, boo
 void pt_fd_sample_all(struct pt_tracer *tr, struct pt_task *t)
 {
 	int *fds = NULL, n = pt_fd_list(t->tid, &fds);
-	struct pt_fdinfo fi;
+	struct hs_fdinfo fi;
 
 	for (int i = 0; i < n; i++)
 		sample(tr, t, fds[i], SAMPLE_LOOK, &fi);
@@ -664,7 +643,7 @@ void pt_fd_read_at(struct pt_tracer *tr, struct pt_task *t, int fd, uint64_t off
 {
 	struct pt_fdtable *ft = t->fds;
 	struct pt_pending p = { .start = off, .clip = clip };
-	struct pt_fdinfo fi;
+	struct hs_fdinfo fi;
 	struct pt_ofd *ofd;
 
 	if (!ft || fd < 0 || !len || (int64_t)off < 0)
@@ -691,7 +670,7 @@ int pt_fdtable_adopt_inherited(struct pt_tracer *tr, struct pt_task *t)
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++) {
-		struct pt_fdinfo fi;
+		struct hs_fdinfo fi;
 		struct pt_ofd *ofd;
 
 		if (pt_fdinfo_read(tr, t, fds[i], &fi) == 0 && (ofd = pt_ofd_of(tr, t->fds, fds[i])))

@@ -228,7 +228,7 @@ static void unshare_fds(struct pt_tracer *tr, struct pt_task *t)
 static void on_close_range(struct pt_tracer *tr, struct pt_task *t, const uint64_t *a)
 {
 	unsigned first = (unsigned)a[0], last = (unsigned)a[1], flags = (unsigned)a[2];
-	struct pt_fdinfo fi;
+	struct hs_fdinfo fi;
 	int *fds = NULL, n;
 
 	if (flags & CLOSE_RANGE_UNSHARE)
@@ -247,7 +247,7 @@ static bool on_lseek(struct pt_tracer *tr, struct pt_task *t, const struct pt_sy
 {
 	const uint64_t *a = sc->args;
 	int fd = (int)a[0], whence;
-	struct pt_fdinfo fi;
+	struct hs_fdinfo fi;
 	struct pt_ofd *ofd;
 	int64_t off, to;
 
@@ -453,7 +453,7 @@ static bool on_entry(struct pt_tracer *tr, struct pt_task *t, const struct pt_sy
 
 	switch (sc->call) {
 	case PT_CLOSE: {
-		struct pt_fdinfo fi;
+		struct hs_fdinfo fi;
 
 		pt_fd_sample(tr, t, (int)a[0], true, &fi);
 		return false;
@@ -468,7 +468,7 @@ static bool on_entry(struct pt_tracer *tr, struct pt_task *t, const struct pt_sy
 	case PT_DUP2:
 	case PT_DUP3:
 		if ((int)a[0] != (int)a[1]) {
-			struct pt_fdinfo fi;
+			struct hs_fdinfo fi;
 
 			pt_fd_sample(tr, t, (int)a[1], false, &fi);	/* closed by the call */
 		}
@@ -554,7 +554,7 @@ static bool on_entry(struct pt_tracer *tr, struct pt_task *t, const struct pt_sy
 static void on_exit_stop(struct pt_tracer *tr, struct pt_task *t, int64_t rval)
 {
 	const uint64_t *a = t->call.args;
-	struct pt_fdinfo fi;
+	struct hs_fdinfo fi;
 
 	switch (t->call.call) {
 	case PT_DUP:

@@ -40,6 +40,7 @@
 #include <sys/mman.h>
 #include <sys/types.h>
 
+#include "hotset/procfs.h"
 #include "hotset/record.h"
 #include "hotset/usage.h"
 #include "u64map.h"
@@ -145,14 +146,6 @@ struct pt_ofd {
 	int seeking;
 };
 
-/* What /proc/TID/fdinfo/FD says of a description. */
-struct pt_fdinfo {
-	int64_t pos;
-	unsigned flags;
-	int mnt_id;
-	uint64_t ino;
-};
-
 struct pt_fdslot {
 	struct pt_ofd *ofd;	/* NULL: not known (opened for reading, untouched) */
 	int info_fd;		/* /proc/TID/fdinfo/FD handle, or -1 */
@@ -164,7 +157,7 @@ struct pt_fdslot {
 	 * for a description opened since, nor revive it.
 	 */
 	bool closing;
-	struct pt_fdinfo closed;
+	struct hs_fdinfo closed;
 	pid_t closer;		/* the task that closed it, */
 	unsigned closer_stops;	/* and its stops then: once it stops again, the close has run */
 };
@@ -308,7 +301,7 @@ void pt_flush(struct pt_tracer *tr);
 bool pt_magic_excluded(long magic);
 long pt_dev_magic(struct pt_tracer *tr, uint64_t dev, const char *path);
 
-/* record-ptrace-fds.c */
+/* record-ptrace-fds.c (struct hs_fdinfo: procfs.h) */
 struct pt_fdtable *pt_fdtable_new(struct pt_tracer *tr);
 struct pt_fdtable *pt_fdtable_fork(struct pt_tracer *tr, struct pt_task *parent, pid_t child);
 void pt_fdtable_put(struct pt_tracer *tr, struct pt_fdtable *ft, pid_t leaving);
@@ -323,9 +316,9 @@ bool pt_ofd_seen_elsewhere(const struct pt_task *t, const struct pt_ofd *ofd);
 void pt_fd_dup(struct pt_tracer *tr, struct pt_task *t, int fd, int new_fd);
 void pt_seek_begin(struct pt_task *t, struct pt_ofd *ofd);
 void pt_seek_end(struct pt_task *t, bool landed, int64_t pos);
-int pt_fdinfo_read(struct pt_tracer *tr, struct pt_task *t, int fd, struct pt_fdinfo *fi);
+int pt_fdinfo_read(struct pt_tracer *tr, struct pt_task *t, int fd, struct hs_fdinfo *fi);
 struct pt_ofd *pt_fd_sample(struct pt_tracer *tr, struct pt_task *t, int fd, bool closing,
-			    struct pt_fdinfo *fi);
+			    struct hs_fdinfo *fi);
 void pt_fd_sample_all(struct pt_tracer *tr, struct pt_task *t);
 void pt_fd_read_at(struct pt_tracer *tr, struct pt_task *t, int fd, uint64_t off, uint64_t len,
 		   bool clip);

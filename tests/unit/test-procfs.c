@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "hotset/procfs.h"
 #include "hotset/record.h"
@@ -258,6 +259,38 @@ TEST(mount_tables_are_read_from_a_file)
 	CHECK(hs_mountinfo_each(NULL, find_root, &n) == 42);
 }
 
+/* ---- file positions ----------------------------------------------------------------- */
+
+TEST(fdinfo_is_parsed)
+{
+	static const char text[] = "pos:\t4096\nflags:\t0102002\nmnt_id:\t29\nino:\t1234567\n"
+				   "lock:\t1: POSIX\n";
+	struct hs_fdinfo fi;
+	char path[64];
+	int fd;
+
+	hs_fdinfo_parse(text, &fi);
+	CHECK(fi.pos == 4096 && fi.flags == 0102002 && fi.mnt_id == 29 && fi.ino == 1234567);
+	hs_fdinfo_parse("", &fi);
+	CHECK(fi.pos == 0 && fi.flags == 0 && fi.mnt_id == 0 && fi.ino == 0);
+	hs_fdinfo_parse("ino:\t5", &fi);	/* the last line needs no newline */
+	CHECK(fi.ino == 5 && fi.pos == 0);
+	/* against the kernel's own */
+	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && lseek(fd, 7, SEEK_SET) == 7);
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	{
+		char buf[1024];
+		struct stat st;
+
+		CHECK(hs_procfs_read(path, buf, sizeof(buf)) > 0 && fstat(fd, &st) == 0);
+		hs_fdinfo_parse(buf, &fi);
+		CHECK(fi.pos == 7 && (fi.flags & O_ACCMODE) == O_RDONLY && (fi.flags & O_CLOEXEC));
+		CHECK(fi.ino == st.st_ino && fi.mnt_id > 0);
+	}
+	close(fd);
+}
+
 int main(void)
 {
 	return RUN_TESTS(one_table_of_pseudo_filesystems_serves_the_walk_and_record,
@@ -266,5 +299,5 @@ int main(void)
 			 mount_tables_are_read_from_a_file, numbers_are_found_after_their_key_and_a_separator,
 			 io_counts_are_parsed_and_read, small_files_are_read_whole_or_cut,
 			 pressure_lines_are_parsed, the_cgroup_v2_path_is_found,
-			 this_process_cgroup_is_found_and_counted);
+			 this_process_cgroup_is_found_and_counted, fdinfo_is_parsed);
 }
