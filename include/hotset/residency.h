@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "hotset/profile.h"
+#include "hotset/targets.h"
 
 /* Page counts over the part of a file that was asked about. */
 struct hs_cache_counts {
@@ -77,5 +78,78 @@ int hs_residency_cells(int fd, uint64_t size, double *cells, int ncells);
  * where cachestat exists.
  */
 bool hs_have_cachestat(void);
+
+/* ---- over the files a command acts on (targets.h) ---------------------- */
+
+/* What is resident of one target. */
+struct hs_target_residency {
+	int rc;				/* 0, -EPERM (unknown), or another -errno */
+	struct hs_cache_counts counts;	/* of its pages, when rc is 0 */
+	enum hs_residency_method method;
+	/*
+	 * The file's bytes in its pages, and in its resident ones: the last
+	 * page holds only the bytes before the end of the file, so that
+	 * resident bytes never exceed the size (fincore counts it whole).
+	 */
+	uint64_t bytes, resident_bytes;
+};
+
+/*
+ * Residency of the pages target t asks about (a profile entry's ranges,
+ * or the whole file) into *r. Returns r->rc: 0, -EPERM when residency
+ * cannot be known (r->bytes still filled), or another -errno.
+ */
+int hs_residency_target(const struct hs_target *t, struct hs_target_residency *r);
+
+/*
+ * What is resident of a set of targets, as status reports it and as keep
+ * and doctor need it: pages asked about, resident, dirty, evicted... over
+ * the files whose residency could be known, and apart, the files (and
+ * their pages) whose residency could not be known. Initialise to zero.
+ */
+struct hs_residency_total {
+	uint64_t files;			/* files counted, known or not */
+	uint64_t bytes;			/* their bytes in the pages asked about */
+	uint64_t resident_bytes;	/* of those, resident (known files only) */
+	struct hs_cache_counts known;	/* over the files whose residency is known */
+	uint64_t unknown_files;		/* residency unknown (no write permission) */
+	uint64_t unknown_pages;
+	enum hs_residency_method method; /* which facility answered last; 0 if none did */
+};
+
+/*
+ * Count target t into *total with what hs_residency_target(t, r) said:
+ * known counts are added, an unknown file's pages counted apart, and a
+ * file that could not be examined (another rc) not at all. Returns
+ * whether t was counted. Not thread-safe: callers walking with several
+ * threads take a lock around it (hs_residency_target(), the syscalls,
+ * needs none).
+ */
+bool hs_residency_total_add(struct hs_residency_total *total, const struct hs_target *t,
+			    const struct hs_target_residency *r);
+
+/* Pages asked about in all: known and unknown. */
+static inline uint64_t hs_residency_total_pages(const struct hs_residency_total *total)
+{
+	return total->known.pages + total->unknown_pages;
+}
+
+/*
+ * A profile entry of what is resident of target t now, for a snapshot:
+ * t's path and identity (device, inode, size, mtime), and its resident
+ * pages as ranges in file order (e->file.nranges is 0 when nothing is).
+ * The entry's storage is e's (a few ranges inline, more allocated):
+ * release it with hs_residency_entry_release(), also after a failure.
+ * Returns 0, -EPERM when residency cannot be known, or another -errno.
+ */
+struct hs_resident_entry {
+	struct hs_profile_file file;
+	/* private */
+	struct hs_range *v;
+	size_t cap;
+	struct hs_range some[64];
+};
+int hs_residency_entry(const struct hs_target *t, struct hs_resident_entry *e);
+void hs_residency_entry_release(struct hs_resident_entry *e);
 
 #endif

@@ -41,67 +41,35 @@ struct snapshot {
 	pthread_mutex_t lock;	/* the walk calls snapshot_one from several threads */
 };
 
-/* One file's resident runs: on the stack, unless there are many. */
-struct runs {
-	struct hs_range *v;
-	size_t n, cap;
-	struct hs_range some[64];
-};
-
 static bool same_file(const struct stat *a, const struct stat *b)
 {
 	return a->st_ino == b->st_ino && a->st_dev == b->st_dev;
 }
 
-static int add_run(void *ctx, uint64_t first, uint64_t last)
-{
-	struct runs *r = ctx;
-
-	if (hs_grow_inline(&r->v, &r->cap, r->n + 1, sizeof(*r->v), r->some))
-		return -ENOMEM;
-	r->v[r->n++] = (struct hs_range){ first, last };
-	return 0;
-}
-
 static int snapshot_one(void *ctx, const struct hs_target *t)
 {
 	struct snapshot *s = ctx;
-	struct hs_profile_file f = { 0 };
-	struct runs runs;
+	struct hs_resident_entry e;
 	int rc;
 
 	if (same_file(t->st, &s->self) || same_file(t->st, &s->replaced))
 		return 0;
-	runs.v = runs.some;
-	runs.n = 0;
-	runs.cap = sizeof(runs.some) / sizeof(runs.some[0]);
-	rc = hs_residency_runs(t->fd, (uint64_t)t->st->st_size, 0, UINT64_MAX, add_run, &runs);
+	rc = hs_residency_entry(t, &e);
 	if (rc && rc != -ENOMEM) {
 		operands_warn(s->ops, t->path, rc == -EPERM ? 0 : -rc,
 			      rc == -EPERM ? "left out: residency unknown without write permission"
 					   : "left out");
 		rc = 0;
 	}
-	if (rc || !runs.n)
+	if (rc || !e.file.nranges)
 		goto out;
-	f.path = t->path;
-	f.path_len = t->path_len;
-	f.id.dev = t->st->st_dev;
-	f.id.ino = t->st->st_ino;
-	f.id.size = (uint64_t)t->st->st_size;
-	f.id.mtime_sec = t->st->st_mtim.tv_sec;
-	f.id.mtime_nsec = (uint32_t)t->st->st_mtim.tv_nsec;
-	f.ranges = runs.v;
-	f.nranges = runs.n;
-	f.pages = hs_ranges_pages(runs.v, runs.n);
 	pthread_mutex_lock(&s->lock);
 	s->files++;
-	s->pages += f.pages;
-	rc = hs_profile_write_file(s->w, &f);
+	s->pages += e.file.pages;
+	rc = hs_profile_write_file(s->w, &e.file);
 	pthread_mutex_unlock(&s->lock);
 out:
-	if (runs.v != runs.some)
-		free(runs.v);
+	hs_residency_entry_release(&e);
 	return rc;
 }
 

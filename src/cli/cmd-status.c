@@ -39,51 +39,16 @@ const struct cmd cmd_status;
 struct status {
 	bool verbose, json;
 	struct json j;
-	struct hs_cache_counts total;
-	uint64_t files, unknown_files, unknown_pages, bytes, resident_bytes;
-	enum hs_residency_method method;
+	struct hs_residency_total total;
 	struct operands *ops;
 	pthread_mutex_t lock;	/* the walk may call status_one from several threads */
 };
 
-/* Does t count page p (its ranges hold it, or it has none: the whole file)? */
-static bool counts_page(const struct hs_target *t, uint64_t p)
-{
-	if (!t->ranges)
-		return true;
-	for (size_t i = 0; i < t->nranges; i++)
-		if (t->ranges[i].first <= p && p <= t->ranges[i].last)
-			return true;
-	return false;
-}
-
-/*
- * The bytes of the file in t's counted pages, and in the resident ones: a
- * file's last page holds only the file's bytes in it, so that resident
- * bytes never exceed the size (fincore's RES counts that page whole).
- * Whether it is resident is asked only when the counts cannot tell.
- */
-static void count_bytes(const struct hs_target *t, const struct hs_cache_counts *c, bool known,
-			uint64_t *bytes, uint64_t *resident)
-{
-	const uint64_t ps = hs_page_size(), size = (uint64_t)t->st->st_size;
-	const uint64_t end = size ? (size - 1) / ps : 0;	/* the last page */
-	const struct hs_range last = { end, end };
-	const uint64_t gap = size % ps ? ps - size % ps : 0;	/* past the end, in the last page */
-	const bool counted = gap && counts_page(t, last.first);
-	struct hs_cache_counts one = { 0 };
-
-	*bytes = t->pages * ps - (counted ? gap : 0);
-	*resident = known ? c->cached * ps : 0;
-	if (known && counted && c->cached &&
-	    (c->cached == c->pages ||
-	     (hs_residency_count(t->fd, size, &last, 1, &one, NULL) == 0 && one.cached)))
-		*resident -= gap;
-}
-
 static void print_row(struct status *s, const struct hs_target *t,
-		      const struct hs_cache_counts *c, bool known, uint64_t bytes, uint64_t resident)
+		      const struct hs_target_residency *r)
 {
+	const struct hs_cache_counts *c = &r->counts;
+	const bool known = r->rc == 0;
 	char a[16], b[16], pct[8];
 	double cells[BAR_CELLS];
 
@@ -112,9 +77,9 @@ static void print_row(struct status *s, const struct hs_target *t,
 	print_bar(stdout, cells, BAR_CELLS);
 	if (known)
 		printf(" %6s %10s / %-10s ", percent(c->cached, c->pages, pct),
-		       human_size(resident, a), human_size(bytes, b));
+		       human_size(r->resident_bytes, a), human_size(r->bytes, b));
 	else
-		printf(" %6s %10s / %-10s ", "?", "unknown", human_size(bytes, b));
+		printf(" %6s %10s / %-10s ", "?", "unknown", human_size(r->bytes, b));
 	print_path(stdout, t->path, t->path_len);
 	putchar('\n');
 }
@@ -122,30 +87,18 @@ static void print_row(struct status *s, const struct hs_target *t,
 static int status_one(void *ctx, const struct hs_target *t)
 {
 	struct status *s = ctx;
-	struct hs_cache_counts c = { 0 };
-	enum hs_residency_method m;
-	uint64_t bytes, resident;
+	struct hs_target_residency r;
 	int rc;
 
-	rc = hs_residency_count(t->fd, (uint64_t)t->st->st_size, t->ranges, t->nranges, &c, &m);
+	rc = hs_residency_target(t, &r);
 	if (rc && rc != -EPERM) {
 		operands_warn(s->ops, t->path, -rc, "cannot read residency");
 		return 0;
 	}
-	count_bytes(t, &c, rc == 0, &bytes, &resident);
 	pthread_mutex_lock(&s->lock);
-	s->files++;
-	s->bytes += bytes;
-	s->resident_bytes += resident;
-	if (rc == -EPERM) {
-		s->unknown_files++;
-		s->unknown_pages += t->pages;
-	} else {
-		s->method = m;
-		hs_cache_counts_add(&s->total, &c);
-	}
+	hs_residency_total_add(&s->total, t, &r);
 	if (s->verbose)
-		print_row(s, t, &c, rc == 0, bytes, resident);
+		print_row(s, t, &r);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
@@ -153,22 +106,23 @@ static int status_one(void *ctx, const struct hs_target *t)
 static void print_totals(struct status *s)
 {
 	const uint64_t ps = hs_page_size();
-	const struct hs_cache_counts *c = &s->total;
-	uint64_t pages = c->pages + s->unknown_pages;
+	const struct hs_residency_total *tot = &s->total;
+	const struct hs_cache_counts *c = &tot->known;
+	uint64_t pages = hs_residency_total_pages(tot);
 	char a[16], b[16], pct[8];
 
 	if (s->json) {
-		json_u64(&s->j, "files", s->files);
+		json_u64(&s->j, "files", tot->files);
 		json_u64(&s->j, "pages", pages);
 		json_u64(&s->j, "resident_pages", c->cached);
-		json_u64(&s->j, "bytes", s->bytes);
-		json_u64(&s->j, "resident_bytes", s->resident_bytes);
-		json_u64(&s->j, "unknown_files", s->unknown_files);
-		json_u64(&s->j, "unknown_pages", s->unknown_pages);
+		json_u64(&s->j, "bytes", tot->bytes);
+		json_u64(&s->j, "resident_bytes", tot->resident_bytes);
+		json_u64(&s->j, "unknown_files", tot->unknown_files);
+		json_u64(&s->j, "unknown_pages", tot->unknown_pages);
 		json_u64(&s->j, "page_size", ps);
-		json_string(&s->j, "method", !s->method ? NULL :
-			    s->method == HS_RES_CACHESTAT ? "cachestat" : "mincore");
-		if (s->method == HS_RES_CACHESTAT) {
+		json_string(&s->j, "method", !tot->method ? NULL :
+			    tot->method == HS_RES_CACHESTAT ? "cachestat" : "mincore");
+		if (tot->method == HS_RES_CACHESTAT) {
 			json_u64(&s->j, "dirty_pages", c->dirty);
 			json_u64(&s->j, "writeback_pages", c->writeback);
 			json_u64(&s->j, "evicted_pages", c->evicted);
@@ -180,30 +134,30 @@ static void print_totals(struct status *s)
 		json_finish(&s->j);
 		return;
 	}
-	printf("%10s: %llu", "Files", (unsigned long long)s->files);
-	if (s->unknown_files || s->ops->skipped) {	/* as warm says it */
+	printf("%10s: %llu", "Files", (unsigned long long)tot->files);
+	if (tot->unknown_files || s->ops->skipped) {	/* as warm says it */
 		fputs(" (", stdout);
-		if (s->unknown_files)
-			printf("%llu unknown%s", (unsigned long long)s->unknown_files,
+		if (tot->unknown_files)
+			printf("%llu unknown%s", (unsigned long long)tot->unknown_files,
 			       s->ops->skipped ? ", " : "");
 		if (s->ops->skipped)
 			printf("%u skipped with a warning", s->ops->skipped);
 		putchar(')');
 	}
-	printf("\n%10s: %llu (%s)\n", "Pages", (unsigned long long)pages, human_size(s->bytes, a));
+	printf("\n%10s: %llu (%s)\n", "Pages", (unsigned long long)pages, human_size(tot->bytes, a));
 	printf("%10s: %llu (%s) %s", "Resident", (unsigned long long)c->cached,
-	       human_size(s->resident_bytes, b), percent(c->cached, c->pages, pct));
-	if (s->unknown_files)
+	       human_size(tot->resident_bytes, b), percent(c->cached, c->pages, pct));
+	if (tot->unknown_files)
 		printf(" of the %llu pages that can be known", (unsigned long long)c->pages);
 	putchar('\n');
-	if (s->method == HS_RES_CACHESTAT && c->pages)
+	if (tot->method == HS_RES_CACHESTAT && c->pages)
 		printf("%10s: %llu dirty, %llu writeback, %llu evicted (%llu recently)\n", "Pages",
 		       (unsigned long long)c->dirty, (unsigned long long)c->writeback,
 		       (unsigned long long)c->evicted, (unsigned long long)c->recently_evicted);
-	if (s->unknown_files)
+	if (tot->unknown_files)
 		printf("Residency of %llu file%s is unknown: the kernel tells it only to users who\n"
 		       "may write a file (or own it, or are root).\n",
-		       (unsigned long long)s->unknown_files, plural(s->unknown_files));
+		       (unsigned long long)tot->unknown_files, plural(tot->unknown_files));
 }
 
 static int run_status(int argc, char **argv)

@@ -247,3 +247,109 @@ int hs_residency_cells(int fd, uint64_t size, double *cells, int ncells)
 	}
 	return 0;
 }
+
+/* ---- over targets ------------------------------------------------------------- */
+
+/* Does t count page p (its ranges hold it, or it has none: the whole file)? */
+static bool counts_page(const struct hs_target *t, uint64_t p)
+{
+	if (!t->ranges)
+		return true;
+	for (size_t i = 0; i < t->nranges; i++)
+		if (t->ranges[i].first <= p && p <= t->ranges[i].last)
+			return true;
+	return false;
+}
+
+/*
+ * r's bytes and resident bytes: whole pages, but for the file's last page,
+ * which holds only the file's bytes in it. Whether that page is resident
+ * is asked only when the counts cannot tell.
+ */
+static void count_bytes(const struct hs_target *t, struct hs_target_residency *r)
+{
+	const uint64_t ps = hs_page_size(), size = (uint64_t)t->st->st_size;
+	const uint64_t end = size ? (size - 1) / ps : 0;	/* the last page */
+	const struct hs_range last = { end, end };
+	const uint64_t gap = size % ps ? ps - size % ps : 0;	/* past the end, in the last page */
+	const bool counted = gap && counts_page(t, last.first);
+	const struct hs_cache_counts *c = &r->counts;
+	struct hs_cache_counts one = { 0 };
+
+	r->bytes = t->pages * ps - (counted ? gap : 0);
+	r->resident_bytes = r->rc == 0 ? c->cached * ps : 0;
+	if (r->rc == 0 && counted && c->cached &&
+	    (c->cached == c->pages ||
+	     (hs_residency_count(t->fd, size, &last, 1, &one, NULL) == 0 && one.cached)))
+		r->resident_bytes -= gap;
+}
+
+int hs_residency_target(const struct hs_target *t, struct hs_target_residency *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->rc = hs_residency_count(t->fd, (uint64_t)t->st->st_size, t->ranges, t->nranges,
+				   &r->counts, &r->method);
+	if (r->rc == 0 || r->rc == -EPERM)
+		count_bytes(t, r);
+	return r->rc;
+}
+
+bool hs_residency_total_add(struct hs_residency_total *total, const struct hs_target *t,
+			    const struct hs_target_residency *r)
+{
+	if (r->rc && r->rc != -EPERM)
+		return false;
+	total->files++;
+	total->bytes += r->bytes;
+	total->resident_bytes += r->resident_bytes;
+	if (r->rc == -EPERM) {
+		total->unknown_files++;
+		total->unknown_pages += t->pages;
+	} else {
+		total->method = r->method;
+		hs_cache_counts_add(&total->known, &r->counts);
+	}
+	return true;
+}
+
+static int add_run(void *ctx, uint64_t first, uint64_t last)
+{
+	struct hs_resident_entry *e = ctx;
+
+	if (hs_grow_inline(&e->v, &e->cap, e->file.nranges + 1, sizeof(*e->v), e->some))
+		return -ENOMEM;
+	e->v[e->file.nranges++] = (struct hs_range){ first, last };
+	return 0;
+}
+
+int hs_residency_entry(const struct hs_target *t, struct hs_resident_entry *e)
+{
+	const struct stat *st = t->st;
+	int rc;
+
+	memset(&e->file, 0, sizeof(e->file));
+	e->v = e->some;
+	e->cap = sizeof(e->some) / sizeof(e->some[0]);
+	e->file.path = t->path;
+	e->file.path_len = t->path_len;
+	e->file.id.dev = st->st_dev;
+	e->file.id.ino = st->st_ino;
+	e->file.id.size = (uint64_t)st->st_size;
+	e->file.id.mtime_sec = st->st_mtim.tv_sec;
+	e->file.id.mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
+	rc = hs_residency_runs(t->fd, (uint64_t)st->st_size, 0, UINT64_MAX, add_run, e);
+	e->file.ranges = e->v;
+	e->file.pages = rc ? 0 : hs_ranges_pages(e->v, e->file.nranges);
+	if (rc)
+		e->file.nranges = 0;
+	return rc;
+}
+
+void hs_residency_entry_release(struct hs_resident_entry *e)
+{
+	if (e->v != e->some)
+		free(e->v);
+	e->v = e->some;
+	e->file.ranges = NULL;
+	e->file.nranges = 0;
+}

@@ -710,6 +710,137 @@ TEST_RETRIED(evict_file_truncated_mid_folio)
 	scratch_done();
 }
 
+/* ---- over targets: status's totals, snapshot's entries ------------------------------ */
+
+TEST(totals_count_known_and_unknown_files_apart)
+{
+	struct hs_residency_total tot = { 0 };
+	struct stat st = { .st_size = (off_t)(10 * ps + 1) };
+	const struct hs_range r = { 2, 4 };
+	struct hs_target whole = { .st = &st, .pages = 11 }, ranged = { .st = &st, .ranges = &r,
+									   .nranges = 1, .pages = 3 };
+	struct hs_target_residency a = {
+		.counts = { .pages = 11, .cached = 6, .dirty = 1, .evicted = 2 },
+		.method = HS_RES_CACHESTAT, .bytes = 10 * ps + 1, .resident_bytes = 5 * ps + 1,
+	};
+	struct hs_target_residency b = {
+		.counts = { .pages = 3, .cached = 3 }, .method = HS_RES_CACHESTAT,
+		.bytes = 3 * ps, .resident_bytes = 3 * ps,
+	};
+	struct hs_target_residency unknown = { .rc = -EPERM, .bytes = 3 * ps };
+	struct hs_target_residency failed = { .rc = -EIO, .bytes = 10 * ps + 1 };
+
+	CHECK(hs_residency_total_add(&tot, &whole, &a));
+	CHECK(hs_residency_total_add(&tot, &ranged, &b));
+	CHECK(hs_residency_total_add(&tot, &ranged, &unknown));	/* no write permission */
+	CHECK(!hs_residency_total_add(&tot, &whole, &failed));	/* not examined: not counted */
+	CHECK_EQ_U64(tot.files, 3);
+	CHECK_EQ_U64(tot.bytes, 10 * ps + 1 + 3 * ps + 3 * ps);
+	CHECK_EQ_U64(tot.resident_bytes, 5 * ps + 1 + 3 * ps);
+	CHECK_EQ_U64(tot.known.pages, 14);
+	CHECK_EQ_U64(tot.known.cached, 9);
+	CHECK_EQ_U64(tot.known.dirty, 1);
+	CHECK_EQ_U64(tot.known.evicted, 2);
+	CHECK_EQ_U64(tot.unknown_files, 1);
+	CHECK_EQ_U64(tot.unknown_pages, 3);
+	CHECK_EQ_U64(hs_residency_total_pages(&tot), 17);
+	CHECK(tot.method == HS_RES_CACHESTAT);
+}
+
+/* A file's bytes, and its resident bytes, stop at its end, not at its last page's. */
+TEST_RETRIED(target_bytes_stop_at_the_end_of_the_file)
+{
+	const uint64_t size = 10 * ps + 100;
+	struct hs_target_residency r;
+	struct hs_target t = { 0 };
+	const struct hs_range early = { 0, 1 }, to_end = { 9, 10 };
+	unsigned char res[11];
+	struct stat st;
+	const char *p;
+
+	scratch_dir();
+	p = path_in("f");
+	make_cold_file(p, size);
+	t.fd = open_ro(p);
+	if (mincore_map(t.fd, size, res) != 0) {
+		scratch_done();
+		SKIP("the file stayed cached after DONTNEED (not a real filesystem?)");
+	}
+	CHECK(fstat(t.fd, &st) == 0);
+	t.st = &st;
+	t.pages = 11;
+	CHECK(hs_residency_target(&t, &r) == 0);
+	CHECK_EQ_U64(r.bytes, size);
+	CHECK_EQ_U64(r.resident_bytes, 0);
+	read_pages(p, 0, 10);
+	CHECK(hs_residency_target(&t, &r) == 0);
+	CHECK_EQ_U64(r.counts.cached, 11);
+	CHECK_EQ_U64(r.resident_bytes, size);
+	/* ranges: only those holding the last page stop short of a whole page */
+	t.ranges = &early;
+	t.nranges = 1;
+	t.pages = 2;
+	CHECK(hs_residency_target(&t, &r) == 0);
+	CHECK_EQ_U64(r.bytes, 2 * ps);
+	CHECK_EQ_U64(r.resident_bytes, 2 * ps);
+	t.ranges = &to_end;
+	CHECK(hs_residency_target(&t, &r) == 0);
+	CHECK_EQ_U64(r.bytes, ps + 100);
+	CHECK_EQ_U64(r.resident_bytes, ps + 100);
+	close(t.fd);
+	scratch_done();
+}
+
+TEST_RETRIED(a_resident_entry_holds_the_resident_runs)
+{
+	const uint64_t npages = 300;
+	struct hs_resident_entry e;
+	struct hs_target_residency r;
+	struct hs_target t = { 0 };
+	struct stat st;
+	unsigned char res[300];
+	const char *p;
+	size_t n = 0;
+
+	scratch_dir();
+	p = path_in("f");
+	make_cold_file(p, npages * ps);
+	t.fd = open_ro(p);
+	if (mincore_map(t.fd, npages * ps, res) != 0) {
+		scratch_done();
+		SKIP("the file stayed cached after DONTNEED (not a real filesystem?)");
+	}
+	CHECK(fstat(t.fd, &st) == 0);
+	t.st = &st;
+	t.path = p;
+	t.path_len = strlen(p);
+	t.pages = npages;
+	/* more runs than the entry holds inline (64): every other page of the first 200 */
+	for (uint64_t i = 0; i < 200; i += 2)
+		read_pages(p, i, i);
+	read_pages(p, 250, 259);
+	CHECK(hs_residency_entry(&t, &e) == 0);
+	CHECK(e.file.path == t.path && e.file.path_len == t.path_len);
+	CHECK(e.file.id.dev == st.st_dev && e.file.id.ino == st.st_ino);
+	CHECK(e.file.id.size == npages * ps && e.file.id.mtime_sec == st.st_mtim.tv_sec &&
+	      e.file.id.mtime_nsec == (uint32_t)st.st_mtim.tv_nsec);
+	CHECK_EQ_U64(e.file.nranges, 101);
+	for (uint64_t i = 0; i < 200 && n < e.file.nranges; i += 2, n++)
+		CHECK(e.file.ranges[n].first == i && e.file.ranges[n].last == i);
+	CHECK(e.file.ranges[100].first == 250 && e.file.ranges[100].last == 259);
+	CHECK_EQ_U64(e.file.pages, 110);
+	/* the same as status counts */
+	CHECK(hs_residency_target(&t, &r) == 0);
+	CHECK_EQ_U64(r.counts.cached, e.file.pages);
+	hs_residency_entry_release(&e);
+	/* nothing resident: an entry without ranges */
+	posix_fadvise(t.fd, 0, 0, POSIX_FADV_DONTNEED);
+	CHECK(hs_residency_entry(&t, &e) == 0 && e.file.nranges == 0 && e.file.pages == 0);
+	hs_residency_entry_release(&e);
+	close(t.fd);
+	scratch_done();
+}
+
 int main(void)
 {
 	ps = hs_page_size();
@@ -717,5 +848,8 @@ int main(void)
 			 runs_exact_across_windows, runs_match_mincore, cells_slice_the_file,
 			 unknown_without_write_permission, evict_whole_file, evict_ranges_only,
 			 without_cachestat_mincore_answers, evict_dirty_pages,
-			 evict_reports_mapped_pages, evict_file_truncated_mid_folio);
+			 evict_reports_mapped_pages, evict_file_truncated_mid_folio,
+			 totals_count_known_and_unknown_files_apart,
+			 target_bytes_stop_at_the_end_of_the_file,
+			 a_resident_entry_holds_the_resident_runs);
 }
