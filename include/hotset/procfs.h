@@ -152,7 +152,9 @@ struct hs_mountinfo {
 /*
  * Parse one line of mountinfo in place (its spaces become NULs, its
  * escapes are undone) into *m. Returns 0, or -EINVAL for a line that is
- * not one (*m then undefined).
+ * not one (*m then undefined): too few fields, ids or device numbers that
+ * are not decimal, no "-" before the filesystem type, or an empty root,
+ * mount point, options or type.
  */
 int hs_mountinfo_parse(char *line, struct hs_mountinfo *m);
 

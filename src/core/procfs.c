@@ -199,6 +199,8 @@ static void parse_psi_line(const char *s, struct hs_psi_line *l)
 		while (*s == ' ')
 			s++;
 	}
+	if (!v.known)
+		memset(&v, 0, sizeof(v));	/* a line without a total tells nothing */
 	*l = v;
 }
 
@@ -411,6 +413,9 @@ int hs_mountinfo_parse(char *line, struct hs_mountinfo *m)
 	hs_mountinfo_unescape(m->point);
 	hs_mountinfo_unescape(m->fstype);
 	hs_mountinfo_unescape(m->source);
+	/* never empty in the kernel's tables (a source may be: a mount of "") */
+	if (!*m->root || !*m->point || !*m->options || !*m->fstype)
+		return -EINVAL;
 	return 0;
 }
 

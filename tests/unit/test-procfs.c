@@ -1,6 +1,7 @@
 /*
  * test-procfs.c - the kernel's filesystems and the parsers of its files.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -182,6 +183,7 @@ TEST(mountinfo_lines_are_parsed_and_unescaped)
 		      "ext4 /dev/sda\\0401 rw,errors=continue\n";
 	char plain[] = "22 1 0:21 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw";
 	char bare[] = "22 1 0:21 / /x rw - tmpfs";
+	char empty_source[] = "22 1 0:21 / /x rw - tmpfs  rw";
 	struct hs_mountinfo m;
 
 	CHECK(hs_mountinfo_parse(line, &m) == 0);
@@ -199,6 +201,9 @@ TEST(mountinfo_lines_are_parsed_and_unescaped)
 	CHECK_STR(m.fstype, "tmpfs");
 	CHECK_STR(m.source, "");
 	CHECK_STR(m.super_options, "");
+	CHECK(hs_mountinfo_parse(empty_source, &m) == 0);	/* a mount of "" */
+	CHECK_STR(m.source, "");
+	CHECK_STR(m.super_options, "rw");
 }
 
 TEST(what_is_not_a_mountinfo_line_is_refused)
@@ -208,7 +213,8 @@ TEST(what_is_not_a_mountinfo_line_is_refused)
 		"36 35 98:0 / /mnt rw -", "x 35 98:0 / /mnt rw - ext4 /dev/sda rw",
 		"36 35 98 / /mnt rw - ext4 /dev/sda rw", "36 35 98:x / /mnt rw - ext4 a b",
 		"36 35 :0 / /mnt rw - ext4 a b", "-1 35 98:0 / /mnt rw - ext4 a b",
-		"99999999999 35 98:0 / /mnt rw - ext4 a b",
+		"99999999999 35 98:0 / /mnt rw - ext4 a b", "36 35 98:0 / /mnt rw -  ",
+		"36 35 98:0  /mnt rw - ext4 a b", "36 35 98:0 / /mnt  - ext4 a b",
 	};
 	struct hs_mountinfo m;
 
@@ -291,6 +297,62 @@ TEST(fdinfo_is_parsed)
 	close(fd);
 }
 
+/* ---- the fuzz corpora ----------------------------------------------------------------- */
+
+/*
+ * The fuzz targets themselves, renamed, so that every input their fuzzing
+ * kept (tests/fuzz/corpus/NAME, crashes included) goes through the parser
+ * again here, with the same invariants, in both builds.
+ */
+#define LLVMFuzzerTestOneInput fuzz_fdinfo
+#include "../fuzz/fuzz-fdinfo.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_mountinfo
+#include "../fuzz/fuzz-mountinfo.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_psi
+#include "../fuzz/fuzz-psi.c"
+#undef LLVMFuzzerTestOneInput
+
+/* Run fn over every file of tests/fuzz/corpus/name; returns how many. */
+static unsigned replay(const char *name, int (*fn)(const uint8_t *, size_t))
+{
+	char dir[64];
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "tests/fuzz/corpus/%s", name);
+	if (!(d = opendir(dir)))
+		SKIP("tests/fuzz not found (run from the source tree)");
+	while ((de = readdir(d))) {
+		char path[512], buf[8192];
+		ssize_t len;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf));
+		close(fd);
+		if (len < 0)
+			continue;
+		fn((const uint8_t *)buf, (size_t)len);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+TEST(fuzz_corpora_replay)
+{
+	CHECK(replay("fdinfo", fuzz_fdinfo) > 0);
+	CHECK(replay("mountinfo", fuzz_mountinfo) > 0);
+	CHECK(replay("psi", fuzz_psi) > 0);
+}
+
 int main(void)
 {
 	return RUN_TESTS(one_table_of_pseudo_filesystems_serves_the_walk_and_record,
@@ -299,5 +361,6 @@ int main(void)
 			 mount_tables_are_read_from_a_file, numbers_are_found_after_their_key_and_a_separator,
 			 io_counts_are_parsed_and_read, small_files_are_read_whole_or_cut,
 			 pressure_lines_are_parsed, the_cgroup_v2_path_is_found,
-			 this_process_cgroup_is_found_and_counted, fdinfo_is_parsed);
+			 this_process_cgroup_is_found_and_counted, fdinfo_is_parsed,
+			 fuzz_corpora_replay);
 }
