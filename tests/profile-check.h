@@ -184,14 +184,8 @@ static inline int pc_ranges(struct profile_check *c, const struct hs_range *r, s
 	}
 	if (!disjoint || n < 2)
 		return 0;
-	if (n > c->sorted_cap) {
-		struct hs_range *s = realloc(c->sorted, n * sizeof(*s));
-
-		if (!s)
-			return pc_fail(c, "out of memory");
-		c->sorted = s;
-		c->sorted_cap = n;
-	}
+	if (hs_grow(&c->sorted, &c->sorted_cap, n, sizeof(*c->sorted)))
+		return pc_fail(c, "out of memory");
 	memcpy(c->sorted, r, n * sizeof(*r));
 	qsort(c->sorted, n, sizeof(*r), pc_cmp_range);
 	for (size_t i = 1; i < n; i++)
