@@ -116,11 +116,7 @@ static int run_time(int argc, char **argv)
 	 * kill hotset and leave the command running unmeasured: hold them
 	 * until forwarding is in place. The child gets its mask back.
 	 */
-	sigemptyset(&forwarded);
-	sigaddset(&forwarded, SIGINT);
-	sigaddset(&forwarded, SIGTERM);
-	sigaddset(&forwarded, SIGHUP);
-	sigaddset(&forwarded, SIGQUIT);
+	hs_job_signal_set(&forwarded);
 	sigprocmask(SIG_BLOCK, &forwarded, &saved_mask);
 	spec.before_exec = restore_mask;
 	spec.ctx = &saved_mask;
