@@ -39,7 +39,8 @@ static const char usage[] =
 	"  -h, --help            show this help\n"
 	"\n"
 	"Exit status: CMD's own, or 128+N if it was killed by signal N (hotset then\n"
-	"dies of that signal, as a shell expects); 125 if hotset failed, 126 if CMD\n"
+	"dies of that signal, as a shell expects), even if the profile could not be\n"
+	"written at the end (hotset says so); 125 if hotset failed, 126 if CMD\n"
 	"cannot be executed, 127 if it was not found, 2 for a usage error.\n";
 
 const struct cmd cmd_record;
@@ -82,8 +83,11 @@ static int parse_backend(const char *s, enum hs_record_backend *b)
 	return 0;
 }
 
-/* What was recorded, then what the job cost (as `hotset time` reports it). */
-static void report(const char *out, const struct hs_recording *rec,
+/*
+ * What was recorded, then what the job cost (as `hotset time` reports it);
+ * not_written says why the profile could not be written, NULL if it was.
+ */
+static void report(const char *out, const char *not_written, const struct hs_recording *rec,
 		   const struct hs_record_result *res, const struct hs_usage *u, bool json)
 {
 	struct hs_recording_stats st;
@@ -97,6 +101,8 @@ static void report(const char *out, const struct hs_recording *rec,
 		json_init(&j, stderr);
 		json_begin_object(&j, NULL);
 		json_string(&j, "profile", out);
+		json_bool(&j, "profile_written", !not_written);
+		json_string(&j, "profile_error", not_written);
 		json_string(&j, "backend", hs_record_backend_name(res->backend));
 		json_u64(&j, "files", st.files);
 		json_u64(&j, "pages", st.pages);
@@ -110,10 +116,14 @@ static void report(const char *out, const struct hs_recording *rec,
 		json_finish(&j);
 		return;
 	}
-	fprintf(stderr, "hotset: recorded %llu file%s, %llu page%s (%s) with the %s backend into %s\n",
+	fprintf(stderr, "hotset: recorded %llu file%s, %llu page%s (%s) with the %s backend",
 		(unsigned long long)st.files, plural(st.files), (unsigned long long)st.pages,
 		plural(st.pages), human_size(st.pages * hs_page_size(), size),
-		hs_record_backend_name(res->backend), out);
+		hs_record_backend_name(res->backend));
+	if (not_written)
+		fprintf(stderr, "; the profile was NOT written to %s (%s)\n", out, not_written);
+	else
+		fprintf(stderr, " into %s\n", out);
 	if (sig)
 		fprintf(stderr, "hotset: interrupted (%s): the profile holds what was read until "
 			"then\n", strsignal(sig));
@@ -228,16 +238,18 @@ static int run_record(int argc, char **argv)
 	h.cwd = getcwd(cwd, sizeof(cwd));
 	rc = save(rec, out, &h);
 	free(command);
-	if (rc) {
-		error("%s: cannot write the profile: %s", out, strerror(-rc));
-		hs_recording_free(rec);
-		return EXIT_HOTSET;
-	}
-	if (res.lost_events)
+	/*
+	 * The job ran: its exit status stands, and so does the summary of what
+	 * it did. Only the profile is lost, and that is said where it shows.
+	 */
+	if (rc)
+		error("%s: the profile was not written: %s (the command's exit status stands)", out,
+		      strerror(-rc));
+	else if (res.lost_events)
 		warning("%llu accesses could not be recorded: the profile is incomplete",
 			res.lost_events);
 	if (!quiet)
-		report(out, rec, &res, &u, json);
+		report(out, rc ? strerror(-rc) : NULL, rec, &res, &u, json);
 	hs_recording_free(rec);
 	return exit_as_job(res.wait_status);
 }
