@@ -159,18 +159,15 @@ static void report(const char *out, const char *not_written, const struct hs_rec
 
 /*
  * Write the profile with the signals hotset forwards held back: one coming
- * now (a second ^C) takes effect once the profile is whole.
+ * now (a second ^C) takes effect once the profile is whole. Any other that
+ * ends hotset removes the temporary file first (hs_profile_catch_signals).
  */
 static int save(struct hs_recording *rec, const char *out, const struct hs_profile_header *h)
 {
 	sigset_t block, old;
 	int rc;
 
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigaddset(&block, SIGQUIT);
+	hs_job_signal_set(&block);
 	sigprocmask(SIG_BLOCK, &block, &old);
 	rc = hs_recording_save(rec, out, h);
 	sigprocmask(SIG_SETMASK, &old, NULL);
