@@ -59,14 +59,14 @@ RUN_bpf=(record -q --backend=bpf -o p --)
 PRE_time=PYTHON PRE_ptrace=PYTHON PRE_bpf=PYTHON,BPF
 
 test_expect_success PYTHON 'bare: a group signal, a signal to the job, ^C: once each (the yardstick)' '
-	setsid python3 "$SIG" c & pid=$! &&
+	setsid "$PYTHON" "$SIG" c & pid=$! &&
 	wait_for c.ready && kill -TERM -- -$pid &&
 	rc=0 && wait $pid || rc=$? &&
 	check_eq "$rc $(count c)" "3 1"
 '
 
 test_expect_success PTY 'bare: ^C on a terminal, once (the yardstick)' '
-	python3 "$PTYJOB" --after c.ready --keys "\\x03" -- python3 "$SIG" c > res &&
+	python3 "$PTYJOB" --after c.ready --keys "\\x03" -- "$PYTHON" "$SIG" c > res &&
 	check_eq "$(cat res) $(count c)" "exit 3 1"
 '
 
@@ -75,7 +75,7 @@ for how in time ptrace bpf; do
 	run="\"\$HOTSET\" \"\${RUN_$how[@]}\""
 
 	test_expect_success "$pre" "$how: a signal to hotset's process group reaches the job once" '
-		setsid '"$run"' python3 "$SIG" c & pid=$! &&
+		setsid '"$run"' "$PYTHON" "$SIG" c & pid=$! &&
 		wait_for c.ready &&
 		check_eq "$(ps -o pgid= $pid | tr -d " ")" $pid &&
 		kill -TERM -- -$pid &&
@@ -84,7 +84,7 @@ for how in time ptrace bpf; do
 	'
 
 	test_expect_success "$pre" "$how: the same when hotset does not lead its group" '
-		setsid sh -c "trap \"\" TERM; \"\$@\"; echo \$? > rc" sh '"$run"' python3 "$SIG" c & pid=$! &&
+		setsid sh -c "trap \"\" TERM; \"\$@\"; echo \$? > rc" sh '"$run"' "$PYTHON" "$SIG" c & pid=$! &&
 		wait_for c.ready &&
 		kill -TERM -- -$pid &&
 		wait $pid &&
@@ -92,7 +92,7 @@ for how in time ptrace bpf; do
 	'
 
 	test_expect_success "$pre" "$how: a group signal reaches every process of the job once; killed by it, 128+N" '
-		setsid '"$run"' sh -c "python3 \"$SIG\" c1 & python3 \"$SIG\" c2 & wait" & pid=$! &&
+		setsid '"$run"' sh -c "\"$PYTHON\" \"$SIG\" c1 & \"$PYTHON\" \"$SIG\" c2 & wait" & pid=$! &&
 		wait_for c1.ready && wait_for c2.ready &&
 		kill -HUP -- -$pid &&
 		rc=0 && wait $pid || rc=$? &&
@@ -102,12 +102,12 @@ for how in time ptrace bpf; do
 	'
 
 	test_expect_success "$pre" "$how: a signal to hotset alone reaches the job once" '
-		'"$run"' python3 "$SIG" c & pid=$! &&
+		'"$run"' "$PYTHON" "$SIG" c & pid=$! &&
 		wait_for c.ready &&
 		kill -TERM $pid &&
 		rc=0 && wait $pid || rc=$? &&
 		check_eq "$rc $(count c)" "3 1"
-		'"$run"' python3 "$SIG" u & pid=$!
+		'"$run"' "$PYTHON" "$SIG" u & pid=$!
 		wait_for u.ready &&
 		kill -USR1 $pid &&
 		rc=0 && wait $pid || rc=$? &&
@@ -115,23 +115,23 @@ for how in time ptrace bpf; do
 	'
 
 	test_expect_success "${pre/PYTHON/PTY}" "$how: ^C on the terminal reaches the job once" '
-		python3 "$PTYJOB" --after c.ready --keys "\\x03" -- '"$run"' python3 "$SIG" c > res &&
+		python3 "$PTYJOB" --after c.ready --keys "\\x03" -- '"$run"' "$PYTHON" "$SIG" c > res &&
 		check_eq "$(cat res) $(count c)" "exit 3 1"
 	'
 
 	test_expect_success "${pre/PYTHON/PTY}" "$how: a job that reads the terminal gets it; ^C then reaches it once" '
-		python3 "$PTYJOB" --after c.ready --keys "typed\\n|\\x03" -- '"$run"' python3 "$SIG" c read > res &&
+		python3 "$PTYJOB" --after c.ready --keys "typed\\n|\\x03" -- '"$run"' "$PYTHON" "$SIG" c read > res &&
 		check_eq "$(cat res) $(count c)" "exit 3 1" &&
 		grep -qx "read typed" c.ready
 	'
 
 	test_expect_success "${pre/PYTHON/PTY}" "$how: ^Z stops the job and hotset, fg continues them" '
-		python3 "$PTYJOB" --after c.ready --keys "\\x1a" -- '"$run"' python3 "$SIG" c sleep > res &&
+		python3 "$PTYJOB" --after c.ready --keys "\\x1a" -- '"$run"' "$PYTHON" "$SIG" c sleep > res &&
 		sed -e "s/^stopped 20 [Tt]\$/stopped/" res > got &&
 		check_eq "$(cat got | tr "\n" " ")" "stopped exit 0 " &&
 		# the job has the terminal when ^Z comes, and again after fg
 		rm -f c.ready &&
-		python3 "$PTYJOB" --after c.ready --keys "one\\n|\\x1atwo\\n" -- '"$run"' python3 "$SIG" c read2 > res &&
+		python3 "$PTYJOB" --after c.ready --keys "one\\n|\\x1atwo\\n" -- '"$run"' "$PYTHON" "$SIG" c read2 > res &&
 		sed -e "s/^stopped 20 [Tt]\$/stopped/" res > got &&
 		check_eq "$(cat got | tr "\n" " ")" "stopped exit 0 " &&
 		check_eq "$(grep ^read c.ready | tr "\n" " ")" "read one read two "
@@ -142,12 +142,12 @@ for how in time ptrace; do
 	run="\"\$HOTSET\" \"\${RUN_$how[@]}\""
 	test_expect_success NOBODY,PYTHON "$how, as nobody: a group signal and one to hotset reach the job once" '
 		chown nobody:nogroup .
-		setsid setpriv --reuid=nobody --regid=nogroup --clear-groups -- '"$run"' python3 "$SIG" c & pid=$! &&
+		setsid setpriv --reuid=nobody --regid=nogroup --clear-groups -- '"$run"' "$PYTHON" "$SIG" c & pid=$! &&
 		wait_for c.ready &&
 		kill -TERM -- -$pid &&
 		rc=0 && wait $pid || rc=$? &&
 		check_eq "$rc $(count c)" "3 1"
-		setpriv --reuid=nobody --regid=nogroup --clear-groups -- '"$run"' python3 "$SIG" d & pid=$!
+		setpriv --reuid=nobody --regid=nogroup --clear-groups -- '"$run"' "$PYTHON" "$SIG" d & pid=$!
 		wait_for d.ready &&
 		kill -TERM $pid &&
 		rc=0 && wait $pid || rc=$? &&
