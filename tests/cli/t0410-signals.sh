@@ -17,7 +17,7 @@ wait_for() { local i; for i in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.0
 # its handlers are in place. It exits 3 half a second after its first
 # signal (time enough for a second one to come), 4 if none came. "read"
 # first reads a line from standard input (the terminal); "read2" reads two
-# and exits 0; "sleep" exits 0 after 1.5 s.
+# and exits 0; "sleep" exits 0 after 3 s.
 cat > "$TRASH/sig.py" <<'EOF'
 import os, signal, sys, time
 name, mode = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ""
@@ -33,7 +33,7 @@ def note(text):
         f.write(text)
 note("%d\n" % os.getpid())
 if mode == "sleep":
-    time.sleep(1.5)
+    time.sleep(3)
     sys.exit(0)
 if mode.startswith("read"):
     note("read %s" % sys.stdin.readline())
