@@ -3,7 +3,8 @@
 # once, as they would bare: sent to hotset's process group (a supervisor's
 # kill -TERM -PGID), to hotset alone, or typed at a terminal (^C); ^Z stops
 # the job and hotset, fg continues them; a job that reads the terminal gets
-# it. The exit status stays the job's.
+# it (in the background, it stops with hotset until fg). The exit status
+# stays the job's.
 . "$(dirname "$0")/../lib.sh"
 
 prereq_PYTHON() { command -v python3 >/dev/null; }
@@ -70,6 +71,11 @@ test_expect_success PTY 'bare: ^C on a terminal, once (the yardstick)' '
 	check_eq "$(cat res) $(count c)" "exit 3 1"
 '
 
+test_expect_success PTY 'bare: in the background, reading the terminal stops the job; fg continues it (the yardstick)' '
+	python3 "$PTYJOB" --bg --after c.ready --keys "one\\ntwo\\n" -- "$PYTHON" "$SIG" c read2 > res &&
+	check_eq "$(cat res | tr "\\n" " ")" "stopped 21 T exit 0 "
+'
+
 for how in time ptrace bpf; do
 	eval "pre=\$PRE_$how"
 	run="\"\$HOTSET\" \"\${RUN_$how[@]}\""
@@ -133,6 +139,13 @@ for how in time ptrace bpf; do
 		rm -f c.ready &&
 		python3 "$PTYJOB" --after c.ready --keys "one\\n|\\x1atwo\\n" -- '"$run"' "$PYTHON" "$SIG" c read2 > res &&
 		sed -e "s/^stopped 20 [Tt]\$/stopped/" res > got &&
+		check_eq "$(cat got | tr "\n" " ")" "stopped exit 0 " &&
+		check_eq "$(grep ^read c.ready | tr "\n" " ")" "read one read two "
+	'
+
+	test_expect_success "${pre/PYTHON/PTY}" "$how: started in the background, a job that reads the terminal stops with hotset; fg gives it the terminal" '
+		python3 "$PTYJOB" --bg --after c.ready --keys "one\ntwo\n" -- '"$run"' "$PYTHON" "$SIG" c read2 > res &&
+		sed -e "s/^stopped 21 [Tt]\$/stopped/" res > got &&
 		check_eq "$(cat got | tr "\n" " ")" "stopped exit 0 " &&
 		check_eq "$(grep ^read c.ready | tr "\n" " ")" "read one read two "
 	'

@@ -2,11 +2,12 @@
 """ptyjob.py: run a command as an interactive shell's foreground job on a
 new pseudo-terminal, type keys at it, and say what the shell saw.
 
-usage: ptyjob.py [--keys KEYS] [--after FILE] [--timeout S] -- CMD [ARG...]
+usage: ptyjob.py [--bg] [--keys KEYS] [--after FILE] [--timeout S] -- CMD [ARG...]
 
 A child process plays the shell: it leads a new session whose controlling
 terminal is the pty, starts CMD in a process group of its own, makes that
-group the terminal's foreground (as bash does for a job), and waits for it.
+group the terminal's foreground (as bash does for a job; with --bg it
+does not, as for `CMD &`), and waits for it.
 When the job stops, it prints "stopped SIG STATE" (STATE: the process state
 of the pid written in FILE, e.g. T for stopped) and continues it as `fg`
 does: the terminal's foreground back to the job's group, then SIGCONT to
@@ -26,14 +27,15 @@ import sys
 import time
 
 
-def shell(cmd, after, out):
+def shell(cmd, after, out, bg):
     """The child: a session leader with the pty as controlling terminal."""
     tty = os.open(os.ttyname(0), os.O_RDWR)
     signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # as a shell: tcsetpgrp from anywhere
     pid = os.fork()
     if pid == 0:
         os.setpgid(0, 0)
-        os.tcsetpgrp(tty, os.getpid())
+        if not bg:
+            os.tcsetpgrp(tty, os.getpid())
         signal.signal(signal.SIGTTOU, signal.SIG_DFL)
         os.close(tty)
         try:
@@ -44,7 +46,8 @@ def shell(cmd, after, out):
         os.setpgid(pid, pid)
     except OSError:
         pass
-    os.tcsetpgrp(tty, pid)
+    if not bg:
+        os.tcsetpgrp(tty, pid)
     while True:
         _, status = os.waitpid(pid, os.WUNTRACED)
         if os.WIFSTOPPED(status):
@@ -72,6 +75,7 @@ def shell(cmd, after, out):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--bg", action="store_true")
     ap.add_argument("--keys", default="")
     ap.add_argument("--after", default="ready")
     ap.add_argument("--timeout", type=float, default=30)
@@ -83,7 +87,7 @@ def main():
     if pid == 0:
         os.close(rfd)
         with os.fdopen(wfd, "w") as out:
-            shell(a.cmd, a.after, out)
+            shell(a.cmd, a.after, out, a.bg)
         os._exit(0)
     os.close(wfd)
     deadline = time.time() + a.timeout
