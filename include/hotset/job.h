@@ -2,15 +2,18 @@
  * job.h - running the user's command as hotset's child.
  *
  * `record` and `time` run a command so that it behaves as if run bare: same
- * standard streams, environment and process group, and hotset's exit status
- * is the command's. This module does the parts they share: fork and exec
- * with a hook between them, telling "not found" (127) and "cannot execute"
- * (126) from the command's own exit codes, forwarding the signals somebody
- * sends to hotset, and collecting descendants that outlive their parents.
+ * standard streams and environment, every signal meant for it delivered
+ * once, terminal job control as the shell gives it, and hotset's exit
+ * status is the command's. This module does the parts they share: fork and
+ * exec with a hook between them, telling "not found" (127) and "cannot
+ * execute" (126) from the command's own exit codes, passing on the signals
+ * sent to hotset (the job has a process group of its own, see job.c), and
+ * collecting descendants that outlive their parents.
  */
 #ifndef HOTSET_JOB_H
 #define HOTSET_JOB_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -33,8 +36,9 @@ struct hs_job {
 };
 
 /*
- * Fork, run spec->before_exec in the child, and exec argv. Returns 0 with
- * job filled in, or -errno if the fork itself failed.
+ * Fork, run spec->before_exec in the child, and exec argv. The child leads
+ * a new process group (its pid), in hotset's session. Returns 0 with job
+ * filled in, or -errno if the fork itself failed.
  */
 int hs_job_start(const struct hs_job_spec *spec, struct hs_job *job);
 
@@ -61,24 +65,40 @@ int hs_job_exit_code(int wait_status);
 void hs_job_claim_sigchld(void);
 
 /*
- * Forward SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to hotset by another
- * process to pid. Signals the terminal sends reach the whole foreground
- * process group, the job included, so those are not sent again.
+ * Pass the signals sent to hotset on to the job's process group (pid, the
+ * job's first process, leads it), once each: SIGHUP, SIGINT, SIGQUIT,
+ * SIGTERM, SIGUSR1, SIGUSR2, SIGTSTP, SIGCONT and SIGWINCH, whoever sent
+ * them (the terminal included, as long as it is hotset's group that has its
+ * foreground), except the job itself. And follow the job's stops as a
+ * shell's job control would (see job.c): hand it the terminal when it needs
+ * it, stop with it, continue it. Returns 0 or -errno.
  */
 int hs_job_forward_signals(pid_t pid);
 
+/* The signals hs_job_forward_signals() passes on and hs_job_stop_forwarding() holds. */
+void hs_job_signal_set(sigset_t *set);
+
 /*
- * Stop forwarding, once the job is over: put back the dispositions
- * hs_job_forward_signals() replaced, with those signals held (blocked), so
- * that one sent while the caller finishes (writes the profile, reports)
- * takes effect only at hs_job_release_signals(), when nothing is half done.
+ * The job's first process entered a stop with signal sig. hotset learns it
+ * from SIGCHLD when it is the job's parent; a backend whose tracer is the
+ * parent calls this instead (async-signal-safe; it may stop hotset until
+ * it is continued).
+ */
+void hs_job_stopped(int sig);
+
+/*
+ * Stop forwarding, once the job is over: take the terminal back if the job
+ * had it, put back the dispositions hs_job_forward_signals() replaced, with
+ * the signals of hs_job_signal_set() held (blocked), so that one sent while
+ * the caller finishes (writes the profile, reports) takes effect only at
+ * hs_job_release_signals(), when nothing is half done.
  */
 void hs_job_stop_forwarding(void);
 
 /* Deliver the signals hs_job_stop_forwarding() held, if any came. */
 void hs_job_release_signals(void);
 
-/* The first signal forwarded so far, or 0 (e.g. to note an interrupted run). */
+/* The first SIGHUP, SIGINT, SIGQUIT or SIGTERM passed on so far, or 0 (to note an interrupted run). */
 int hs_job_signal_received(void);
 
 /*

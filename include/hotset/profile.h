@@ -195,6 +195,10 @@ int hs_profile_check_target(const char *path, struct hs_error *err);
  * atomic). Nothing appears at path until hs_profile_writer_commit(); then
  * the profile replaces the file at path, or the one a symlink there names.
  * Fails (see hs_profile_check_target) rather than replace anything else.
+ * The profile is written to ".NAME.hotset-tmp.XXXXXX" beside the target
+ * NAME, locked (flock) while the writer lives; opening a writer removes
+ * such files of the same target that nobody holds locked, left by writers
+ * that died (SIGKILL, a crash).
  */
 int hs_profile_writer_open(const char *path, const struct hs_profile_header *h,
 			   struct hs_profile_writer **out);
@@ -219,6 +223,17 @@ int hs_profile_writer_commit(struct hs_profile_writer *w);
 
 /* Give up: remove the temporary file and free w. */
 void hs_profile_writer_abort(struct hs_profile_writer *w);
+
+/*
+ * Make each catchable signal that would end the process (SIGHUP, SIGINT,
+ * SIGQUIT, SIGTERM, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ,
+ * SIGVTALRM, SIGPROF, SIGIO, SIGPWR) first remove the temporary files of
+ * the profiles being written, then end the process as it would have.
+ * Process-wide: call once, early. A signal the caller ignores or handles
+ * is left alone; a handler installed later replaces this one for its
+ * signal (and should put it back when done).
+ */
+void hs_profile_catch_signals(void);
 
 /*
  * The descriptor w writes to (the temporary file, or standard output), so

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,8 @@ static const char usage[] =
 	"  -h, --help            show this help\n"
 	"\n"
 	"Exit status: CMD's own, or 128+N if it was killed by signal N (hotset then\n"
-	"dies of that signal, as a shell expects); 125 if hotset failed, 126 if CMD\n"
+	"dies of that signal, as a shell expects), even if the profile could not be\n"
+	"written at the end (hotset says so); 125 if hotset failed, 126 if CMD\n"
 	"cannot be executed, 127 if it was not found, 2 for a usage error.\n";
 
 const struct cmd cmd_record;
@@ -82,38 +84,69 @@ static int parse_backend(const char *s, enum hs_record_backend *b)
 	return 0;
 }
 
-/* What was recorded, then what the job cost (as `hotset time` reports it). */
-static void report(const char *out, const struct hs_recording *rec,
-		   const struct hs_record_result *res, const struct hs_usage *u, bool json)
+/*
+ * The summary as JSON. With rec and res NULL the command never ran (why,
+ * and hotset's exit status code, say so): the figures are all null.
+ */
+static void json_report(const char *out, const char *not_written, const char *backend,
+			const struct hs_recording *rec, const struct hs_record_result *res,
+			int code, const char *why, const struct hs_usage *u)
 {
+	static const char *const figures[] = { "files", "pages", "bytes", "outputs", "lost_events" };
 	struct hs_recording_stats st;
-	int sig = hs_job_signal_received();
-	char size[16];
+	struct json j;
 
-	hs_recording_stats(rec, &st);
-	if (json) {
-		struct json j;
-
-		json_init(&j, stderr);
-		json_begin_object(&j, NULL);
-		json_string(&j, "profile", out);
-		json_string(&j, "backend", hs_record_backend_name(res->backend));
+	json_init(&j, stderr);
+	json_begin_object(&j, NULL);
+	json_string(&j, "profile", out);
+	json_bool(&j, "profile_written", !not_written);
+	json_string(&j, "profile_error", not_written);
+	json_string(&j, "backend", backend);
+	if (rec && res) {
+		hs_recording_stats(rec, &st);
 		json_u64(&j, "files", st.files);
 		json_u64(&j, "pages", st.pages);
 		json_u64(&j, "bytes", st.pages * hs_page_size());
 		json_u64(&j, "outputs", st.outputs);
 		json_u64(&j, "lost_events", res->lost_events);
 		json_job_status(&j, res->wait_status);
-		json_i64(&j, "interrupted_by", sig);
-		json_usage(&j, u);
-		json_end_object(&j);
-		json_finish(&j);
+	} else {
+		for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++)
+			json_null(&j, figures[i]);
+		json_exit_code(&j, code);
+	}
+	json_string(&j, "error", why);
+	json_i64(&j, "interrupted_by", hs_job_signal_received());
+	json_usage(&j, u);
+	json_end_object(&j);
+	json_finish(&j);
+}
+
+/*
+ * What was recorded, then what the job cost (as `hotset time` reports it);
+ * not_written says why the profile could not be written, NULL if it was.
+ */
+static void report(const char *out, const char *not_written, const struct hs_recording *rec,
+		   const struct hs_record_result *res, const struct hs_usage *u, bool json)
+{
+	struct hs_recording_stats st;
+	int sig = hs_job_signal_received();
+	char size[16];
+
+	if (json) {
+		json_report(out, not_written, hs_record_backend_name(res->backend), rec, res, 0,
+			    NULL, u);
 		return;
 	}
-	fprintf(stderr, "hotset: recorded %llu file%s, %llu page%s (%s) with the %s backend into %s\n",
+	hs_recording_stats(rec, &st);
+	fprintf(stderr, "hotset: recorded %llu file%s, %llu page%s (%s) with the %s backend",
 		(unsigned long long)st.files, plural(st.files), (unsigned long long)st.pages,
 		plural(st.pages), human_size(st.pages * hs_page_size(), size),
-		hs_record_backend_name(res->backend), out);
+		hs_record_backend_name(res->backend));
+	if (not_written)
+		fprintf(stderr, "; the profile was NOT written to %s (%s)\n", out, not_written);
+	else
+		fprintf(stderr, " into %s\n", out);
 	if (sig)
 		fprintf(stderr, "hotset: interrupted (%s): the profile holds what was read until "
 			"then\n", strsignal(sig));
@@ -126,18 +159,15 @@ static void report(const char *out, const struct hs_recording *rec,
 
 /*
  * Write the profile with the signals hotset forwards held back: one coming
- * now (a second ^C) takes effect once the profile is whole.
+ * now (a second ^C) takes effect once the profile is whole. Any other that
+ * ends hotset removes the temporary file first (hs_profile_catch_signals).
  */
 static int save(struct hs_recording *rec, const char *out, const struct hs_profile_header *h)
 {
 	sigset_t block, old;
 	int rc;
 
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigaddset(&block, SIGQUIT);
+	hs_job_signal_set(&block);
 	sigprocmask(SIG_BLOCK, &block, &old);
 	rc = hs_recording_save(rec, out, h);
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -158,15 +188,16 @@ static int run_record(int argc, char **argv)
 	};
 	struct hs_record_opts o = { .warn = warn_cb };
 	struct hs_record_result res;
-	struct hs_recording *rec;
+	struct hs_recording *rec = NULL;
 	struct hs_profile_header h;
 	struct hs_error err = { 0 };
 	struct hs_usage_probe *meter;
 	struct hs_usage u;
 	const char *out = "hotset.profile";
 	bool trace = false, probe = false, quiet = false, json = false;
-	char *command, cwd[4096];
-	int opt, rc;
+	char *command, cwd[4096], msg[PATH_MAX + 256];
+	int opt, rc, code = EXIT_HOTSET;
+	enum hs_record_backend backend;
 
 	while ((opt = getopt_long(argc, argv, "+o:qh", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -192,30 +223,34 @@ static int run_record(int argc, char **argv)
 	if (optind >= argc)
 		return usage_error(&cmd_record, "give the command to record after --");
 	o.argv = argv + optind;
+	backend = o.backend;
 	/* before the job runs, not after: its work must not be wasted */
 	if ((rc = hs_profile_check_target(out, &err))) {
-		error("%s: cannot write the profile: %s", out, err.msg);
-		return EXIT_HOTSET;
+		snprintf(msg, sizeof(msg), "%s: cannot write the profile: %s", out, err.msg);
+		goto not_run;
 	}
 	if ((rc = hs_recording_new(trace, &rec))) {
-		error("cannot start recording: %s", strerror(-rc));
-		return EXIT_HOTSET;
+		snprintf(msg, sizeof(msg), "cannot start recording: %s", strerror(-rc));
+		goto not_run;
 	}
 	if ((rc = hs_usage_begin(&meter))) {
-		error("cannot measure the command: %s", strerror(-rc));
-		hs_recording_free(rec);
-		return EXIT_HOTSET;
+		snprintf(msg, sizeof(msg), "cannot measure the command: %s", strerror(-rc));
+		goto not_run;
 	}
 	o.cgroup_procs = hs_usage_cgroup_procs(meter);
 	rc = hs_record_run(&o, rec, &res, &err);
 	if (rc || res.exec_error) {
 		hs_usage_end(meter, 0, NULL);
-		if (rc)
-			error("cannot record: %s", err.msg[0] ? err.msg : strerror(-rc));
-		else
-			report_start_failure(o.argv[0], -res.exec_error, res.exec_stage);
-		hs_recording_free(rec);
-		return rc ? EXIT_HOTSET : hs_job_failure_code(-res.exec_error, res.exec_stage);
+		backend = res.backend;
+		if (rc) {
+			snprintf(msg, sizeof(msg), "cannot record: %s",
+				 err.msg[0] ? err.msg : strerror(-rc));
+		} else {
+			start_failure_text(msg, sizeof(msg), o.argv[0], -res.exec_error,
+					   res.exec_stage);
+			code = hs_job_failure_code(-res.exec_error, res.exec_stage);
+		}
+		goto not_run;
 	}
 	hs_usage_add_unreaped(meter, &res.unreaped);
 	hs_usage_end(meter, res.still_running, &u);
@@ -228,18 +263,28 @@ static int run_record(int argc, char **argv)
 	h.cwd = getcwd(cwd, sizeof(cwd));
 	rc = save(rec, out, &h);
 	free(command);
-	if (rc) {
-		error("%s: cannot write the profile: %s", out, strerror(-rc));
-		hs_recording_free(rec);
-		return EXIT_HOTSET;
-	}
-	if (res.lost_events)
+	/*
+	 * The job ran: its exit status stands, and so does the summary of what
+	 * it did. Only the profile is lost, and that is said where it shows.
+	 */
+	if (rc)
+		error("%s: the profile was not written: %s (the command's exit status stands)", out,
+		      strerror(-rc));
+	else if (res.lost_events)
 		warning("%llu accesses could not be recorded: the profile is incomplete",
 			res.lost_events);
 	if (!quiet)
-		report(out, rec, &res, &u, json);
+		report(out, rc ? strerror(-rc) : NULL, rec, &res, &u, json);
 	hs_recording_free(rec);
 	return exit_as_job(res.wait_status);
+
+not_run:	/* the command did not run: say why, in the JSON summary too */
+	error("%s", msg);
+	if (json && !quiet)
+		json_report(out, "the command did not run", hs_record_backend_name(backend), NULL,
+			    NULL, code, msg, NULL);
+	hs_recording_free(rec);
+	return code;
 }
 
 const struct cmd cmd_record = {

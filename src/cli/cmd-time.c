@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -39,22 +40,32 @@ static int restore_mask(void *ctx)
 	return sigprocmask(SIG_SETMASK, ctx, NULL) < 0 ? -errno : 0;
 }
 
-static void write_report(FILE *f, bool json, bool quiet, char *const *argv, int status,
-			 const struct hs_usage *u)
+static void json_report(FILE *f, char *const *argv, const int *status, int code,
+			const char *error_msg, const struct hs_usage *u)
 {
 	struct json j;
 
+	json_init(&j, f);
+	json_begin_object(&j, NULL);
+	json_begin_array(&j, "command");
+	for (char *const *a = argv; *a; a++)
+		json_string(&j, NULL, *a);
+	json_end_array(&j);
+	if (status)
+		json_job_status(&j, *status);
+	else
+		json_exit_code(&j, code);
+	json_string(&j, "error", error_msg);
+	json_usage(&j, u);
+	json_end_object(&j);
+	json_finish(&j);
+}
+
+static void write_report(FILE *f, bool json, bool quiet, char *const *argv, int status,
+			 const struct hs_usage *u)
+{
 	if (json) {
-		json_init(&j, f);
-		json_begin_object(&j, NULL);
-		json_begin_array(&j, "command");
-		for (char *const *a = argv; *a; a++)
-			json_string(&j, NULL, *a);
-		json_end_array(&j);
-		json_job_status(&j, status);
-		json_usage(&j, u);
-		json_end_object(&j);
-		json_finish(&j);
+		json_report(f, argv, &status, 0, NULL, u);
 		return;
 	}
 	if (!quiet)
@@ -79,6 +90,7 @@ static int run_time(int argc, char **argv)
 	sigset_t forwarded, saved_mask;
 	bool json = false, quiet = false, reported = false, failed;
 	int opt, rc, running, status = 0, code;
+	char msg[PATH_MAX + 128];
 	FILE *out = stderr;
 
 	/* '+': the options end at COMMAND, whose own options are its business */
@@ -104,9 +116,9 @@ static int run_time(int argc, char **argv)
 		return EXIT_HOTSET;
 	}
 	if ((rc = hs_usage_begin(&probe))) {
-		error("cannot measure the command: %s", strerror(-rc));
+		snprintf(msg, sizeof(msg), "cannot measure the command: %s", strerror(-rc));
 		code = EXIT_HOTSET;
-		goto close_out;
+		goto not_run;
 	}
 	if ((rc = hs_job_become_subreaper()) && !quiet)
 		warning("processes orphaned by the command will not be counted: %s", strerror(-rc));
@@ -116,11 +128,7 @@ static int run_time(int argc, char **argv)
 	 * kill hotset and leave the command running unmeasured: hold them
 	 * until forwarding is in place. The child gets its mask back.
 	 */
-	sigemptyset(&forwarded);
-	sigaddset(&forwarded, SIGINT);
-	sigaddset(&forwarded, SIGTERM);
-	sigaddset(&forwarded, SIGHUP);
-	sigaddset(&forwarded, SIGQUIT);
+	hs_job_signal_set(&forwarded);
 	sigprocmask(SIG_BLOCK, &forwarded, &saved_mask);
 	spec.before_exec = restore_mask;
 	spec.ctx = &saved_mask;
@@ -130,10 +138,10 @@ static int run_time(int argc, char **argv)
 		hs_job_forward_signals(job.pid);
 	sigprocmask(SIG_SETMASK, &saved_mask, NULL);
 	if (rc) {
-		error("cannot start %s: %s", spec.argv[0], strerror(-rc));
+		snprintf(msg, sizeof(msg), "cannot start %s: %s", spec.argv[0], strerror(-rc));
 		hs_usage_end(probe, 0, NULL);
 		code = EXIT_HOTSET;
-		goto close_out;
+		goto not_run;
 	}
 
 	rc = hs_job_exec_result(&job, &stage);
@@ -142,20 +150,26 @@ static int run_time(int argc, char **argv)
 	if (rc || running < 0) {
 		hs_usage_end(probe, 0, NULL);
 		if (rc) {
-			report_start_failure(spec.argv[0], -rc, stage);
+			start_failure_text(msg, sizeof(msg), spec.argv[0], -rc, stage);
 			code = hs_job_failure_code(-rc, stage);
 		} else {
-			error("cannot wait for %s: %s", spec.argv[0], strerror(-running));
+			snprintf(msg, sizeof(msg), "cannot wait for %s: %s", spec.argv[0],
+				 strerror(-running));
 			code = EXIT_HOTSET;
 		}
-		goto close_out;
+		goto not_run;
 	}
 	/* the cgroup goes before anything is written: a closed stderr must not leak it */
 	hs_usage_end(probe, running, &u);
 	code = hs_job_exit_code(status);
 	write_report(out, json, quiet, spec.argv, status, &u);
 	reported = true;
+	goto close_out;
 
+not_run:	/* the command did not run, or cannot be measured: say why, in JSON too */
+	error("%s", msg);
+	if (json)
+		json_report(out, spec.argv, NULL, code, msg, NULL);
 close_out:
 	failed = fflush(out) != 0 || ferror(out);
 	if (out != stderr && fclose(out) != 0)

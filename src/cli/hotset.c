@@ -14,6 +14,7 @@
 
 #include "hotset/hotset.h"
 #include "hotset/job.h"
+#include "hotset/profile.h"
 #include "cli.h"
 
 const struct cmd *const commands[] = {
@@ -198,6 +199,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	hs_job_claim_sigchld();
+	hs_profile_catch_signals();	/* a profile being written leaves no temporary file */
 	/* getopt's own messages then start with "hotset CMD:" */
 	static char prog[64];
 	snprintf(prog, sizeof(prog), "hotset %s", cmd->name);

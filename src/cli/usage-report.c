@@ -3,6 +3,7 @@
  * scripts (shared by `hotset time` and `hotset record`).
  */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -32,16 +33,25 @@ static void print_verdict(FILE *f, const struct hs_usage *u)
 		fprintf(f, "The job hardly waited for the disk (%.1f%% of the wall time).\n", p);
 }
 
-void report_start_failure(const char *command, int err, const char *stage)
+const char *start_failure_text(char *buf, size_t cap, const char *command, int err,
+			       const char *stage)
 {
 	if (!strcmp(stage, "exec") && err == ENOENT)
-		error("%s: command not found", command);
+		snprintf(buf, cap, "%s: command not found", command);
 	else if (!strcmp(stage, "exec"))
-		error("cannot run %s: %s", command, strerror(err));
+		snprintf(buf, cap, "cannot run %s: %s", command, strerror(err));
 	else if (!strcmp(stage, "cgroup"))
-		error("cannot move %s into its cgroup: %s", command, strerror(err));
+		snprintf(buf, cap, "cannot move %s into its cgroup: %s", command, strerror(err));
 	else
-		error("cannot prepare %s: %s", command, strerror(err));
+		snprintf(buf, cap, "cannot prepare %s: %s", command, strerror(err));
+	return buf;
+}
+
+void report_start_failure(const char *command, int err, const char *stage)
+{
+	char msg[PATH_MAX + 128];
+
+	error("%s", start_failure_text(msg, sizeof(msg), command, err, stage));
 }
 
 void print_job_status(FILE *f, int wait_status)
@@ -62,6 +72,12 @@ void json_job_status(struct json *j, int wait_status)
 		json_i64(j, "signal", WTERMSIG(wait_status));
 	else
 		json_null(j, "signal");
+}
+
+void json_exit_code(struct json *j, int code)
+{
+	json_i64(j, "exit_status", code);
+	json_null(j, "signal");
 }
 
 void print_usage_report(FILE *f, const struct hs_usage *u, bool notes)
@@ -103,8 +119,23 @@ void json_usage(struct json *j, const struct hs_usage *u)
 		[HS_PRESSURE_JOB_CGROUP] = "job-cgroup",
 		[HS_PRESSURE_OWN_CGROUP] = "hotset-cgroup",
 	};
-	bool known = u->pressure != HS_PRESSURE_UNKNOWN;
+	bool known = u && u->pressure != HS_PRESSURE_UNKNOWN;
 
+	if (!u) {	/* the command never ran: every member, none known */
+		static const char *const members[] = {
+			"wall_s", "user_s", "sys_s", "io_wait_s", "io_wait_full_s",
+			"io_pressure_some_pct", "io_pressure_full_pct", "cpu_wait_s",
+			"memory_wait_s", "io_wait_method", "major_faults", "minor_faults",
+			"read_bytes_disk", "rchar", "read_bytes_cache", "read_bytes_cache_estimated",
+			"still_running",
+		};
+
+		for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++)
+			json_null(j, members[i]);
+		json_begin_array(j, "notes");
+		json_end_array(j);
+		return;
+	}
 	json_double(j, "wall_s", u->wall_s);
 	json_double(j, "user_s", u->user_s);
 	json_double(j, "sys_s", u->sys_s);

@@ -21,10 +21,20 @@ void print_job_status(FILE *f, int wait_status);
 void json_job_status(struct json *j, int wait_status);
 
 /*
+ * A command that never ran (not found, cannot be executed...): exit_status
+ * code, signal null.
+ */
+void json_exit_code(struct json *j, int code);
+
+/*
  * Why the command could not start: err (an errno) at stage ("exec",
  * "cgroup" or "setup", see hs_job_exec_result), as an error message.
+ * start_failure_text() writes the same sentence into buf (cap bytes) and
+ * returns buf, for a JSON report.
  */
 void report_start_failure(const char *command, int err, const char *stage);
+const char *start_failure_text(char *buf, size_t cap, const char *command, int err,
+			       const char *stage);
 
 /*
  * The figures, one per line, then a one-line verdict in plain words and,
@@ -39,7 +49,8 @@ void print_usage_report(FILE *f, const struct hs_usage *u, bool notes);
  * io_pressure_some_pct, io_pressure_full_pct, cpu_wait_s, memory_wait_s,
  * io_wait_method, major_faults, minor_faults, read_bytes_disk, rchar,
  * read_bytes_cache, read_bytes_cache_estimated, still_running, notes.
- * Unknown figures are null.
+ * Unknown figures are null; with u NULL (the command never ran), all of
+ * them, and notes is empty.
  */
 void json_usage(struct json *j, const struct hs_usage *u);
 

@@ -76,6 +76,7 @@ int hs_job_start(const struct hs_job_spec *spec, struct hs_job *job)
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
+		setpgid(0, 0);	/* a group of its own: see "signals" below */
 		if (sigchld_claimed)
 			sigaction(SIGCHLD, &caller_sigchld, NULL);
 		if (spec->cgroup_procs && (rc = join_cgroup(spec->cgroup_procs)))
@@ -86,6 +87,8 @@ int hs_job_start(const struct hs_job_spec *spec, struct hs_job *job)
 		child_fail(pipefd[1], errno, STAGE_EXEC);
 	}
 	close(pipefd[1]);
+	/* the child does it too: whichever runs first, the group exists before kill(-pid) */
+	setpgid(pid, pid);
 	job->pid = pid;
 	job->status_fd = pipefd[0];
 	return 0;
@@ -139,34 +142,192 @@ void hs_job_claim_sigchld(void)
 		sigchld_claimed = true;
 }
 
-static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-static struct sigaction saved[sizeof(forwarded) / sizeof(forwarded[0])];
-static volatile sig_atomic_t target_pid, first_signal;
+/*
+ * The job runs in a process group of its own, never in hotset's, so that no
+ * single kill() reaches both: a signal for hotset's group (a supervisor's
+ * kill -TERM -PGID, a CI runner cancelling a step), for hotset alone, or
+ * from the terminal to hotset's group reaches hotset only, and hotset passes
+ * it on to the job's group, which gets it once. Keeping the job in hotset's
+ * group and passing on only what did not reach it cannot be done exactly:
+ * kill(pid) and kill(-pgid) give the same siginfo (SI_USER, the sender's
+ * pid), so any rule on it (sudo's without a pty skips senders of its own
+ * group) delivers some group signals twice or loses some direct ones. sudo
+ * with a pty, tini and dumb-init also put the command in a group of its own.
+ *
+ * The terminal then needs care, as a shell's job control does:
+ *
+ *  - Its foreground stays hotset's group, so that ^C and ^\ still reach
+ *    the processes around hotset (a pipeline's other commands, make and its
+ *    other jobs), and hotset passes them on. A job that reads the terminal
+ *    or sets its modes from a background group is stopped by SIGTTIN or
+ *    SIGTTOU; hotset then makes the job's group the foreground and continues
+ *    it, as a shell does for a job it starts in the foreground. From then
+ *    on the terminal signals reach the job directly (and hotset, no longer
+ *    in the foreground, does not see them); hotset takes the foreground back
+ *    when the job's first process ends.
+ *  - A job stopped for job control (^Z, SIGTSTP, terminal access from the
+ *    background, or any stop while it holds the terminal) stops hotset too,
+ *    so that the shell sees its job stopped: hotset's whole group if the job
+ *    held the terminal (the other processes of the shell's job did not get
+ *    ^Z), else hotset alone. Continued (fg, bg), hotset continues the job,
+ *    giving it the terminal back if it had it and hotset is in the
+ *    foreground. Without a controlling terminal there is no job control to
+ *    follow: a job that stops waits, as it would bare, for whoever stops it
+ *    to continue it.
+ *
+ * One sent by a process of the job's own group is not passed back to it: it
+ * reached whom it meant to (kill(-1) from the job reaches the job and hotset).
+ */
+static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 };
+static const int job_control[] = { SIGTSTP, SIGCONT, SIGWINCH, SIGCHLD, SIGTTOU };
+#define NFWD (sizeof(forwarded) / sizeof(forwarded[0]))
+#define NCTL (sizeof(job_control) / sizeof(job_control[0]))
+static struct sigaction saved[NFWD + NCTL];
+static volatile sig_atomic_t job_pgrp, first_signal, continued, resume_with_tty;
+static int tty_fd = -1;
+
+void hs_job_signal_set(sigset_t *set)
+{
+	sigemptyset(set);
+	for (size_t i = 0; i < NFWD; i++)
+		sigaddset(set, forwarded[i]);
+}
+
+/* Has a process of the job's group sent this? (async-signal-safe) */
+static bool from_the_job(const siginfo_t *si)
+{
+	if (si->si_code != SI_USER && si->si_code != SI_QUEUE && si->si_code != SI_TKILL)
+		return false;
+	return si->si_pid > 0 && getpgid(si->si_pid) == (pid_t)job_pgrp;
+}
+
+static pid_t foreground(void)
+{
+	return tty_fd >= 0 ? tcgetpgrp(tty_fd) : -1;
+}
+
+/* Give the terminal to the job's group (hotset ignores SIGTTOU meanwhile). */
+static void hand_over_terminal(void)
+{
+	if (foreground() == getpgrp())
+		tcsetpgrp(tty_fd, (pid_t)job_pgrp);
+}
 
 static void forward(int sig, siginfo_t *si, void *uctx)
 {
+	int saved_errno = errno;
+
 	(void)uctx;
-	/* the terminal's signals (SI_KERNEL) went to the job's group already */
-	if (si->si_code == SI_KERNEL)
-		return;
-	if (!first_signal)
+	if (job_pgrp <= 0 || from_the_job(si))
+		goto out;
+	if (sig == SIGCONT) {
+		continued = 1;
+		if (resume_with_tty && foreground() == getpgrp()) {
+			hand_over_terminal();
+			resume_with_tty = 0;
+		}
+	} else if (!first_signal && sig != SIGTSTP && sig != SIGWINCH && sig != SIGUSR1 &&
+		   sig != SIGUSR2) {
 		first_signal = sig;
-	if (target_pid > 0)
-		kill((pid_t)target_pid, sig);
+	}
+	killpg((pid_t)job_pgrp, sig);
+out:
+	errno = saved_errno;
+}
+
+/*
+ * Stop hotset (its group if all is true) with sig, as the job was; back
+ * here once continued. If the stop was discarded (the kernel drops SIGTSTP,
+ * SIGTTIN and SIGTTOU for an orphaned process group, where nobody could
+ * continue it), the job would not have stopped bare either: continue it.
+ * Async-signal-safe.
+ */
+static void stop_like_the_job(int sig, bool all)
+{
+	struct sigaction dfl, old;
+	sigset_t one, mask;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, &old);
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigprocmask(SIG_UNBLOCK, &one, &mask);
+	continued = 0;
+	kill(all ? 0 : getpid(), sig);
+	/* stopped here, until a SIGCONT (its handler has run when kill returns) */
+	sigprocmask(SIG_SETMASK, &mask, NULL);
+	sigaction(sig, &old, NULL);
+	if (!continued)
+		killpg((pid_t)job_pgrp, SIGCONT);
+}
+
+/* The job's first process stopped with sig (async-signal-safe). */
+static void job_stopped(int sig)
+{
+	pid_t fg = foreground();
+
+	if (fg < 0 || job_pgrp <= 0)
+		return;	/* no terminal, no job control: the job waits for whoever stopped it */
+	if ((sig == SIGTTIN || sig == SIGTTOU) && fg == getpgrp()) {
+		hand_over_terminal();	/* it wants the terminal its group would have had */
+		killpg((pid_t)job_pgrp, SIGCONT);
+		return;
+	}
+	if (fg == (pid_t)job_pgrp) {	/* it holds the terminal: the shell must get it back */
+		resume_with_tty = 1;
+		stop_like_the_job(sig == SIGSTOP ? SIGTSTP : sig, true);
+	} else if (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+		resume_with_tty = sig != SIGTSTP;
+		stop_like_the_job(sig, false);
+	}
+	/* SIGSTOP in the background: its sender will continue it */
+}
+
+static void on_sigchld(int sig, siginfo_t *si, void *uctx)
+{
+	int saved_errno = errno;
+
+	(void)sig, (void)uctx;
+	if (si->si_code == CLD_STOPPED && si->si_pid == (pid_t)job_pgrp)
+		job_stopped(si->si_status);
+	errno = saved_errno;
+}
+
+void hs_job_stopped(int sig)
+{
+	job_stopped(sig);
 }
 
 int hs_job_forward_signals(pid_t pid)
 {
-	struct sigaction sa;
+	struct sigaction sa, ign;
+	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = forward;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	target_pid = pid;
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		if (sigaction(forwarded[i], &sa, &saved[i]) < 0)
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	job_pgrp = pid;
+	if (tty_fd < 0)
+		tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	for (i = 0; i < NFWD + NCTL; i++) {
+		int sig = i < NFWD ? forwarded[i] : job_control[i - NFWD];
+		struct sigaction *act = &sa, chld = sa;
+
+		if (sig == SIGCHLD) {
+			chld.sa_sigaction = on_sigchld;
+			act = &chld;
+		} else if (sig == SIGTTOU) {
+			act = &ign;	/* hotset writes, and sets the foreground, from the background */
+		}
+		if (sigaction(sig, act, &saved[i]) < 0)
 			return -errno;
+	}
 	return 0;
 }
 
@@ -177,14 +338,18 @@ void hs_job_stop_forwarding(void)
 {
 	sigset_t hold;
 
-	sigemptyset(&hold);
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaddset(&hold, forwarded[i]);
+	hs_job_signal_set(&hold);
 	if (!holding && sigprocmask(SIG_BLOCK, &hold, &mask_before_hold) == 0)
 		holding = true;
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaction(forwarded[i], &saved[i], NULL);
-	target_pid = 0;
+	/* the job is over: its terminal goes back to hotset's group (and the shell's) */
+	if (foreground() == (pid_t)job_pgrp && job_pgrp > 0)
+		tcsetpgrp(tty_fd, getpgrp());
+	for (size_t i = 0; i < NFWD + NCTL; i++)
+		sigaction(i < NFWD ? forwarded[i] : job_control[i - NFWD], &saved[i], NULL);
+	job_pgrp = 0;
+	if (tty_fd >= 0)
+		close(tty_fd);
+	tty_fd = -1;
 }
 
 void hs_job_release_signals(void)

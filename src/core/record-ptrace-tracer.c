@@ -850,6 +850,8 @@ static void on_status(struct pt_tracer *tr, struct run *run, pid_t tid, int stat
 			}
 		} else if (is_stop_signal(sig)) {
 			resume(t, PTRACE_LISTEN, 0);	/* a group stop: stay stopped */
+			if (t->tid == tr->root && tr->recording)
+				pt_report_stopped(tr, sig);	/* hotset follows it */
 		} else {
 			resume(t, PTRACE_CONT, 0);
 		}

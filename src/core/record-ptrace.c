@@ -30,7 +30,9 @@
 #include "hotset/record.h"
 #include "record-ptrace.h"
 
-enum msg_type { MSG_STARTED = 1, MSG_FILE, MSG_ACCESS, MSG_FLAGS, MSG_WARNING, MSG_END };
+enum msg_type {
+	MSG_STARTED = 1, MSG_FILE, MSG_ACCESS, MSG_FLAGS, MSG_WARNING, MSG_END, MSG_STOPPED,
+};
 
 struct msg_head {
 	uint32_t type;
@@ -40,6 +42,11 @@ struct msg_head {
 struct msg_started {
 	struct msg_head h;
 	int32_t pid;
+};
+
+struct msg_stopped {
+	struct msg_head h;
+	int32_t sig;
 };
 
 struct msg_file {
@@ -129,6 +136,14 @@ void pt_report_started(struct pt_tracer *tr, pid_t root)
 	struct msg_started m = { .pid = root };
 
 	put(tr, &m, sizeof(m), MSG_STARTED, NULL, 0);
+	pt_report_flush(tr);
+}
+
+void pt_report_stopped(struct pt_tracer *tr, int sig)
+{
+	struct msg_stopped m = { .sig = sig };
+
+	put(tr, &m, sizeof(m), MSG_STOPPED, NULL, 0);
 	pt_report_flush(tr);
 }
 
@@ -245,6 +260,15 @@ static void apply(struct apply *a, const char *p, size_t len)
 		memcpy(&m, p, sizeof(m));
 		if (!a->forwarding && hs_job_forward_signals(m.pid) == 0)
 			a->forwarding = true;
+		break;
+	}
+	case MSG_STOPPED: {	/* hotset follows the job's stops (job control) */
+		struct msg_stopped m;
+
+		if (len >= sizeof(m) && a->forwarding) {
+			memcpy(&m, p, sizeof(m));
+			hs_job_stopped(m.sig);
+		}
 		break;
 	}
 	case MSG_FILE: {

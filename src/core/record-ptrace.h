@@ -270,6 +270,8 @@ struct pt_outcome {
 /* record-ptrace.c: the report channel (tracer side). */
 void pt_report_started(struct pt_tracer *tr, pid_t root);
 void pt_report_end(struct pt_tracer *tr, const struct pt_outcome *out);
+/* The job's first process entered a group stop with sig (sent at once: hotset may stop too). */
+void pt_report_stopped(struct pt_tracer *tr, int sig);
 void pt_report_file(struct pt_tracer *tr, struct pt_file *f);
 void pt_report_access(struct pt_tracer *tr, struct pt_file *f, uint64_t first, uint64_t last,
 		      unsigned how);
