@@ -48,9 +48,9 @@ endif
 ALL_CFLAGS = -std=c11 $(WARNINGS) $(CFLAGS)
 
 # ---- sources -------------------------------------------------------------
-CORE_SRC := $(wildcard src/core/*.c)
+CORE_SRC := $(wildcard src/core/*.c src/core/record/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
-BPF_SRC  := $(wildcard src/core/*.bpf.c)
+BPF_SRC  := $(wildcard src/core/record/*.bpf.c)
 CORE_SRC := $(filter-out $(BPF_SRC),$(CORE_SRC))
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -58,8 +58,8 @@ UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
 HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/helpers/%)
-BPF_SKEL := $(BPF_SRC:src/core/%.bpf.c=$(BUILD)/bpf/%.skel.h) \
-            $(BPF_SRC:src/core/%.bpf.c=$(BUILD)/bpf/%.btf.h)
+BPF_SKEL := $(BPF_SRC:src/core/record/%.bpf.c=$(BUILD)/bpf/%.skel.h) \
+            $(BPF_SRC:src/core/record/%.bpf.c=$(BUILD)/bpf/%.btf.h)
 ifneq ($(HAVE_BPF),1)
 BPF_SKEL :=
 endif
@@ -87,16 +87,16 @@ $(BUILD)/%.o: %.c $(BPF_SKEL) Makefile
 # that the programs relocate against, with the build id of that kernel:
 # on it, the backend need not parse the kernel's 5 MB BTF at each start.
 BPF_ARCH   := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/bpf -Isrc/core
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/bpf -Isrc/core/record
 
 # generated headers are kept (make would delete them as intermediates)
-.SECONDARY: $(BPF_SKEL) $(BPF_SRC:src/core/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
+.SECONDARY: $(BPF_SKEL) $(BPF_SRC:src/core/record/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
 
 $(BUILD)/bpf/vmlinux.h:
 	@mkdir -p $(dir $@)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/bpf/%.bpf.o: src/core/%.bpf.c src/core/*.h $(BUILD)/bpf/vmlinux.h
+$(BUILD)/bpf/%.bpf.o: src/core/record/%.bpf.c src/core/record/*.h $(BUILD)/bpf/vmlinux.h
 	$(CLANG) $(BPF_CFLAGS) $(shell $(PKG_CONFIG) --cflags libbpf) -c $< -o $@.full
 	$(BPFTOOL) gen object $@ $@.full
 	rm -f $@.full

@@ -49,7 +49,7 @@
 #include "hotset/procfs.h"
 #include "hotset/record.h"
 #include "record-bpf.h"
-#include "u64map.h"
+#include "core/u64map.h"
 #include "record.skel.h"
 #include "record.btf.h"
 

@@ -43,7 +43,7 @@
 #include "hotset/procfs.h"
 #include "hotset/record.h"
 #include "hotset/usage.h"
-#include "u64map.h"
+#include "core/u64map.h"
 
 /* madvise(2) advice that drops pages, for C libraries that predate them */
 #ifndef MADV_PAGEOUT

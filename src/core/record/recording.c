@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "hotset/recording.h"
-#include "u64map.h"
+#include "core/u64map.h"
 
 struct rfile {
 	struct hs_file_id id;
