@@ -73,6 +73,17 @@ def shell(cmd, after, out, bg):
         return
 
 
+
+def copy_out(master):
+    """Copy what the terminal shows to stderr; False once it is closed."""
+    try:
+        data = os.read(master, 4096)
+    except OSError:
+        data = b""
+    sys.stderr.buffer.write(data)
+    sys.stderr.flush()
+    return bool(data)
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bg", action="store_true")
@@ -103,13 +114,7 @@ def main():
             break
         r, _, _ = select.select([master] if reading else [], [], [], 0.02)
         if r:
-            try:
-                data = os.read(master, 4096)
-            except OSError:
-                data = b""
-            reading = bool(data)
-            sys.stderr.buffer.write(data)
-            sys.stderr.flush()
+            reading = copy_out(master)
         if not keys or not os.path.exists(a.after):
             continue
         now = os.path.getsize(a.after)
@@ -124,12 +129,7 @@ def main():
         size = now
         time.sleep(0.2)
     while reading and select.select([master], [], [], 0.1)[0]:
-        try:
-            data = os.read(master, 4096)
-        except OSError:
-            data = b""
-        reading = bool(data)
-        sys.stderr.buffer.write(data)
+        reading = copy_out(master)
     with os.fdopen(rfd) as res:
         sys.stdout.write(res.read())
 
