@@ -277,16 +277,10 @@ static int fdinfo_once(pid_t tid, int fd, struct hs_fdinfo *fi)
 {
 	char path[64], buf[1024];
 	ssize_t n;
-	int h;
 
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tid, fd);
-	if ((h = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	n = read(h, buf, sizeof(buf) - 1);
-	close(h);
-	if (n <= 0)
-		return n < 0 ? -errno : -ENOENT;
-	buf[n] = '\0';
+	if ((n = hs_procfs_read(path, buf, sizeof(buf))) <= 0)
+		return n < 0 ? (int)n : -ENOENT;
 	hs_fdinfo_parse(buf, fi);
 	return 0;
 }

@@ -614,22 +614,13 @@ static int shares(pid_t a, pid_t b, int type)
 
 static pid_t tgid_of(pid_t tid)
 {
-	char path[64], buf[1024], *s;
-	pid_t tgid = tid;
-	ssize_t n;
-	int fd;
+	char path[64], buf[1024];
+	uint64_t tgid;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return tid;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n > 0) {
-		buf[n] = '\0';
-		if ((s = strstr(buf, "\nTgid:")))
-			tgid = (pid_t)strtol(s + 6, NULL, 10);
-	}
-	return tgid;
+	if (hs_procfs_read(path, buf, sizeof(buf)) > 0 && hs_procfs_find_u64(buf, "Tgid", &tgid))
+		return (pid_t)tgid;
+	return tid;
 }
 
 /* Parent t forked, vforked or cloned child c (ev: the PTRACE_EVENT). */
