@@ -16,7 +16,7 @@ enum {
 	EXIT_OK = 0,
 	EXIT_PARTIAL = 1,	/* some operands failed; the rest was done */
 	EXIT_USAGE = 2,		/* bad command line or unreadable profile */
-	EXIT_FAILED = 2,	/* the command failed: a profile cannot be written */
+	EXIT_FAILED = 2,	/* the command failed (a profile cannot be written): as a usage error, README */
 	EXIT_HOTSET = 125,	/* record/time: hotset itself failed */
 	EXIT_NOEXEC = 126,	/* record/time: command cannot be executed */
 	EXIT_NOTFOUND = 127,	/* record/time: command not found */

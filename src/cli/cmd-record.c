@@ -164,12 +164,18 @@ static void report(const char *out, const char *not_written, const struct hs_rec
  */
 static int save(struct hs_recording *rec, const char *out, const struct hs_profile_header *h)
 {
+	struct sigaction ign = { .sa_handler = SIG_IGN }, xfsz, pipe;
 	sigset_t block, old;
 	int rc;
 
 	hs_job_signal_set(&block);
 	sigprocmask(SIG_BLOCK, &block, &old);
+	/* a file too large or a reader gone fails the write (EFBIG, EPIPE): the job's status stands */
+	sigaction(SIGXFSZ, &ign, &xfsz);
+	sigaction(SIGPIPE, &ign, &pipe);
 	rc = hs_recording_save(rec, out, h);
+	sigaction(SIGXFSZ, &xfsz, NULL);
+	sigaction(SIGPIPE, &pipe, NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }

@@ -65,6 +65,8 @@ int hs_job_start(const struct hs_job_spec *spec, struct hs_job *job)
 	int pipefd[2], rc;
 	pid_t pid;
 
+	pid_t parent = getpid();
+
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
 	pid = fork();
@@ -77,6 +79,12 @@ int hs_job_start(const struct hs_job_spec *spec, struct hs_job *job)
 	if (pid == 0) {
 		close(pipefd[0]);
 		setpgid(0, 0);	/* a group of its own: see "signals" below */
+		/*
+		 * A SIGKILL for hotset's group reaches hotset alone (it cannot be
+		 * passed on): the first process goes with hotset, as it would bare.
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+			child_fail(pipefd[1], errno ? errno : ESRCH, STAGE_SETUP);
 		if (sigchld_claimed)
 			sigaction(SIGCHLD, &caller_sigchld, NULL);
 		if (spec->cgroup_procs && (rc = join_cgroup(spec->cgroup_procs)))
@@ -193,7 +201,11 @@ void hs_job_signal_set(sigset_t *set)
 		sigaddset(set, forwarded[i]);
 }
 
-/* Has a process of the job's group sent this? (async-signal-safe) */
+/*
+ * Has a process of the job's group sent this? (async-signal-safe) Asked
+ * after the fact: a sender already gone (a short-lived kill(1)) is not
+ * known, and its signal is passed on to the job once more.
+ */
 static bool from_the_job(const siginfo_t *si)
 {
 	if (si->si_code != SI_USER && si->si_code != SI_QUEUE && si->si_code != SI_TKILL)

@@ -1365,6 +1365,10 @@ static void remove_stale_temporaries(const char *dir, const char *prefix)
 
 		if (strncmp(de->d_name, prefix, plen) || strlen(de->d_name + plen) != 6)
 			continue;
+		/* a look before the open: a FIFO or a device of that name is never opened */
+		if (fstatat(dirfd(d), de->d_name, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(now.st_mode))
+			continue;
 		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0)
 			continue;
@@ -1410,8 +1414,11 @@ static int create_temp(const char *target, char **tmp, int *slot, bool clean_up)
 		/* a filesystem without flock: no lock, and so never removed by others */
 		if (flock(fd, LOCK_EX) < 0 && errno != ENOLCK && errno != EINVAL &&
 		    errno != EOPNOTSUPP) {
-			fd = -errno;
+			int err = errno;
+
+			close(fd);
 			unlink(*tmp);
+			fd = -err;
 			break;
 		}
 		if (fstat(fd, &st) == 0 && st.st_nlink > 0)

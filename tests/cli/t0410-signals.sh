@@ -89,6 +89,14 @@ for how in time ptrace bpf; do
 		check_eq "$rc $(count c)" "3 1"
 	'
 
+	test_expect_success "$pre" "$how: a group SIGUSR1 reaches the job once, and hotset and its tracer survive it" '
+		setsid '"$run"' "$PYTHON" "$SIG" c & pid=$! &&
+		wait_for c.ready &&
+		kill -USR1 -- -$pid &&
+		rc=0 && wait $pid || rc=$? &&
+		check_eq "$rc $(cat c)" "3 10"
+	'
+
 	test_expect_success "$pre" "$how: the same when hotset does not lead its group" '
 		setsid sh -c "trap \"\" TERM; \"\$@\"; echo \$? > rc" sh '"$run"' "$PYTHON" "$SIG" c & pid=$! &&
 		wait_for c.ready &&

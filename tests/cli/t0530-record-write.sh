@@ -69,6 +69,15 @@ test_expect_success BPF 'bpf: the directory removed during the run' '
 	grep -q "^Command exited with non-zero status 5$" err
 '
 
+test_expect_success 'a file size limit (SIGXFSZ) or a reader gone (SIGPIPE) does not lose the status' '
+	(ulimit -f 1 && expect_code 3 hotset record --backend=ptrace -o p -- sh -c "cat /usr/include/*.h > /dev/null; exit 3") 2> err &&
+	grep -q "^hotset: p: the profile was not written: File too large" err &&
+	test ! -e p && ! ls -a | grep -q hotset-tmp &&
+	{ hotset record --backend=ptrace -o - -- sh -c "exit 4" 2> err; echo $? > rc; } | true &&
+	check_eq "$(cat rc)" 4 &&
+	grep -q "^hotset: -: the profile was not written: Broken pipe" err
+'
+
 test_expect_success 'a profile written as always says so, and profile_error is null' '
 	hotset record --backend=ptrace --json -o p -- true 2> j &&
 	check_eq "$(json j "(j[\"profile_written\"], j[\"profile_error\"])")" "(True, None)" &&

@@ -14,15 +14,25 @@ prereq_PYTHON() { command -v python3 >/dev/null; }
 # exit status (-N: killed by signal N) and what DIR holds then. Without,
 # leave CMD stopped and print its pid and the entry.
 cat > "$TRASH/catch.py" <<'EOF'
-import os, signal, subprocess, sys, time
+import errno, fcntl, os, signal, subprocess, sys, time
 args = sys.argv[1:]
 sig = getattr(signal, "SIG" + args.pop(0)) if args[1] != "--" else None
 d, cmd = args[0], args[2:]
+
+def locked(name):
+    # the writer locks its file just after making it: stop it once it has
+    try:
+        with open(os.path.join(d, name), "rb") as f:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        return e.errno in (errno.EWOULDBLOCK, errno.EAGAIN)
+    return False
+
 p = subprocess.Popen(cmd)
 deadline = time.time() + 30
 while p.poll() is None and time.time() < deadline:
     seen = os.listdir(d)
-    if seen:
+    if seen and locked(seen[0]):
         os.kill(p.pid, signal.SIGSTOP)
         break
 else:

@@ -1016,17 +1016,25 @@ void pt_explain_seize(int err, char *msg, size_t cap)
 		snprintf(msg, cap, "cannot trace the job: PTRACE_SEIZE: %s", strerror(err));
 }
 
-/* Signals the tracer must survive; the job gets them as hotset did. */
-static const int ignored[] = { SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE, SIGTSTP, SIGTTIN,
-			       SIGTTOU };
+/*
+ * Signals the tracer must survive, being in hotset's process group: those
+ * hotset passes on to the job (the job gets them from hotset) and the
+ * terminal's.
+ */
+static const int ignored[] = { SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU };
 
 static void tracer_signals(void)
 {
 	struct sigaction sa;
 	struct itimerval it = { { SCAN_INTERVAL_SEC, 0 }, { SCAN_INTERVAL_SEC, 0 } };
+	sigset_t passed_on;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_IGN;
+	hs_job_signal_set(&passed_on);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&passed_on, sig) == 1)
+			sigaction(sig, &sa, NULL);
 	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
 		sigaction(ignored[i], &sa, NULL);
 	sa.sa_handler = on_alarm;	/* no SA_RESTART: waitpid returns to scan */
