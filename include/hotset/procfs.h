@@ -58,6 +58,13 @@ ssize_t hs_procfs_read_at(const char *dir, const char *name, char *buf, size_t s
  */
 bool hs_procfs_find_u64(const char *buf, const char *key, uint64_t *out);
 
+/*
+ * The system call task tid is blocked in, from /proc/TID/syscall: 1 with
+ * its number in *nr, 0 if it is in none (stopped or preempted in user
+ * space), -EAGAIN if it is running (the kernel cannot say), or -errno.
+ */
+int hs_proc_syscall(pid_t tid, long *nr);
+
 /* ---- I/O counts: /proc/PID/io ------------------------------------------ */
 
 /* What a task (or a process with its reaped children) read and wrote. */

@@ -115,6 +115,23 @@ bool hs_procfs_find_u64(const char *buf, const char *key, uint64_t *out)
 	return false;
 }
 
+int hs_proc_syscall(pid_t tid, long *nr)
+{
+	char path[64], buf[256], *end;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
+	if ((n = hs_procfs_read(path, buf, sizeof(buf))) < 0)
+		return (int)n;
+	if (!strncmp(buf, "running", 7))
+		return -EAGAIN;
+	errno = 0;
+	*nr = strtol(buf, &end, 10);
+	if (errno || end == buf)
+		return -EINVAL;
+	return *nr >= 0;
+}
+
 /* ---- I/O counts ----------------------------------------------------------- */
 
 int hs_proc_io_parse(const char *buf, struct hs_proc_io *io)

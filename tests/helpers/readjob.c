@@ -758,6 +758,52 @@ static void s_unshare(void)
 	close(us_fd);
 }
 
+/*
+ * reopenexec: in a child, a thread reads pages 8-11 of a file, closes it
+ * and blocks (in a call that does not stop the tracer); the main thread
+ * opens the file again (the same fd number), reads pages 0-11, to the
+ * position the close saw, and execs: the exec closes it (O_CLOEXEC).
+ */
+static int roe_pipe[2], roe_fd;
+
+static void *roe_thread(void *arg)
+{
+	char c;
+
+	(void)arg;
+	roe_fd = open_in(tfile_name(54), O_RDONLY);
+	tread_pages(roe_fd, 54, 8, 4, 1);
+	close(roe_fd);
+	if (write(roe_pipe[1], "c", 1) != 1)
+		die("write");
+	return read(idle_pipe[0], &c, 1) < 0 ? NULL : NULL;	/* blocked until the exec */
+}
+
+static void s_reopenexec(void)
+{
+	pid_t pid;
+	int status;
+
+	if ((pid = fork()) < 0)
+		die("fork");
+	if (pid == 0) {
+		pthread_t t;
+		char c;
+
+		if (pipe2(roe_pipe, O_CLOEXEC) || pipe2(idle_pipe, O_CLOEXEC) ||
+		    pthread_create(&t, NULL, roe_thread, NULL) || read(roe_pipe[0], &c, 1) != 1)
+			_exit(1);
+		if (open_in(tfile_name(54), O_RDONLY) != roe_fd)
+			_exit(2);
+		read_on(roe_fd, 54, 0, 12);	/* from 0: no call that stops */
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(3);
+	}
+	if (waitpid(pid, &status, 0) < 0 || status != 0)
+		die("reopenexec: child status %d", status);
+	tnote(54, 0, 12);
+}
+
 /* The exec'd image: read page 4 of the inherited fd, pages 0-1 of exec-b. */
 static int exec_child(int fd)
 {
@@ -1001,7 +1047,8 @@ static const struct scenario {
 	{ "mmap", s_mmap }, { "direct", s_direct }, { "dup", s_dup }, { "fork", s_fork },
 	{ "thread", s_thread }, { "threads", s_threads }, { "handoff", s_handoff },
 	{ "pool", s_pool }, { "seekback", s_seekback }, { "reopen", s_reopen },
-	{ "dupclose", s_dupclose }, { "unshare", s_unshare }, { "exec", s_exec }, { "rename", s_rename }, { "reuse", s_reuse },
+	{ "dupclose", s_dupclose }, { "unshare", s_unshare }, { "reopenexec", s_reopenexec },
+	{ "exec", s_exec }, { "rename", s_rename }, { "reuse", s_reuse },
 	{ "write", s_write }, { "small", s_small }, { "pseudo", s_pseudo },
 	{ "interrupt", s_interrupt },
 };

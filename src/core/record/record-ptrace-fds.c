@@ -30,6 +30,10 @@
 
 #include "record-ptrace.h"
 
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
 /* ---- descriptions and tables ------------------------------------------------------ */
 
 struct pt_ofd *pt_ofd_new(int64_t start, int kind)
@@ -209,12 +213,22 @@ int pt_fd_list(pid_t tid, int **fds)
 	return n;
 }
 
-/* Has the close that marked slot s run? Its task has stopped since, or is gone. */
+/*
+ * Has the close that marked slot s run? Its task has stopped since, or is
+ * gone, or is blocked in another call (one that does not stop the tracer,
+ * a read of a pipe...) or none. Only a closer that is running, or still in
+ * close, may not have closed yet.
+ */
 static bool close_has_run(struct pt_tracer *tr, const struct pt_fdslot *s)
 {
 	const struct pt_task *c = u64map_get(&tr->tasks, (uint64_t)s->closer);
+	long nr;
+	int in;
 
-	return !c || c->stops != s->closer_stops;
+	if (!c || c->stops != s->closer_stops)
+		return true;
+	in = hs_proc_syscall(s->closer, &nr);
+	return in == 0 || (in == 1 && nr != SYS_close && nr != SYS_close_range);
 }
 
 /* The same file, position and flags (close-on-exec belongs to the fd, not the description). */
