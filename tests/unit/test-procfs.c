@@ -7,6 +7,9 @@
 #include <linux/magic.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "hotset/procfs.h"
 #include "hotset/record.h"
@@ -346,6 +349,33 @@ static unsigned replay(const char *name, int (*fn)(const uint8_t *, size_t))
 	return n;
 }
 
+TEST(the_call_a_task_is_blocked_in_is_told)
+{
+	int pipefd[2], in = -EAGAIN, status;
+	long nr = -1;
+	pid_t pid;
+
+	CHECK(pipe(pipefd) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		char c;
+
+		_exit(read(pipefd[0], &c, 1) == 1 ? 0 : 1);
+	}
+	/* running at first ("running"), then blocked in read */
+	for (int i = 0; i < 400 && (in == -EAGAIN || (in == 1 && nr != SYS_read)); i++) {
+		in = hs_proc_syscall(pid, &nr);
+		usleep(5000);
+	}
+	CHECK(in == 1 && nr == SYS_read);
+	CHECK(write(pipefd[1], "x", 1) == 1);
+	CHECK(waitpid(pid, &status, 0) == pid && status == 0);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	CHECK(hs_proc_syscall(pid, &nr) == -ENOENT);	/* gone */
+}
+
 TEST(fuzz_corpora_replay)
 {
 	CHECK(replay("fdinfo", fuzz_fdinfo) > 0);
@@ -362,5 +392,5 @@ int main(void)
 			 io_counts_are_parsed_and_read, small_files_are_read_whole_or_cut,
 			 pressure_lines_are_parsed, the_cgroup_v2_path_is_found,
 			 this_process_cgroup_is_found_and_counted, fdinfo_is_parsed,
-			 fuzz_corpora_replay);
+			 the_call_a_task_is_blocked_in_is_told, fuzz_corpora_replay);
 }
