@@ -3,15 +3,15 @@
  * page cache (to measure a cold run, or to make room).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <string.h>
 
 #include "hotset/evict.h"
 #include "operands.h"
+#include "options.h"
 
 static const char usage[] =
-	"usage: hotset evict [-v] [-x] [-L] [-q] [--no-writeback] [--json] [-p PROFILE] [PATH...]\n"
+	"usage: hotset evict [-v] [-x] [-L] [-q] [--no-writeback] [-J] [-p PROFILE] [PATH...]\n"
 	"\n"
 	"Drop the files under PATHs, or the pages a profile lists, from the page\n"
 	"cache. Dirty pages are written back first, so that they can be dropped\n"
@@ -25,7 +25,8 @@ static const char usage[] =
 	"  -x, --one-file-system  do not cross mount points\n"
 	"  -L, --dereference      follow symlinks inside directories\n"
 	"  -q, --quiet            do not warn about files that are skipped\n"
-	"      --json             machine-readable summary\n"
+	"  -J, --json             machine-readable summary\n"
+	"  -V, --version          show hotset's version\n"
 	"  -h, --help             show this help\n"
 	"\n"
 	"Exit status: 0 done, 1 some files could not be evicted, 2 usage error.\n";
@@ -98,12 +99,9 @@ static int run_evict(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "profile", required_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
-		{ "no-writeback", no_argument, NULL, 'W' },
-		{ "one-file-system", no_argument, NULL, 'x' },
-		{ "dereference", no_argument, NULL, 'L' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "no-writeback", no_argument, NULL, OPT_NO_WRITEBACK },
+		WALK_LONGOPTS,
+		COMMON_LONGOPTS,
 		{ 0 },
 	};
 	struct operands ops = { .cmd = &cmd_evict };
@@ -112,17 +110,16 @@ static int run_evict(int argc, char **argv)
 	char a[16], b[16];
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "p:vxLqh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "p:v", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p': ops.profile = optarg; break;
 		case 'v': e.verbose = true; break;
-		case 'W': e.writeback = false; break;
+		case OPT_NO_WRITEBACK: e.writeback = false; break;
 		case 'x': ops.walk.one_filesystem = true; break;
 		case 'L': ops.walk.follow_symlinks = true; break;
 		case 'q': ops.quiet = true; break;
 		case 'J': e.json = true; break;
-		case 'h': return print_usage(&cmd_evict);
-		default: return usage_error(&cmd_evict, NULL);
+		default: return option_other(&cmd_evict, opt, argv, longopts);
 		}
 	}
 	ops.paths = argv + optind;

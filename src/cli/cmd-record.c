@@ -3,7 +3,6 @@
  * file pages it read.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -12,10 +11,11 @@
 
 #include "hotset/job.h"
 #include "hotset/record.h"
+#include "options.h"
 #include "usage-report.h"
 
 static const char usage[] =
-	"usage: hotset record [-o PROFILE] [--trace] [--backend auto|ptrace|bpf] [-q] [--json] [--] CMD [ARGS...]\n"
+	"usage: hotset record [-o PROFILE] [--trace] [--backend auto|ptrace|bpf] [-q] [-J] [--] CMD [ARGS...]\n"
 	"       hotset record [--backend auto|ptrace|bpf] --probe\n"
 	"\n"
 	"Run CMD, follow every process it starts, and write a profile of the\n"
@@ -35,8 +35,9 @@ static const char usage[] =
 	"                        unless hotset runs as root\n"
 	"      --probe           only check that the backend can run here (exit 0 if\n"
 	"                        it can, 1 with the reason if not)\n"
-	"  -q, --quiet           no summary at the end\n"
-	"      --json            print the summary as JSON (on stderr)\n"
+	"  -q, --quiet           no summary at the end, no warnings\n"
+	"  -J, --json            print the summary as JSON (on stderr)\n"
+	"  -V, --version         show hotset's version\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"Exit status: CMD's own, or 128+N if it was killed by signal N (hotset then\n"
@@ -184,12 +185,10 @@ static int run_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
-		{ "trace", no_argument, NULL, 'T' },
-		{ "backend", required_argument, NULL, 'B' },
-		{ "probe", no_argument, NULL, 'P' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "trace", no_argument, NULL, OPT_TRACE },
+		{ "backend", required_argument, NULL, OPT_BACKEND },
+		{ "probe", no_argument, NULL, OPT_PROBE },
+		COMMON_LONGOPTS,
 		{ 0 },
 	};
 	struct hs_record_opts o = { .warn = warn_cb };
@@ -205,19 +204,18 @@ static int run_record(int argc, char **argv)
 	int opt, rc, code = EXIT_HOTSET;
 	enum hs_record_backend backend;
 
-	while ((opt = getopt_long(argc, argv, "+o:qh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+" OPTS_START "o:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o': out = optarg; break;
-		case 'T': trace = true; break;
-		case 'B':
+		case OPT_TRACE: trace = true; break;
+		case OPT_BACKEND:
 			if (parse_backend(optarg, &o.backend))
 				return usage_error(&cmd_record, "--backend is auto, ptrace or bpf");
 			break;
-		case 'P': probe = true; break;
+		case OPT_PROBE: probe = true; break;
 		case 'q': quiet = true; break;
 		case 'J': json = true; break;
-		case 'h': return print_usage(&cmd_record);
-		default: return usage_error(&cmd_record, NULL);
+		default: return option_other(&cmd_record, opt, argv, longopts);
 		}
 	}
 	if (probe) {

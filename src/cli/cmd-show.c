@@ -1,24 +1,27 @@
 /*
  * cmd-show.c - hotset show: a profile in words or in JSON.
  */
-#include <getopt.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 
 #include "hotset/profile.h"
 #include "operands.h"
+#include "options.h"
 
 static const char usage[] =
-	"usage: hotset show [--json] [--trace] PROFILE\n"
+	"usage: hotset show [-q] [-J] [--trace] [-p] PROFILE\n"
 	"\n"
 	"Print a profile: its header, every file with its page ranges (in the\n"
 	"order the job first read them), its outputs, and totals. PROFILE '-' is\n"
 	"read from standard input (as -p - is, for status, warm and evict).\n"
 	"\n"
-	"      --json   machine-readable output\n"
-	"      --trace  also print the ordered page-access trace, if recorded\n"
-	"  -h, --help   show this help\n"
+	"  -p, --profile PROFILE  the profile to show (or give it as the operand)\n"
+	"  -J, --json             machine-readable output\n"
+	"      --trace            also print the ordered page-access trace, if recorded\n"
+	"  -q, --quiet            accepted for uniformity: show prints no warnings\n"
+	"  -V, --version          show hotset's version\n"
+	"  -h, --help             show this help\n"
 	"\n"
 	"Exit status: 0 done, 1 the output could not be written, 2 usage error or\n"
 	"malformed profile.\n";
@@ -242,26 +245,28 @@ static int show(struct show *s, const char *path, struct hs_profile_reader *r)
 static int run_show(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'J' },
-		{ "trace", no_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "profile", required_argument, NULL, 'p' },
+		{ "trace", no_argument, NULL, OPT_TRACE },
+		COMMON_LONGOPTS,
 		{ 0 },
 	};
 	struct show s = { 0 };
 	struct operands ops = { .cmd = &cmd_show };
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, OPTS_START "p:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'J': s.json = true; break;
-		case 'T': s.trace = true; break;
-		case 'h': return print_usage(&cmd_show);
-		default: return usage_error(&cmd_show, NULL);
+		case 'p': ops.profile = optarg; break;
+		case 'q': break;	/* show prints no warnings */
+		case OPT_TRACE: s.trace = true; break;
+		default: return option_other(&cmd_show, opt, argv, longopts);
 		}
 	}
-	if (argc - optind != 1)
-		return usage_error(&cmd_show, "give exactly one PROFILE");
-	ops.profile = argv[optind];
+	if (argc - optind != !ops.profile)
+		return usage_error(&cmd_show, "give exactly one PROFILE (as an operand or with -p)");
+	if (!ops.profile)
+		ops.profile = argv[optind];
 	if ((rc = operands_open(&ops)))
 		return rc;
 	rc = show(&s, ops.profile, ops.reader);

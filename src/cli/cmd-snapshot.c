@@ -3,7 +3,6 @@
  * profile, to be brought back later (after a reboot, say) with `warm -p`.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +10,10 @@
 
 #include "hotset/residency.h"
 #include "operands.h"
+#include "options.h"
 
 static const char usage[] =
-	"usage: hotset snapshot [-x] [-L] [-q] [--json] -o PROFILE PATH...\n"
+	"usage: hotset snapshot [-x] [-L] [-q] [-J] -o PROFILE PATH...\n"
 	"\n"
 	"Write a profile of the pages of files under PATHs that are in the page\n"
 	"cache now. Restore them later with 'hotset warm -p PROFILE'. The profile\n"
@@ -23,7 +23,8 @@ static const char usage[] =
 	"  -x, --one-file-system  do not cross mount points\n"
 	"  -L, --dereference      follow symlinks inside directories\n"
 	"  -q, --quiet            do not warn about files that are skipped\n"
-	"      --json             print the summary as JSON\n"
+	"  -J, --json             print the summary as JSON\n"
+	"  -V, --version          show hotset's version\n"
 	"  -h, --help             show this help\n"
 	"\n"
 	"Files whose residency cannot be known (no write permission) are left out\n"
@@ -132,11 +133,8 @@ static int run_snapshot(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
-		{ "one-file-system", no_argument, NULL, 'x' },
-		{ "dereference", no_argument, NULL, 'L' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
+		WALK_LONGOPTS,
+		COMMON_LONGOPTS,
 		{ 0 },
 	};
 	struct operands ops = { .cmd = &cmd_snapshot };
@@ -144,15 +142,14 @@ static int run_snapshot(int argc, char **argv)
 	bool json = false;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "o:xLqh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "o:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o': out = optarg; break;
 		case 'x': ops.walk.one_filesystem = true; break;
 		case 'L': ops.walk.follow_symlinks = true; break;
 		case 'q': ops.quiet = true; break;
 		case 'J': json = true; break;
-		case 'h': return print_usage(&cmd_snapshot);
-		default: return usage_error(&cmd_snapshot, NULL);
+		default: return option_other(&cmd_snapshot, opt, argv, longopts);
 		}
 	}
 	if (!out)

@@ -3,16 +3,16 @@
  * working set, is in the page cache now.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hotset/residency.h"
 #include "operands.h"
+#include "options.h"
 
 static const char usage[] =
-	"usage: hotset status [-v] [--json] [-q] [-x] [-L] [-j N] [-p PROFILE] [PATH...]\n"
+	"usage: hotset status [-v] [-J] [-q] [-x] [-L] [-j N] [-p PROFILE] [PATH...]\n"
 	"\n"
 	"Show how much of the files under PATHs, or of a profile's working set, is\n"
 	"resident in the page cache. Directories are walked recursively.\n"
@@ -22,10 +22,11 @@ static const char usage[] =
 	"  -v, --verbose          a row per file, with a residency bar\n"
 	"  -x, --one-file-system  do not cross mount points\n"
 	"  -L, --dereference      follow symlinks inside directories\n"
-	"      --json             machine-readable output\n"
-	"  -q, --quiet            do not warn about files that are skipped\n"
+	"  -J, --json             machine-readable output\n"
+	"  -q, --quiet            no progress line, no warnings about skipped files\n"
 	"  -j, --threads N        walk with N threads (default: one per CPU, or 1\n"
 	"                         with -v so that rows keep the walk's order)\n"
+	"  -V, --version          show hotset's version\n"
 	"  -h, --help             show this help\n"
 	"\n"
 	"Residency is unknown for files the caller may not write (the kernel\n"
@@ -165,19 +166,17 @@ static int run_status(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "profile", required_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
-		{ "one-file-system", no_argument, NULL, 'x' },
-		{ "dereference", no_argument, NULL, 'L' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "quiet", no_argument, NULL, 'q' },
 		{ "threads", required_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
+		WALK_LONGOPTS,
+		COMMON_LONGOPTS,
 		{ 0 },
 	};
 	struct operands ops = { .cmd = &cmd_status };
 	struct status s = { .ops = &ops, .lock = PTHREAD_MUTEX_INITIALIZER };
-	int opt, rc, threads = 0;
+	unsigned threads = 0;
+	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "p:vxLqj:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "p:vj:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p': ops.profile = optarg; break;
 		case 'v': s.verbose = true; break;
@@ -186,17 +185,16 @@ static int run_status(int argc, char **argv)
 		case 'J': s.json = true; break;
 		case 'q': ops.quiet = true; break;
 		case 'j':
-			if ((threads = atoi(optarg)) < 1 || threads > 64)
-				return usage_error(&cmd_status, "--threads takes a number from 1 to 64");
+			if ((rc = option_count(&cmd_status, "--threads", optarg, 1, 64, &threads)))
+				return rc;
 			break;
-		case 'h': return print_usage(&cmd_status);
-		default: return usage_error(&cmd_status, NULL);
+		default: return option_other(&cmd_status, opt, argv, longopts);
 		}
 	}
 	ops.paths = argv + optind;
 	ops.npaths = argc - optind;
 	/* rows come in walk order with one thread */
-	ops.walk.threads = threads ? (unsigned)threads : s.verbose ? 1 : default_threads();
+	ops.walk.threads = threads ? threads : s.verbose ? 1 : default_threads();
 	if ((rc = operands_open(&ops)))
 		return rc;
 	if (!s.verbose)

@@ -3,17 +3,17 @@
  * cost, above all how much of its wall time went to waiting for the disk.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 
 #include "hotset/job.h"
+#include "options.h"
 #include "usage-report.h"
 
 static const char usage[] =
-	"usage: hotset time [--json] [-o FILE] [-q] [--] COMMAND [ARG...]\n"
+	"usage: hotset time [-J] [-o FILE] [-q] [--] COMMAND [ARG...]\n"
 	"\n"
 	"Run COMMAND, then report what it cost, for all the processes it started:\n"
 	"wall, user and system time, the time they spent blocked on I/O (from the\n"
@@ -21,9 +21,10 @@ static const char usage[] =
 	"read from the disk and from the page cache. COMMAND keeps hotset's\n"
 	"standard streams and environment; the report goes to standard error.\n"
 	"\n"
-	"  -o, --output FILE  write the report to FILE instead\n"
-	"      --json         report as JSON\n"
+	"  -o, --output FILE  write the report to FILE instead (also --report FILE)\n"
+	"  -J, --json         report as JSON\n"
 	"  -q, --quiet        leave the notes and the exit status out of the report\n"
+	"  -V, --version      show hotset's version\n"
 	"  -h, --help         show this help\n"
 	"\n"
 	"Measuring I/O wait needs a cgroup for the job: run as root, or inside a\n"
@@ -77,9 +78,8 @@ static int run_time(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "report", required_argument, NULL, 'o' },	/* as record spells it */
+		COMMON_LONGOPTS,
 		{ 0 },
 	};
 	const char *output = NULL, *stage = "exec";
@@ -94,13 +94,12 @@ static int run_time(int argc, char **argv)
 	FILE *out = stderr;
 
 	/* '+': the options end at COMMAND, whose own options are its business */
-	while ((opt = getopt_long(argc, argv, "+o:qh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+" OPTS_START "o:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o': output = optarg; break;
 		case 'J': json = true; break;
 		case 'q': quiet = true; break;
-		case 'h': return print_usage(&cmd_time);
-		default: return usage_error(&cmd_time, NULL);
+		default: return option_other(&cmd_time, opt, argv, longopts);
 		}
 	}
 	if (optind >= argc)

@@ -3,7 +3,6 @@
  * some files, or of a profile's working set, as fast as the disk allows.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +10,10 @@
 
 #include "hotset/warm.h"
 #include "operands.h"
+#include "options.h"
 
 static const char usage[] =
-	"usage: hotset warm [-p PROFILE] [--budget SIZE] [-x] [-L] [-q] [--json] [-j N] [PATH...]\n"
+	"usage: hotset warm [-p PROFILE] [--budget SIZE] [-x] [-L] [-q] [-J] [-j N] [PATH...]\n"
 	"\n"
 	"Read into the page cache what is missing of the files under PATHs, or of\n"
 	"the pages a profile lists. Pages already resident cost nothing; holes of\n"
@@ -27,23 +27,24 @@ static const char usage[] =
 	"  -x, --one-file-system  do not cross mount points\n"
 	"  -L, --dereference      follow symlinks inside directories\n"
 	"  -q, --quiet            no progress bar, no warnings about skipped files\n"
-	"      --json             machine-readable summary\n"
-	"  -j, --depth N          reads of small files kept in flight (default 32)\n"
+	"  -J, --json             machine-readable summary\n"
+	"  -j, --threads N        threads per kind of read for willneed and io_uring\n"
+	"                         (default 1; pread uses one per read in flight)\n"
+	"      --depth N          reads of small files kept in flight (default 32)\n"
 	"      --inflight SIZE    bytes of large files kept in flight (default 4M,\n"
 	"                         at least 512K)\n"
 	"      --method M         auto, willneed, pread or io_uring (default: auto,\n"
 	"                         pread for small files and willneed for large ones)\n"
-	"      --threads N        threads per kind of read for willneed and io_uring\n"
-	"                         (default 1; pread uses one per read in flight)\n"
 	"      --order O          auto, given or physical (default: auto, physical\n"
 	"                         on rotational disks)\n"
 	"      --chunk SIZE       bytes per request (default: the disk's readahead\n"
 	"                         limit, max(read_ahead_kb, max_sectors_kb), and at\n"
 	"                         most half of --inflight)\n"
+	"  -V, --version          show hotset's version\n"
 	"  -h, --help             show this help\n"
 	"\n"
 	"Small files cost the disk a request each, large ones bandwidth: both kinds\n"
-	"are kept in flight at once, in a ratio (-j reads per --inflight bytes) that\n"
+	"are kept in flight at once, in a ratio (--depth reads per --inflight bytes) that\n"
 	"suits a disk doing ~8 requests per MiB/s (150 IOPS and 20 MiB/s, say).\n"
 	"The time and rate include waiting for every read to complete. Bytes read\n"
 	"from disk are this process's read_bytes (/proc/self/io), directories and\n"
@@ -207,18 +208,15 @@ static int run_warm(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "profile", required_argument, NULL, 'p' },
-		{ "budget", required_argument, NULL, 'B' },
-		{ "one-file-system", no_argument, NULL, 'x' },
-		{ "dereference", no_argument, NULL, 'L' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "depth", required_argument, NULL, 'j' },
-		{ "threads", required_argument, NULL, 'T' },
-		{ "inflight", required_argument, NULL, 'I' },
-		{ "method", required_argument, NULL, 'M' },
-		{ "order", required_argument, NULL, 'O' },
-		{ "chunk", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "threads", required_argument, NULL, 'j' },
+		{ "budget", required_argument, NULL, OPT_BUDGET },
+		{ "depth", required_argument, NULL, OPT_DEPTH },
+		{ "inflight", required_argument, NULL, OPT_INFLIGHT },
+		{ "method", required_argument, NULL, OPT_METHOD },
+		{ "order", required_argument, NULL, OPT_ORDER },
+		{ "chunk", required_argument, NULL, OPT_CHUNK },
+		WALK_LONGOPTS,
+		COMMON_LONGOPTS,
 		{ 0 },
 	};
 	struct operands ops = { .cmd = &cmd_warm };
@@ -226,12 +224,12 @@ static int run_warm(int argc, char **argv)
 	struct hs_warm_opts o = { .warn = warm_warn, .progress = warm_progress, .ctx = &w };
 	struct hs_warm_stats st;
 	bool json = false;
-	int opt, rc, n;
+	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "p:xLqj:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "p:j:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p': ops.profile = optarg; break;
-		case 'B':
+		case OPT_BUDGET:
 			if (parse_size(optarg, &o.budget) < 0)
 				return bad_size("--budget", optarg);
 			if (!o.budget)
@@ -241,23 +239,21 @@ static int run_warm(int argc, char **argv)
 		case 'L': ops.walk.follow_symlinks = true; break;
 		case 'q': ops.quiet = true; break;
 		case 'J': json = true; break;
+		case OPT_DEPTH:
+			if ((rc = option_count(&cmd_warm, "--depth", optarg, 1, 1024, &o.depth)))
+				return rc;
+			break;
 		case 'j':
-			if ((n = atoi(optarg)) < 1 || n > 1024)
-				return usage_error(&cmd_warm, "--depth takes a number from 1 to 1024");
-			o.depth = (unsigned)n;
+			if ((rc = option_count(&cmd_warm, "--threads", optarg, 1, 256, &o.threads)))
+				return rc;
 			break;
-		case 'T':
-			if ((n = atoi(optarg)) < 1 || n > 256)
-				return usage_error(&cmd_warm, "--threads takes a number from 1 to 256");
-			o.threads = (unsigned)n;
-			break;
-		case 'I':
+		case OPT_INFLIGHT:
 			if (parse_size(optarg, &o.inflight) < 0)
 				return bad_size("--inflight", optarg);
 			if (o.inflight < 512 * 1024)
 				return usage_error(&cmd_warm, "--inflight takes a size of at least 512K");
 			break;
-		case 'M':
+		case OPT_METHOD:
 			if (!strcmp(optarg, "auto"))
 				o.method = HS_WARM_AUTO;
 			else if (!strcmp(optarg, "willneed"))
@@ -272,7 +268,7 @@ static int run_warm(int argc, char **argv)
 				return usage_error(&cmd_warm, "io_uring is not available (not built in, "
 					"or refused by the kernel)");
 			break;
-		case 'O':
+		case OPT_ORDER:
 			if (!strcmp(optarg, "auto"))
 				o.order = HS_ORDER_AUTO;
 			else if (!strcmp(optarg, "given"))
@@ -282,14 +278,13 @@ static int run_warm(int argc, char **argv)
 			else
 				return usage_error(&cmd_warm, "--order takes auto, given or physical");
 			break;
-		case 'C':
+		case OPT_CHUNK:
 			if (parse_size(optarg, &o.chunk) < 0)
 				return bad_size("--chunk", optarg);
 			if (o.chunk < hs_page_size())
 				return usage_error(&cmd_warm, "--chunk takes a size of at least a page");
 			break;
-		case 'h': return print_usage(&cmd_warm);
-		default: return usage_error(&cmd_warm, NULL);
+		default: return option_other(&cmd_warm, opt, argv, longopts);
 		}
 	}
 	ops.paths = argv + optind;

@@ -15,7 +15,7 @@
 #include "hotset/hotset.h"
 #include "hotset/job.h"
 #include "hotset/profile.h"
-#include "cli.h"
+#include "options.h"
 
 const struct cmd *const commands[] = {
 	&cmd_record, &cmd_time, &cmd_show, &cmd_status, &cmd_warm, &cmd_evict,
@@ -35,6 +35,25 @@ const struct cmd *find_command(const char *name)
 		if (strcmp(commands[i]->name, name) == 0)
 			return commands[i];
 	return NULL;
+}
+
+/* As git: "'stauts' is not a hotset command", then the most similar ones. */
+static int unknown_command(const char *name)
+{
+	const char *names[16];
+	bool want[16];
+	size_t n = 0, found;
+
+	error("'%s' is not a hotset command; see 'hotset --help'", name);
+	for (; commands[n] && n < 16; n++)
+		names[n] = commands[n]->name;
+	if ((found = similar_names(name, names, n, want))) {
+		fprintf(stderr, "\nThe most similar command%s\n", found == 1 ? " is" : "s are");
+		for (size_t i = 0; i < n; i++)
+			if (want[i])
+				fprintf(stderr, "\t%s\n", names[i]);
+	}
+	return EXIT_USAGE;
 }
 
 static void print_main_usage(FILE *f)
@@ -181,11 +200,8 @@ int main(int argc, char **argv)
 			print_main_usage(stdout);
 			return finish_stdout(EXIT_OK);
 		}
-		cmd = find_command(argv[2]);
-		if (!cmd) {
-			error("'%s' is not a hotset command; see 'hotset --help'", argv[2]);
-			return EXIT_USAGE;
-		}
+		if (!(cmd = find_command(argv[2])))
+			return unknown_command(argv[2]);
 		return print_usage(cmd);
 	}
 	if (argv[1][0] == '-') {
@@ -193,16 +209,10 @@ int main(int argc, char **argv)
 		print_main_usage(stderr);
 		return EXIT_USAGE;
 	}
-	cmd = find_command(argv[1]);
-	if (!cmd) {
-		error("'%s' is not a hotset command; see 'hotset --help'", argv[1]);
-		return EXIT_USAGE;
-	}
+	if (!(cmd = find_command(argv[1])))
+		return unknown_command(argv[1]);
+	opterr = 0;	/* option_other() says what is wrong, escaped and with suggestions */
 	hs_job_claim_sigchld();
 	hs_profile_catch_signals();	/* a profile being written leaves no temporary file */
-	/* getopt's own messages then start with "hotset CMD:" */
-	static char prog[64];
-	snprintf(prog, sizeof(prog), "hotset %s", cmd->name);
-	argv[1] = prog;
 	return cmd->run(argc - 1, argv + 1);
 }

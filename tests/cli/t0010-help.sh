@@ -105,12 +105,12 @@ test_expect_success 'each man page names every long option of CMD --help' '
 	done
 '
 
-test_expect_success 'each SYNOPSIS names every option of CMD --help but --help' '
+test_expect_success 'each SYNOPSIS names every option of CMD --help but --help and --version' '
 	for c in $(commands); do
 		help_options $c > opts && test -s opts &&
 		syn=$(man_section "$MAN/hotset-$c.1" SYNOPSIS) &&
 		while read -r s l; do
-			test "$l" != help || continue
+			test "$l" != help && test "$l" != version || continue
 			has_word "--$l" "$syn" || { test "$s" != - && has_word "-$s" "$syn"; } || {
 				if [ "$s" = - ]; then s=; else s="-$s or "; fi
 				echo "hotset-$c.1 SYNOPSIS lacks $s--$l" >&2; return 1
@@ -160,6 +160,47 @@ test_expect_success GROFF 'every man page renders without warnings' '
 	for f in "$MAN"/*.1; do
 		groff -man -ww -z "$f" 2> err && test ! -s err ||
 			{ echo "$f:" >&2; cat err >&2; return 1; }
+	done
+'
+
+test_expect_success 'a letter means one long option in every command, as docs/options.md says' '
+	for c in $(commands); do help_options $c | sed "s/^/$c /"; done > all &&
+	test $(wc -l < all) -gt 40 &&
+	# status is the counterpart of fincore: its -o is fincore'"'"'s column list
+	awk '"'"'$2 != "-" && !($1 == "status" && $2 == "o") {
+		if (($2 in long) && long[$2] != $3) { print "-" $2 ": --" long[$2] " and --" $3; bad = 1 }
+		long[$2] = $3
+	} $2 != "-" { if (($3 in short) && short[$3] != $2) { print "--" $3 ": -" short[$3] " and -" $2; bad = 1 }
+		short[$3] = $2 }
+	$2 == "-" { none[$3] = 1 }
+	END { for (l in none) if (l in short) { print "--" l ": with and without -" short[l]; bad = 1 }
+	      exit bad }'"'"' all > clashes || { cat clashes >&2; return 1; }
+	# every option is in the table of docs/options.md, with its letter
+	while read -r c s l; do
+		if [ "$s" = - ]; then row="| \`--$l"; else row="| \`-$s\`, \`--$l"; fi
+		grep -qF -- "$row" "$ROOT/docs/options.md" ||
+			{ echo "docs/options.md lacks $row ($c)" >&2; return 1; }
+	done < all
+'
+
+test_expect_success 'a mistyped command or option: what was meant, as git says it' '
+	expect_code 2 hotset stauts 2> err &&
+	grep -q "'"'"'stauts'"'"' is not a hotset command" err &&
+	grep -q "^The most similar command is" err && grep -q "^	status$" err &&
+	expect_code 2 hotset xyzzy 2> err && ! grep -q "most similar" err &&
+	expect_code 2 hotset status --jsn . 2> err &&
+	grep -q "unknown option .--jsn.; did you mean .--json.?" err &&
+	expect_code 2 hotset warm --d . 2> err &&
+	grep -q "option .--d. is ambiguous; possibilities: --depth --dereference" err &&
+	expect_code 2 hotset status --json=1 . 2> err && grep -q "option .--json. takes no argument" err &&
+	expect_code 2 hotset status --profile 2> err && grep -q "option .--profile. needs an argument" err &&
+	expect_code 2 hotset status -j 8abc . 2> err && grep -q -- "--threads takes a number from 1 to 64, not .8abc." err
+'
+
+test_expect_success 'every command prints the version with -V and --version' '
+	hotset --version > want &&
+	for c in $(commands); do
+		hotset $c --version > out && cmp want out && hotset $c -V > out && cmp want out || return 1
 	done
 '
 

@@ -24,7 +24,7 @@ test_expect_success '--help everywhere exits 0 and prints the usage on stdout' '
 test_expect_success 'an unknown option exits 2 and points at --help' '
 	for c in $cmds; do
 		expect_code 2 hs $c --no-such-option x 2> err &&
-		grep -q "unrecognized option" err &&
+		grep -q "unknown option .--no-such-option." err &&
 		grep -q "Try .hotset $c --help." err &&
 		expect_code 2 hs $c -Z x 2> err || return 1
 	done

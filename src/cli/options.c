@@ -1,0 +1,155 @@
+/*
+ * options.c - the end of every option loop (-h, -V, errors) and the
+ * suggestions for a mistyped command or option.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hotset/hotset.h"
+#include "options.h"
+
+/* Edit distance with adjacent transpositions ("stauts" is 1 from "status"). */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), d;
+	size_t *row0, *row1, *row2, *all;
+
+	if (la > 64 || lb > 64)
+		return SIZE_MAX;	/* no one mistypes that much */
+	all = calloc(3 * (lb + 1), sizeof(*all));
+	if (!all)
+		return SIZE_MAX;
+	row0 = all, row1 = all + lb + 1, row2 = all + 2 * (lb + 1);
+	for (size_t j = 0; j <= lb; j++)
+		row1[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		row2[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t best = row1[j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (row1[j] + 1 < best)
+				best = row1[j] + 1;
+			if (row2[j - 1] + 1 < best)
+				best = row2[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    row0[j - 2] + 1 < best)
+				best = row0[j - 2] + 1;
+			row2[j] = best;
+		}
+		size_t *t = row0;
+		row0 = row1, row1 = row2, row2 = t;
+	}
+	d = row1[lb];
+	free(all);
+	return d;
+}
+
+/* How far word is from a name: its edit distance, or 1 for the start of it. */
+static size_t closeness(const char *word, const char *name)
+{
+	size_t len = strlen(word);
+
+	return len >= 2 && !strncmp(name, word, len) ? 1 : distance(word, name);
+}
+
+size_t similar_names(const char *word, const char *const *candidates, size_t n, bool *want)
+{
+	size_t best = SIZE_MAX, len = strlen(word), found = 0;
+	/* a third of the word may be wrong, and at least two letters of it */
+	size_t limit = len / 3 > 2 ? len / 3 : 2;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = closeness(word, candidates[i]);
+
+		if (d < best)
+			best = d;
+	}
+	for (size_t i = 0; i < n; i++)
+		found += want[i] = best <= limit && closeness(word, candidates[i]) == best;
+	return found;
+}
+
+/* "--name" of a long option argument, without "=value" (into buf). */
+static const char *long_name(const char *arg, char *buf, size_t size)
+{
+	size_t n = strcspn(arg + 2, "=");
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, arg + 2, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+static int unknown_long(const struct cmd *cmd, const char *name, const struct option *longopts)
+{
+	const char *names[128] = { 0 };
+	bool want[128];
+	size_t n = 0, prefixed = 0, len = strlen(name);
+	char list[1024] = "";
+
+	for (; longopts[n].name && n < 128; n++) {
+		names[n] = longopts[n].name;
+		if (len && !strncmp(names[n], name, len))
+			prefixed++;
+	}
+	if (prefixed > 1) {	/* getopt_long takes a prefix only when one option has it */
+		for (size_t i = 0; i < n; i++)
+			if (!strncmp(names[i], name, len) && strlen(list) + strlen(names[i]) + 4 < sizeof(list))
+				strcat(strcat(list, " --"), names[i]);
+		return usage_error(cmd, "option '--%s' is ambiguous; possibilities:%s", name, list);
+	}
+	if (similar_names(name, names, n, want)) {
+		for (size_t i = 0; i < n; i++)
+			if (want[i] && strlen(list) + strlen(names[i]) + 6 < sizeof(list))
+				strcat(strcat(strcat(list, *list ? " or '--" : "'--"), names[i]), "'");
+		return usage_error(cmd, "unknown option '--%s'; did you mean %s?", name, list);
+	}
+	return usage_error(cmd, "unknown option '--%s'", name);
+}
+
+int option_other(const struct cmd *cmd, int opt, char **argv, const struct option *longopts)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	bool is_long = arg && !strncmp(arg, "--", 2);
+	char name[128];
+
+	switch (opt) {
+	case 'h':
+		return print_usage(cmd);
+	case 'V':
+		printf("hotset %s\n", HOTSET_VERSION);
+		return finish_stdout(EXIT_OK);
+	case ':':
+		if (is_long)
+			return usage_error(cmd, "option '--%s' needs an argument",
+					   long_name(arg, name, sizeof(name)));
+		return usage_error(cmd, "option '-%c' needs an argument", optopt);
+	}
+	if (is_long) {
+		long_name(arg, name, sizeof(name));
+		for (size_t i = 0; longopts[i].name; i++)
+			if (!strcmp(longopts[i].name, name) && longopts[i].has_arg == no_argument)
+				return usage_error(cmd, "option '--%s' takes no argument", name);
+		return unknown_long(cmd, name, longopts);
+	}
+	if (optopt > 0 && optopt < 256 && optopt != '?')
+		return usage_error(cmd, "unknown option '-%c'", optopt);
+	return usage_error(cmd, "unknown option '%s'", arg);
+}
+
+int option_count(const struct cmd *cmd, const char *option, const char *arg,
+		 unsigned min, unsigned max, unsigned *out)
+{
+	unsigned long v = 0;
+	const char *p = arg;
+
+	for (; *p >= '0' && *p <= '9' && v <= UINT_MAX; p++)
+		v = v * 10 + (unsigned)(*p - '0');
+	if (p == arg || *p || v < min || v > max)
+		return usage_error(cmd, "%s takes a number from %u to %u, not '%s'", option, min,
+				   max, arg);
+	*out = (unsigned)v;
+	return 0;
+}

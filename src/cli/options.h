@@ -1,0 +1,59 @@
+/*
+ * options.h - the options that mean the same in every command
+ * (docs/options.md), and the end of every option loop: -h, -V, and
+ * errors that name the option and guess what was meant.
+ */
+#ifndef HOTSET_CLI_OPTIONS_H
+#define HOTSET_CLI_OPTIONS_H
+
+#include <getopt.h>
+
+#include "cli.h"
+
+/*
+ * Every command's getopt string starts with OPTS_START (or "+" OPTS_START,
+ * to stop at the job's command): the leading ':' lets option_other() tell
+ * a missing argument from an unknown option.
+ */
+#define OPTS_START ":hVqJ"
+#define COMMON_LONGOPTS \
+	{ "help", no_argument, NULL, 'h' }, \
+	{ "version", no_argument, NULL, 'V' }, \
+	{ "quiet", no_argument, NULL, 'q' }, \
+	{ "json", no_argument, NULL, 'J' }
+
+/* The tree walkers' -x and -L (status, warm, evict, snapshot). */
+#define WALK_OPTS "xL"
+#define WALK_LONGOPTS \
+	{ "one-file-system", no_argument, NULL, 'x' }, \
+	{ "dereference", no_argument, NULL, 'L' }
+
+/* Long options without a letter: values beyond any character. */
+enum {
+	OPT_TRACE = 0x100, OPT_BACKEND, OPT_PROBE, OPT_REPORT, OPT_BUDGET, OPT_DEPTH,
+	OPT_INFLIGHT, OPT_METHOD, OPT_ORDER, OPT_CHUNK, OPT_NO_WRITEBACK,
+};
+
+/*
+ * What an option loop does with what it does not handle itself: -h prints
+ * the usage (EXIT_OK), -V the version (EXIT_OK); an unknown option or a
+ * missing argument is a usage error naming it, with the closest long
+ * options as suggestions ("did you mean"). Returns the exit code.
+ */
+int option_other(const struct cmd *cmd, int opt, char **argv, const struct option *longopts);
+
+/*
+ * A count for option: decimal digits only, from min to max; anything else
+ * prints a usage error. Returns 0, or EXIT_USAGE.
+ */
+int option_count(const struct cmd *cmd, const char *option, const char *arg,
+		 unsigned min, unsigned max, unsigned *out);
+
+/*
+ * The names among candidates[0..n) closest to a mistyped word, by edit
+ * distance, as git suggests commands: sets want[i] for each, returns how
+ * many (0 if none is close enough to be meant).
+ */
+size_t similar_names(const char *word, const char *const *candidates, size_t n, bool *want);
+
+#endif
