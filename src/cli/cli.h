@@ -134,8 +134,16 @@ struct json {
 	bool first[64];		/* no member written yet at this depth */
 };
 void json_init(struct json *j, FILE *f);
-/* Start a report on stdout: its object, and its "items" array if rows follow. */
-void json_begin_report(struct json *j, bool with_items);
+/*
+ * The version of the JSON reports' schema (docs/json.md): raised when a key
+ * is removed, renamed or given another meaning, not when one is added.
+ */
+#define JSON_FORMAT 1
+/*
+ * Start a report on f: its object, with "report" (the command) and
+ * "format" first, and its "items" array if rows follow.
+ */
+void json_begin_report(struct json *j, FILE *f, const char *report, bool with_items);
 void json_begin_object(struct json *j, const char *key);
 void json_end_object(struct json *j);
 void json_begin_array(struct json *j, const char *key);

@@ -130,7 +130,7 @@ static int run_evict(int argc, char **argv)
 	if (!e.verbose)
 		ops.progress_label = "Evicting";	/* rows and a progress line do not mix */
 	if (e.json)
-		json_begin_report(&e.j, e.verbose);
+		json_begin_report(&e.j, stdout, "evict", e.verbose);
 	rc = operands_foreach(&ops, evict_one, &e);
 	operands_report_stale(&ops);
 	operands_close(&ops);

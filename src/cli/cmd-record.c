@@ -97,8 +97,7 @@ static void json_report(const char *out, const char *not_written, const char *ba
 	struct hs_recording_stats st;
 	struct json j;
 
-	json_init(&j, stderr);
-	json_begin_object(&j, NULL);
+	json_begin_report(&j, stderr, "record", false);
 	json_string(&j, "profile", out);
 	json_bool(&j, "profile_written", !not_written);
 	json_string(&j, "profile_error", not_written);

@@ -191,10 +191,8 @@ static int show(struct show *s, const char *path, struct hs_profile_reader *r)
 	char size[16];
 	int rc;
 
-	if (s->json) {
-		json_init(&s->j, stdout);
-		json_begin_object(&s->j, NULL);
-	}
+	if (s->json)
+		json_begin_report(&s->j, stdout, "show", false);
 	print_header(s, path, hs_profile_header(r));
 	json_section(s, section, true);
 	while ((rc = hs_profile_next(r, &it, &err)) > 0) {

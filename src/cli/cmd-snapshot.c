@@ -112,8 +112,7 @@ static int take_snapshot(struct operands *ops, const char *out, bool json)
 	if (json) {
 		struct json j;
 
-		json_init(&j, report);
-		json_begin_object(&j, NULL);
+		json_begin_report(&j, report, "snapshot", false);
 		json_string(&j, "profile", out);
 		json_u64(&j, "files", s.files);
 		json_u64(&j, "pages", s.pages);

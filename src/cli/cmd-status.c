@@ -200,7 +200,7 @@ static int run_status(int argc, char **argv)
 	if (!s.verbose)
 		ops.progress_label = "Checking";	/* rows and a progress line do not mix */
 	if (s.json)
-		json_begin_report(&s.j, s.verbose);
+		json_begin_report(&s.j, stdout, "status", s.verbose);
 	rc = operands_foreach(&ops, status_one, &s);
 	operands_report_stale(&ops);
 	if (s.json && s.verbose)

@@ -46,8 +46,7 @@ static void json_report(FILE *f, char *const *argv, const int *status, int code,
 {
 	struct json j;
 
-	json_init(&j, f);
-	json_begin_object(&j, NULL);
+	json_begin_report(&j, f, "time", false);
 	json_begin_array(&j, "command");
 	for (char *const *a = argv; *a; a++)
 		json_string(&j, NULL, *a);

@@ -107,8 +107,7 @@ static void print_json(const struct hs_warm_stats *s, uint64_t budget, const str
 	const uint64_t ps = hs_page_size();
 	struct json j;
 
-	json_init(&j, stdout);
-	json_begin_object(&j, NULL);
+	json_begin_report(&j, stdout, "warm", false);
 	json_u64(&j, "files", s->files);
 	json_u64(&j, "pages", s->pages);
 	json_u64(&j, "hole_pages", s->hole_pages);

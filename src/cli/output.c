@@ -294,10 +294,12 @@ void json_init(struct json *j, FILE *f)
 	j->first[0] = true;
 }
 
-void json_begin_report(struct json *j, bool with_items)
+void json_begin_report(struct json *j, FILE *f, const char *report, bool with_items)
 {
-	json_init(j, stdout);
+	json_init(j, f);
 	json_begin_object(j, NULL);
+	json_string(j, "report", report);
+	json_u64(j, "format", JSON_FORMAT);
 	if (with_items)
 		json_begin_array(j, "items");
 }

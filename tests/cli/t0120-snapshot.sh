@@ -120,7 +120,7 @@ test_expect_success '-o - writes the profile to stdout, the summary to stderr' '
 test_expect_success '--json summary' '
 	printf x > f && cat f > /dev/null &&
 	hotset snapshot --json -o s.prof f > j &&
-	check_eq "$(json j "sorted(j) == [\"bytes\", \"files\", \"pages\", \"profile\", \"skipped_files\"]")" 1 &&
+	check_eq "$(json j "sorted(j) == [\"bytes\", \"files\", \"format\", \"pages\", \"profile\", \"report\", \"skipped_files\"]")" 1 &&
 	check_eq "$(json j "j[\"bytes\"] == j[\"pages\"] * $ps")" 1
 '
 
