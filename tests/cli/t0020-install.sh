@@ -3,26 +3,11 @@
 # DESTDIR/PREFIX; the installed binary runs; make uninstall removes them.
 . "$(dirname "$0")/../lib.sh"
 
-ROOT=$(cd "$TESTS_DIR/.." && pwd)
 HOTSET=$HOTSET_BUILT	# the binary in the build tree, which make install copies
-prereq_MAKE() { command -v make >/dev/null && command -v install >/dev/null; }
 prereq_MAN() { command -v man >/dev/null; }
 
-# The build directory of the binary under test, as the Makefile's BUILD:
-# relative to the repository when it is inside it (build, build-asan).
-BUILD=$(dirname "$HOTSET")
-case $BUILD in "$ROOT"/*) BUILD=${BUILD#"$ROOT"/};; esac
-
-# make TARGET in the repository, for that build directory. -o: the binary
-# is taken as it is, never rebuilt (sources may be newer than the build,
-# and a rebuild would not be the binary under test).
-hs_make() {
-	(cd "$ROOT" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-		make -s "$@" PREFIX=/usr/local BUILD="$BUILD" -o "$BUILD/hotset")
-}
-
 # The man pages of the repository, by name, one per line.
-man_pages() { (cd "$ROOT/docs/man" && ls -- *.1); }
+man_pages() { (cd "$REPO/docs/man" && ls -- *.1); }
 
 test_expect_success MAKE 'make install puts bin/hotset and every man page under DESTDIR' '
 	dest=$PWD/dest &&
@@ -34,7 +19,7 @@ test_expect_success MAKE 'make install puts bin/hotset and every man page under 
 	(cd "$dest/usr/local/share/man/man1" && ls) > got &&
 	diff want got &&
 	while read -r m; do
-		cmp "$ROOT/docs/man/$m" "$dest/usr/local/share/man/man1/$m" &&
+		cmp "$REPO/docs/man/$m" "$dest/usr/local/share/man/man1/$m" &&
 		check_eq "$(stat -c %a "$dest/usr/local/share/man/man1/$m")" 644 || return 1
 	done < want &&
 	(cd "$dest" && find . -type f | sort) > files &&
@@ -84,10 +69,10 @@ test_expect_success MAKE 'make install twice, then make uninstall removes every 
 test_expect_success MAKE 'make install and uninstall leave the build and the tree alone' '
 	dest=$PWD/dest &&
 	before=$(stat -c %Y "$HOTSET") &&
-	(cd "$ROOT" && find docs/man -type f | sort) > tree1 &&
+	(cd "$REPO" && find docs/man -type f | sort) > tree1 &&
 	hs_make install DESTDIR="$dest" && hs_make uninstall DESTDIR="$dest" &&
 	check_eq "$(stat -c %Y "$HOTSET")" "$before" &&
-	(cd "$ROOT" && find docs/man -type f | sort) > tree2 &&
+	(cd "$REPO" && find docs/man -type f | sort) > tree2 &&
 	diff tree1 tree2
 '
 
