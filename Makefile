@@ -3,7 +3,8 @@
 #   make                 build build/hotset
 #   make check           build, then run the whole test suite (tests/run)
 #   make SANITIZE=1      build with ASan+UBSan into build-asan/
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   (BINDIR, MANDIR,
+#                        BASHCOMPDIR, ZSHCOMPDIR: where each part goes)
 #
 # Optional parts are found with pkg-config and switched off when absent:
 # the eBPF record backend (libbpf, clang, bpftool) and io_uring (liburing).
@@ -12,6 +13,8 @@ PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 CC       ?= cc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
@@ -191,13 +194,17 @@ demo:
 
 # ---- install -----------------------------------------------------------------
 install: $(BIN)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/hotset
 	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 completion/hotset.bash $(DESTDIR)$(BASHCOMPDIR)/hotset
+	install -m 644 completion/_hotset $(DESTDIR)$(ZSHCOMPDIR)/_hotset
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/hotset
 	cd docs/man && for m in *.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$m; done
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/hotset $(DESTDIR)$(ZSHCOMPDIR)/_hotset
 
 clean:
 	rm -rf build build-asan

@@ -10,7 +10,7 @@
 # can reach hotset and $TRASH), CACHESTAT,
 # REALFS (scratch space on a filesystem with real page-cache eviction, i.e.
 # not tmpfs or overlayfs), BPF (the eBPF record backend is built in),
-# MAKE (make and install, for hs_make).
+# MAKE (make and install, for hs_make), ZSH (zsh is installed).
 
 set -u
 : "${HOTSET:?HOTSET must point at the hotset binary (tests/run sets it)}"
@@ -75,6 +75,7 @@ prereq_REALFS() {
 	[ "$fs" != tmpfs ] && [ "$fs" != overlayfs ] && [ "$fs" != overlay ]
 }
 prereq_BPF() { "$HOTSET" record --backend=bpf --probe >/dev/null 2>&1; }
+prereq_ZSH() { command -v zsh >/dev/null; }
 have_prereq() {
 	local p IFS=,
 	for p in $1; do "prereq_$p" || { missing_prereq=$p; return 1; }; done

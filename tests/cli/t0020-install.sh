@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make install puts the binary under test and every man page under
-# DESTDIR/PREFIX; the installed binary runs; make uninstall removes them.
+# make install puts the binary under test, every man page and the bash and
+# zsh completion under DESTDIR/PREFIX; the installed binary runs; make
+# uninstall removes them.
 . "$(dirname "$0")/../lib.sh"
 
 HOTSET=$HOTSET_BUILT	# the binary in the build tree, which make install copies
@@ -23,7 +24,17 @@ test_expect_success MAKE 'make install puts bin/hotset and every man page under 
 		check_eq "$(stat -c %a "$dest/usr/local/share/man/man1/$m")" 644 || return 1
 	done < want &&
 	(cd "$dest" && find . -type f | sort) > files &&
-	check_eq "$(wc -l < files)" $(( $(wc -l < want) + 1 ))
+	check_eq "$(wc -l < files)" $(( $(wc -l < want) + 3 ))
+'
+
+test_expect_success MAKE 'make install puts the bash and zsh completion under DESTDIR' '
+	dest=$PWD/dest &&
+	hs_make install DESTDIR="$dest" &&
+	b=$dest/usr/local/share/bash-completion/completions/hotset &&
+	z=$dest/usr/local/share/zsh/site-functions/_hotset &&
+	cmp "$REPO/completion/hotset.bash" "$b" &&
+	cmp "$REPO/completion/_hotset" "$z" &&
+	check_eq "$(stat -c %a "$b") $(stat -c %a "$z")" "644 644"
 '
 
 test_expect_success MAKE 'a man page is installed for every command' '
@@ -69,10 +80,10 @@ test_expect_success MAKE 'make install twice, then make uninstall removes every 
 test_expect_success MAKE 'make install and uninstall leave the build and the tree alone' '
 	dest=$PWD/dest &&
 	before=$(stat -c %Y "$HOTSET") &&
-	(cd "$REPO" && find docs/man -type f | sort) > tree1 &&
+	(cd "$REPO" && find docs/man completion -type f | sort) > tree1 &&
 	hs_make install DESTDIR="$dest" && hs_make uninstall DESTDIR="$dest" &&
 	check_eq "$(stat -c %Y "$HOTSET")" "$before" &&
-	(cd "$REPO" && find docs/man -type f | sort) > tree2 &&
+	(cd "$REPO" && find docs/man completion -type f | sort) > tree2 &&
 	diff tree1 tree2
 '
 
