@@ -10,7 +10,8 @@
 # can reach hotset and $TRASH), CACHESTAT,
 # REALFS (scratch space on a filesystem with real page-cache eviction, i.e.
 # not tmpfs or overlayfs), BPF (the eBPF record backend is built in),
-# MAKE (make and install, for hs_make), ZSH (zsh is installed).
+# MAKE (make and install, for hs_make), ZSH (zsh is installed),
+# SYSTEMD_ANALYZE (systemd-analyze is installed).
 
 set -u
 : "${HOTSET:?HOTSET must point at the hotset binary (tests/run sets it)}"
@@ -76,6 +77,7 @@ prereq_REALFS() {
 }
 prereq_BPF() { "$HOTSET" record --backend=bpf --probe >/dev/null 2>&1; }
 prereq_ZSH() { command -v zsh >/dev/null; }
+prereq_SYSTEMD_ANALYZE() { command -v systemd-analyze >/dev/null; }
 have_prereq() {
 	local p IFS=,
 	for p in $1; do "prereq_$p" || { missing_prereq=$p; return 1; }; done
