@@ -3,7 +3,8 @@
 #   make                 build build/hotset
 #   make check           build, then run the whole test suite (tests/run)
 #   make SANITIZE=1      build with ASan+UBSan into build-asan/
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   (BINDIR, MANDIR, UNITDIR,
+#                        BASHCOMPDIR, ZSHCOMPDIR: where each part goes)
 #
 # Optional parts are found with pkg-config and switched off when absent:
 # the eBPF record backend (libbpf, clang, bpftool) and io_uring (liburing).
@@ -12,6 +13,8 @@ PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 CC       ?= cc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
@@ -190,14 +193,28 @@ demo:
 	scripts/dev demo
 
 # ---- install -----------------------------------------------------------------
+# The systemd units name the installed binary: @BINDIR@ in systemd/*.in is
+# replaced as they are installed.
+UNITS := $(patsubst systemd/%.in,%,$(wildcard systemd/*.in))
+
 install: $(BIN)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/hotset
 	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 completion/hotset.bash $(DESTDIR)$(BASHCOMPDIR)/hotset
+	install -m 644 completion/_hotset $(DESTDIR)$(ZSHCOMPDIR)/_hotset
+	for u in $(UNITS); do \
+		sed -e 's|@BINDIR@|$(BINDIR)|g' systemd/$$u.in > $(DESTDIR)$(UNITDIR)/$$u.tmp && \
+		chmod 644 $(DESTDIR)$(UNITDIR)/$$u.tmp && \
+		mv -f $(DESTDIR)$(UNITDIR)/$$u.tmp $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/hotset
 	cd docs/man && for m in *.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$m; done
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/hotset $(DESTDIR)$(ZSHCOMPDIR)/_hotset
+	for u in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$u; done
 
 clean:
 	rm -rf build build-asan

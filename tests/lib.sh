@@ -9,7 +9,9 @@
 # Prerequisites: ROOT, NOBODY (can run commands as user nobody, and nobody
 # can reach hotset and $TRASH), CACHESTAT,
 # REALFS (scratch space on a filesystem with real page-cache eviction, i.e.
-# not tmpfs or overlayfs), BPF (the eBPF record backend is built in).
+# not tmpfs or overlayfs), BPF (the eBPF record backend is built in),
+# MAKE (make and install, for hs_make), ZSH (zsh is installed),
+# SYSTEMD_ANALYZE (systemd-analyze is installed).
 
 set -u
 : "${HOTSET:?HOTSET must point at the hotset binary (tests/run sets it)}"
@@ -74,9 +76,28 @@ prereq_REALFS() {
 	[ "$fs" != tmpfs ] && [ "$fs" != overlayfs ] && [ "$fs" != overlay ]
 }
 prereq_BPF() { "$HOTSET" record --backend=bpf --probe >/dev/null 2>&1; }
+prereq_ZSH() { command -v zsh >/dev/null; }
+prereq_SYSTEMD_ANALYZE() { command -v systemd-analyze >/dev/null; }
 have_prereq() {
 	local p IFS=,
 	for p in $1; do "prereq_$p" || { missing_prereq=$p; return 1; }; done
+}
+
+# ---- make in the repository ---------------------------------------------------
+REPO=$(cd "$TESTS_DIR/.." && pwd)
+prereq_MAKE() { command -v make >/dev/null && command -v install >/dev/null; }
+
+# hs_make TARGET [VAR=VALUE...]: make TARGET in the repository, for the build
+# directory of the binary under test (as the Makefile's BUILD: relative to
+# the repository when inside it, build or build-asan), with PREFIX
+# /usr/local unless given. -o: the binary is taken as it is, never rebuilt
+# (sources may be newer than the build, and a rebuild would not be the
+# binary under test).
+hs_make() {
+	local build; build=$(dirname "$HOTSET_BUILT")
+	case $build in "$REPO"/*) build=${build#"$REPO"/};; esac
+	(cd "$REPO" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		make -s PREFIX=/usr/local BUILD="$build" -o "$build/hotset" "$@")
 }
 
 # Run a command as the unprivileged user nobody.

@@ -1,28 +1,16 @@
 #!/usr/bin/env bash
-# make install puts the binary under test and every man page under
-# DESTDIR/PREFIX; the installed binary runs; make uninstall removes them.
+# make install puts the binary under test, every man page, the bash and
+# zsh completion and the systemd units under DESTDIR/PREFIX; the installed
+# binary runs; make uninstall removes them.
 . "$(dirname "$0")/../lib.sh"
 
-ROOT=$(cd "$TESTS_DIR/.." && pwd)
 HOTSET=$HOTSET_BUILT	# the binary in the build tree, which make install copies
-prereq_MAKE() { command -v make >/dev/null && command -v install >/dev/null; }
 prereq_MAN() { command -v man >/dev/null; }
 
-# The build directory of the binary under test, as the Makefile's BUILD:
-# relative to the repository when it is inside it (build, build-asan).
-BUILD=$(dirname "$HOTSET")
-case $BUILD in "$ROOT"/*) BUILD=${BUILD#"$ROOT"/};; esac
-
-# make TARGET in the repository, for that build directory. -o: the binary
-# is taken as it is, never rebuilt (sources may be newer than the build,
-# and a rebuild would not be the binary under test).
-hs_make() {
-	(cd "$ROOT" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-		make -s "$@" PREFIX=/usr/local BUILD="$BUILD" -o "$BUILD/hotset")
-}
-
 # The man pages of the repository, by name, one per line.
-man_pages() { (cd "$ROOT/docs/man" && ls -- *.1); }
+man_pages() { (cd "$REPO/docs/man" && ls -- *.1); }
+# The systemd units, by installed name, one per line.
+units() { (cd "$REPO/systemd" && ls -- *.in) | sed -e 's/\.in$//'; }
 
 test_expect_success MAKE 'make install puts bin/hotset and every man page under DESTDIR' '
 	dest=$PWD/dest &&
@@ -34,11 +22,41 @@ test_expect_success MAKE 'make install puts bin/hotset and every man page under 
 	(cd "$dest/usr/local/share/man/man1" && ls) > got &&
 	diff want got &&
 	while read -r m; do
-		cmp "$ROOT/docs/man/$m" "$dest/usr/local/share/man/man1/$m" &&
+		cmp "$REPO/docs/man/$m" "$dest/usr/local/share/man/man1/$m" &&
 		check_eq "$(stat -c %a "$dest/usr/local/share/man/man1/$m")" 644 || return 1
 	done < want &&
 	(cd "$dest" && find . -type f | sort) > files &&
-	check_eq "$(wc -l < files)" $(( $(wc -l < want) + 1 ))
+	check_eq "$(wc -l < files)" $(( $(wc -l < want) + 3 + $(units | wc -l) ))
+'
+
+test_expect_success MAKE 'make install puts the bash and zsh completion under DESTDIR' '
+	dest=$PWD/dest &&
+	hs_make install DESTDIR="$dest" &&
+	b=$dest/usr/local/share/bash-completion/completions/hotset &&
+	z=$dest/usr/local/share/zsh/site-functions/_hotset &&
+	cmp "$REPO/completion/hotset.bash" "$b" &&
+	cmp "$REPO/completion/_hotset" "$z" &&
+	check_eq "$(stat -c %a "$b") $(stat -c %a "$z")" "644 644"
+'
+
+test_expect_success MAKE 'make install puts the systemd units in UNITDIR, naming the installed binary' '
+	dest=$PWD/dest &&
+	hs_make install DESTDIR="$dest" &&
+	u=$dest/usr/local/lib/systemd/system/hotset-persist@.service &&
+	units > want && grep -qx hotset-persist@.service want &&
+	(cd "$dest/usr/local/lib/systemd/system" && ls) > got &&
+	diff want got &&
+	check_eq "$(stat -c %a "$u")" 644 &&
+	! grep -n @BINDIR@ "$u" &&
+	grep -q "^ExecStop=/usr/local/bin/hotset snapshot " "$u" &&
+	grep "^ExecStart=" "$u" | grep -q " /usr/local/bin/hotset " &&
+	# BINDIR and UNITDIR of their own
+	hs_make install DESTDIR="$PWD/other" BINDIR=/opt/hs/bin UNITDIR=/etc/systemd/system &&
+	u=$PWD/other/etc/systemd/system/hotset-persist@.service &&
+	test -x "$PWD/other/opt/hs/bin/hotset" &&
+	grep -q "^ExecStop=/opt/hs/bin/hotset snapshot " "$u" &&
+	! grep -n /usr/local/bin "$u" &&
+	test ! -e "$PWD/other/usr/local/lib/systemd"
 '
 
 test_expect_success MAKE 'a man page is installed for every command' '
@@ -84,10 +102,10 @@ test_expect_success MAKE 'make install twice, then make uninstall removes every 
 test_expect_success MAKE 'make install and uninstall leave the build and the tree alone' '
 	dest=$PWD/dest &&
 	before=$(stat -c %Y "$HOTSET") &&
-	(cd "$ROOT" && find docs/man -type f | sort) > tree1 &&
+	(cd "$REPO" && find docs/man completion systemd -type f | sort) > tree1 &&
 	hs_make install DESTDIR="$dest" && hs_make uninstall DESTDIR="$dest" &&
 	check_eq "$(stat -c %Y "$HOTSET")" "$before" &&
-	(cd "$ROOT" && find docs/man -type f | sort) > tree2 &&
+	(cd "$REPO" && find docs/man completion systemd -type f | sort) > tree2 &&
 	diff tree1 tree2
 '
 
