@@ -182,6 +182,24 @@ test_expect_success '--json has every figure, with sane types' '
 	hotset time --json -- true 2> j2 && check_json j2
 '
 
+# documented KEYS-FILE SECTION: the keys docs/json.md lists under "## SECTION" are
+# those of the JSON report in KEYS-FILE, in order.
+documented() {
+	python3 - "$TESTS_DIR/../docs/json.md" "$@" <<-\EOF
+	import json, re, sys
+	text = open(sys.argv[1]).read()
+	section = re.search(r"^## %s\n(.*?)(?=^## |\Z)" % sys.argv[3], text, re.S | re.M).group(1)
+	keys = re.findall(r"^\| `([^`]+)` \|", section, re.M)
+	report = list(json.load(open(sys.argv[2])))
+	assert keys == report, (keys, report)
+	EOF
+}
+
+test_expect_success PYTHON 'docs/json.md lists exactly the keys of the time and record reports' '
+	hotset time -J -o j -- true && documented j time &&
+	hotset record -J -o p -- true 2> sum && documented sum record
+'
+
 test_expect_success CGROUP2 'as root, the job runs in a cgroup of its own, removed after' '
 	"$HOTSET" time --json -o j -- cat /proc/self/cgroup > cg &
 	pid=$! &&
