@@ -83,8 +83,8 @@ one_run() {
 		read -r io disk majflt cpuw cpu < <(python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))
 n = lambda v: "-" if v is None else v
-print(n(j["io_wait_s"]), j["read_bytes_disk"], j["major_faults"], n(j["cpu_wait_s"]),
-      j["user_s"] + j["sys_s"])' "$out")
+print(n(j["io_wait_seconds"]), n(j["disk_read_bytes"]), j["major_faults"],
+      n(j["cpu_wait_seconds"]), j["user_seconds"] + j["sys_seconds"])' "$out")
 		;;
 	esac
 	echo "$scen $tool $wall $io $disk $majflt $(awk -v a="$p0" -v b="$p1" 'BEGIN { printf "%.3f", (b - a) / 1e6 }') $cpuw $cpu" >> "$ROWS"

@@ -52,8 +52,8 @@ struct hs_record_result {
 	int still_running;	/* descendants left running when it ended */
 	unsigned long long lost_events;	/* accesses the backend could not see */
 	const char *mmap_pages;	/* "faulted" or "touched": what mapped pages mean */
-	/* usage of a process the caller cannot reap yet (hs_usage_add_unreaped) */
-	struct hs_usage_unreaped unreaped;
+	/* the job as a helper process reaped it, if one did (hs_usage_add_helper) */
+	struct hs_usage_helper helper;
 };
 
 /*

@@ -12,11 +12,17 @@
  * unprivileged user whose cgroup is not delegated), the figure is unknown
  * and a note says why and how to fix it: it is never guessed.
  *
- * CPU time, faults and disk bytes are those of the children the caller has
- * waited for (getrusage(RUSAGE_CHILDREN) and /proc/self/io deltas: a
- * child's counts are added to its parent when it is reaped), checked
- * against the cgroup's cpu.stat, which also sees processes nobody waited
- * for.
+ * CPU time, faults, context switches, the largest process's peak memory
+ * and the I/O counts are those of the children the caller has waited for
+ * (getrusage(RUSAGE_CHILDREN) and /proc/self/io deltas: a child's counts
+ * are added to its parent when it is reaped), checked against the
+ * cgroup's cpu.stat, which also sees processes nobody waited for.
+ *
+ * Bytes served from the page cache are not known: rchar (bytes returned
+ * by read(2) and friends) counts pipes and sockets as well as files, so
+ * rchar - read_bytes says nothing about the cache, and no counter tells
+ * file reads apart short of tracing the job. rchar and wchar are reported
+ * for what they are.
  *
  * Use: hs_usage_begin() just before starting the job; start it in the
  * cgroup that hs_usage_cgroup_procs() names (hs_job_spec.cgroup_procs);
@@ -33,7 +39,7 @@
 
 struct hs_usage_probe;
 
-/* Where the pressure figures (io_wait_s and friends) come from. */
+/* Where the pressure figures (io_wait_seconds and friends) come from. */
 enum hs_pressure_source {
 	HS_PRESSURE_UNKNOWN = 0,	/* not measured; the notes say why */
 	HS_PRESSURE_JOB_CGROUP,		/* a cgroup made for the job */
@@ -55,18 +61,21 @@ struct hs_usage {
 	double memory_wait_s;		/* some task stalled on memory (reclaim, refaults) */
 
 	uint64_t major_faults, minor_faults;
+	uint64_t voluntary_switches;	/* context switches: the task blocked */
+	uint64_t involuntary_switches;	/* context switches: the task was preempted */
+	uint64_t max_rss_bytes;		/* peak resident set of the largest process, as time(1) */
+
 	uint64_t read_bytes_disk;	/* bytes the job made the kernel read from storage */
-	bool rchar_known;		/* false: no per-task I/O accounting in this kernel */
-	uint64_t rchar;			/* bytes returned by read(2) and friends, pipes too */
+	bool io_known;			/* false: no per-task I/O accounting in this kernel */
+	uint64_t rchar;			/* bytes returned by read(2) and friends: files, pipes, sockets */
+	uint64_t wchar;			/* bytes passed to write(2) and friends, of any kind */
+	uint64_t write_bytes_disk;	/* bytes the job dirtied or wrote for storage (valid with io_known) */
 	/*
-	 * Bytes served from the page cache. Without better knowledge it is
-	 * estimated as rchar - read_bytes_disk (it counts pipes and sockets
-	 * too, and misses pages touched through mmap): read_bytes_cache_exact
-	 * is false. A caller that counted pages itself (a record backend) may
-	 * overwrite both fields before printing.
+	 * Bytes served from the page cache: the probe cannot know them (see
+	 * above), so it leaves read_bytes_cache_known false. A caller that
+	 * counted the pages itself may fill both fields before printing.
 	 */
 	bool read_bytes_cache_known;
-	bool read_bytes_cache_exact;
 	uint64_t read_bytes_cache;
 
 	int still_running;		/* processes of the job left running at the end */
@@ -102,23 +111,29 @@ int hs_usage_begin(struct hs_usage_probe **out);
 const char *hs_usage_cgroup_procs(const struct hs_usage_probe *p);
 
 /*
- * What a child of the caller that will not be reaped in time did, itself
- * and with the children it reaped: a record backend's tracer, which stays
- * to follow processes the job left running, holds the job's counts.
+ * What a helper child of the caller reaped: the job's processes, not the
+ * helper itself. A record backend's tracer forks the job and reaps it;
+ * hotset then counts the tracer in its own children (or never reaps it in
+ * time, when it stays to follow processes the job left running), so its
+ * view of the job replaces hotset's. self_user_s and self_sys_s are the
+ * helper's own CPU time, taken out of a cgroup hotset shares with it.
  */
-struct hs_usage_unreaped {
+struct hs_usage_helper {
 	bool known;
 	double user_s, sys_s;
+	double self_user_s, self_sys_s;
 	uint64_t major_faults, minor_faults;
+	uint64_t voluntary_switches, involuntary_switches;
+	uint64_t max_rss_bytes;
 	bool io_known;
-	uint64_t rchar, read_bytes;
+	uint64_t rchar, wchar, read_bytes, write_bytes;
 };
 
-/* Fill x with this process's own counts and its reaped children's. */
-void hs_usage_self(struct hs_usage_unreaped *x);
+/* In a helper: fill x with the counts of the children it has reaped. */
+void hs_usage_reaped(struct hs_usage_helper *x);
 
-/* Count x in the job's usage, as if that child had been reaped. */
-void hs_usage_add_unreaped(struct hs_usage_probe *p, const struct hs_usage_unreaped *x);
+/* Count the job as the helper saw it, instead of the caller's own children. */
+void hs_usage_add_helper(struct hs_usage_probe *p, const struct hs_usage_helper *x);
 
 /*
  * Stop measuring, once the job has been reaped. still_running is the

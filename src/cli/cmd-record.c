@@ -255,7 +255,7 @@ static int run_record(int argc, char **argv)
 		}
 		goto not_run;
 	}
-	hs_usage_add_unreaped(meter, &res.unreaped);
+	hs_usage_add_helper(meter, &res.helper);
 	hs_usage_end(meter, res.still_running, &u);
 	hs_profile_header_init(&h, "record");
 	snprintf(h.backend, sizeof(h.backend), "%s", hs_record_backend_name(res.backend));

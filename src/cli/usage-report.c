@@ -21,12 +21,16 @@ static void print_verdict(FILE *f, const struct hs_usage *u)
 	char size[16];
 
 	human_size(u->read_bytes_disk, size);
-	if (u->pressure == HS_PRESSURE_UNKNOWN)
+	if (u->pressure == HS_PRESSURE_UNKNOWN && u->io_known)
 		fprintf(f, "Time spent waiting for the disk is unknown; the job read %s from it.\n",
 			size);
-	else if (p >= 10)
+	else if (u->pressure == HS_PRESSURE_UNKNOWN)
+		fprintf(f, "Time spent waiting for the disk is unknown.\n");
+	else if (p >= 10 && u->io_known)
 		fprintf(f, "%.0f%% of the wall time was spent waiting for the disk (%s read from it).\n",
 			p, size);
+	else if (p >= 10)
+		fprintf(f, "%.0f%% of the wall time was spent waiting for the disk.\n", p);
 	else if (p >= 1)
 		fprintf(f, "Only %.0f%% of the wall time was spent waiting for the disk.\n", p);
 	else
@@ -80,10 +84,17 @@ void json_exit_code(struct json *j, int code)
 	json_null(j, "signal");
 }
 
-void print_usage_report(FILE *f, const struct hs_usage *u, bool notes)
+/* A byte count, or "unknown", then what it means if what is set. */
+static void print_bytes(FILE *f, const char *label, bool known, uint64_t v, const char *what)
 {
 	char size[16];
 
+	fprintf(f, "%-16s %11s%s%s\n", label, known ? human_size(v, size) : "unknown",
+		what ? "   " : "", what ? what : "");
+}
+
+void print_usage_report(FILE *f, const struct hs_usage *u, bool notes)
+{
 	fprintf(f, "%-16s %9.2f s\n", "Wall time", u->wall_s);
 	fprintf(f, "%-16s %9.2f s\n", "User time", u->user_s);
 	fprintf(f, "%-16s %9.2f s\n", "System time", u->sys_s);
@@ -101,15 +112,39 @@ void print_usage_report(FILE *f, const struct hs_usage *u, bool notes)
 	}
 	fprintf(f, "%-16s %9llu major, %llu minor\n", "Page faults",
 		(unsigned long long)u->major_faults, (unsigned long long)u->minor_faults);
-	fprintf(f, "%-16s %11s\n", "Read from disk", human_size(u->read_bytes_disk, size));
-	if (u->read_bytes_cache_known)
-		fprintf(f, "%-16s %11s%s\n", "Read from cache", human_size(u->read_bytes_cache, size),
-			u->read_bytes_cache_exact ? "" : " (estimate: bytes read minus bytes from disk)");
-	else
-		fprintf(f, "%-16s %11s\n", "Read from cache", "unknown");
+	fprintf(f, "%-16s %9llu voluntary, %llu involuntary\n", "Context switches",
+		(unsigned long long)u->voluntary_switches,
+		(unsigned long long)u->involuntary_switches);
+	print_bytes(f, "Max resident", true, u->max_rss_bytes, "peak of the largest process");
+	print_bytes(f, "Read from disk", u->io_known, u->read_bytes_disk, NULL);
+	print_bytes(f, "Read from cache", u->read_bytes_cache_known, u->read_bytes_cache,
+		    u->read_bytes_cache_known ? NULL :
+		    "(read() bytes count pipes and sockets too: see hotset-time(1))");
+	print_bytes(f, "read() bytes", u->io_known, u->rchar,
+		    "returned by read calls: files, pipes, sockets");
+	print_bytes(f, "Written to disk", u->io_known, u->write_bytes_disk, NULL);
+	print_bytes(f, "write() bytes", u->io_known, u->wchar,
+		    "passed to write calls: files, pipes, sockets");
 	print_verdict(f, u);
 	for (int i = 0; notes && i < u->nnotes; i++)
 		fprintf(f, "note: %s\n", u->notes[i]);
+}
+
+/* A figure, or null when it is not known. */
+static void json_seconds(struct json *j, const char *key, bool known, double v)
+{
+	if (known)
+		json_double(j, key, v);
+	else
+		json_null(j, key);
+}
+
+static void json_count(struct json *j, const char *key, bool known, uint64_t v)
+{
+	if (known)
+		json_u64(j, key, v);
+	else
+		json_null(j, key);
 }
 
 void json_usage(struct json *j, const struct hs_usage *u)
@@ -119,55 +154,34 @@ void json_usage(struct json *j, const struct hs_usage *u)
 		[HS_PRESSURE_JOB_CGROUP] = "job-cgroup",
 		[HS_PRESSURE_OWN_CGROUP] = "hotset-cgroup",
 	};
-	bool known = u && u->pressure != HS_PRESSURE_UNKNOWN;
+	static const struct hs_usage none;	/* the command never ran: nothing known */
+	bool ran = u != NULL, psi, io;
 
-	if (!u) {	/* the command never ran: every member, none known */
-		static const char *const members[] = {
-			"wall_s", "user_s", "sys_s", "io_wait_s", "io_wait_full_s",
-			"io_pressure_some_pct", "io_pressure_full_pct", "cpu_wait_s",
-			"memory_wait_s", "io_wait_method", "major_faults", "minor_faults",
-			"read_bytes_disk", "rchar", "read_bytes_cache", "read_bytes_cache_estimated",
-			"still_running",
-		};
-
-		for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++)
-			json_null(j, members[i]);
-		json_begin_array(j, "notes");
-		json_end_array(j);
-		return;
-	}
-	json_double(j, "wall_s", u->wall_s);
-	json_double(j, "user_s", u->user_s);
-	json_double(j, "sys_s", u->sys_s);
-	if (known) {
-		json_double(j, "io_wait_s", u->io_wait_s);
-		json_double(j, "io_wait_full_s", u->io_wait_full_s);
-		json_double(j, "io_pressure_some_pct", pct(u->io_wait_s, u->wall_s));
-		json_double(j, "io_pressure_full_pct", pct(u->io_wait_full_s, u->wall_s));
-		json_double(j, "cpu_wait_s", u->cpu_wait_s);
-		json_double(j, "memory_wait_s", u->memory_wait_s);
-	} else {
-		json_null(j, "io_wait_s");
-		json_null(j, "io_wait_full_s");
-		json_null(j, "io_pressure_some_pct");
-		json_null(j, "io_pressure_full_pct");
-		json_null(j, "cpu_wait_s");
-		json_null(j, "memory_wait_s");
-	}
+	if (!u)
+		u = &none;
+	psi = ran && u->pressure != HS_PRESSURE_UNKNOWN;
+	io = ran && u->io_known;
+	json_seconds(j, "wall_seconds", ran, u->wall_s);
+	json_seconds(j, "user_seconds", ran, u->user_s);
+	json_seconds(j, "sys_seconds", ran, u->sys_s);
+	json_seconds(j, "io_wait_seconds", psi, u->io_wait_s);
+	json_seconds(j, "io_wait_full_seconds", psi, u->io_wait_full_s);
+	json_seconds(j, "io_pressure_some_pct", psi, pct(u->io_wait_s, u->wall_s));
+	json_seconds(j, "io_pressure_full_pct", psi, pct(u->io_wait_full_s, u->wall_s));
+	json_seconds(j, "cpu_wait_seconds", psi, u->cpu_wait_s);
+	json_seconds(j, "memory_wait_seconds", psi, u->memory_wait_s);
 	json_string(j, "io_wait_method", method[u->pressure]);
-	json_u64(j, "major_faults", u->major_faults);
-	json_u64(j, "minor_faults", u->minor_faults);
-	json_u64(j, "read_bytes_disk", u->read_bytes_disk);
-	if (u->rchar_known)
-		json_u64(j, "rchar", u->rchar);
-	else
-		json_null(j, "rchar");
-	if (u->read_bytes_cache_known)
-		json_u64(j, "read_bytes_cache", u->read_bytes_cache);
-	else
-		json_null(j, "read_bytes_cache");
-	json_bool(j, "read_bytes_cache_estimated", !u->read_bytes_cache_exact);
-	json_i64(j, "still_running", u->still_running);
+	json_count(j, "major_faults", ran, u->major_faults);
+	json_count(j, "minor_faults", ran, u->minor_faults);
+	json_count(j, "voluntary_context_switches", ran, u->voluntary_switches);
+	json_count(j, "involuntary_context_switches", ran, u->involuntary_switches);
+	json_count(j, "max_rss_bytes", ran, u->max_rss_bytes);
+	json_count(j, "disk_read_bytes", io, u->read_bytes_disk);
+	json_count(j, "cache_read_bytes", ran && u->read_bytes_cache_known, u->read_bytes_cache);
+	json_count(j, "rchar_bytes", io, u->rchar);
+	json_count(j, "disk_write_bytes", io, u->write_bytes_disk);
+	json_count(j, "wchar_bytes", io, u->wchar);
+	json_count(j, "still_running", ran, (uint64_t)u->still_running);
 	json_begin_array(j, "notes");
 	for (int i = 0; i < u->nnotes; i++)
 		json_string(j, NULL, u->notes[i]);

@@ -45,12 +45,9 @@ void print_usage_report(FILE *f, const struct hs_usage *u, bool notes);
 
 /*
  * The figures as members of the JSON object being written (the caller
- * opens and closes it): wall_s, user_s, sys_s, io_wait_s, io_wait_full_s,
- * io_pressure_some_pct, io_pressure_full_pct, cpu_wait_s, memory_wait_s,
- * io_wait_method, major_faults, minor_faults, read_bytes_disk, rchar,
- * read_bytes_cache, read_bytes_cache_estimated, still_running, notes.
- * Unknown figures are null; with u NULL (the command never ran), all of
- * them, and notes is empty.
+ * opens and closes it), the keys of docs/json.md's "time" section from
+ * wall_seconds to notes. Unknown figures are null; with u NULL (the
+ * command never ran), all of them, and notes is empty.
  */
 void json_usage(struct json *j, const struct hs_usage *u);
 

@@ -11,11 +11,12 @@
  * so that a cgroup the job could not enter never stops the job from
  * running.
  *
- * CPU time, faults and bytes read come from the children the caller reaped:
- * getrusage(RUSAGE_CHILDREN), and /proc/self/io less the I/O of hotset's
- * own live threads (a reaped child's counts join its parent's). The
- * sampler thread, which keeps PSI's per-CPU aggregation windows short,
- * counts the bytes it reads itself so that they can be taken out too.
+ * CPU time, faults, context switches, peak memory and I/O bytes come from
+ * the children the caller reaped: getrusage(RUSAGE_CHILDREN), and
+ * /proc/self/io less the I/O of hotset's own live threads (a reaped
+ * child's counts join its parent's). The sampler thread, which keeps PSI's
+ * per-CPU aggregation windows short, counts the bytes it reads itself so
+ * that they can be taken out too.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -51,7 +52,7 @@ struct snapshot {
 	double t;
 	struct rusage children, self;
 	bool io_ok;
-	uint64_t rchar, read_bytes;	/* reaped children (and ended threads) only */
+	struct hs_proc_io io_children;	/* reaped children (and ended threads) only */
 	bool cg_ok;
 	struct hs_psi io, cpu, memory;
 	uint64_t cg_user_us, cg_sys_us;
@@ -73,7 +74,7 @@ struct hs_usage_probe {
 	uint64_t sampler_rchar;		/* bytes the sampler read (under lock) */
 
 	struct snapshot begin;
-	struct hs_usage_unreaped unreaped;	/* see hs_usage_add_unreaped() */
+	struct hs_usage_helper helper;	/* see hs_usage_add_helper() */
 	int nnotes;
 	char notes[HS_USAGE_NOTES][HS_USAGE_NOTE_LEN];
 };
@@ -325,6 +326,11 @@ static int cgroup_processes(const struct hs_usage_probe *p)
 
 /* ---- snapshots -------------------------------------------------------------- */
 
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
 /*
  * The I/O counted to the process but not to any live thread: what reaped
  * children (and ended threads) did. extra_rchar is what ended threads of
@@ -332,7 +338,7 @@ static int cgroup_processes(const struct hs_usage_probe *p)
  * what those reads return is counted to this thread only afterwards, so
  * the whole-process figure read last includes it, and it is taken out.
  */
-static bool children_io(uint64_t extra_rchar, uint64_t *rchar, uint64_t *read_bytes)
+static bool children_io(uint64_t extra_rchar, struct hs_proc_io *out)
 {
 	struct hs_proc_io total = { 0 }, thread;
 	uint64_t self_reads = 0;
@@ -352,14 +358,19 @@ static bool children_io(uint64_t extra_rchar, uint64_t *rchar, uint64_t *read_by
 			continue;	/* the thread ended: its counts moved to the process */
 		self_reads += (uint64_t)n;
 		total.rchar += thread.rchar;
+		total.wchar += thread.wchar;
 		total.read_bytes += thread.read_bytes;
+		total.write_bytes += thread.write_bytes;
 	}
 	closedir(d);
 	if (hs_proc_io_read(NULL, &thread) < 0)
 		return false;
 	total.rchar += self_reads + extra_rchar;
-	*rchar = thread.rchar > total.rchar ? thread.rchar - total.rchar : 0;
-	*read_bytes = thread.read_bytes > total.read_bytes ? thread.read_bytes - total.read_bytes : 0;
+	memset(out, 0, sizeof(*out));
+	out->rchar = minus(thread.rchar, total.rchar);
+	out->wchar = minus(thread.wchar, total.wchar);
+	out->read_bytes = minus(thread.read_bytes, total.read_bytes);
+	out->write_bytes = minus(thread.write_bytes, total.write_bytes);
 	return true;
 }
 
@@ -380,7 +391,7 @@ static void take_snapshot(struct hs_usage_probe *p, uint64_t extra_rchar, struct
 	}
 	getrusage(RUSAGE_SELF, &s->self);
 	getrusage(RUSAGE_CHILDREN, &s->children);
-	s->io_ok = children_io(extra_rchar, &s->rchar, &s->read_bytes);
+	s->io_ok = children_io(extra_rchar, &s->io_children);
 	s->t = hs_monotonic_seconds();
 }
 
@@ -495,8 +506,43 @@ int hs_usage_begin(struct hs_usage_probe **out)
 	return 0;
 }
 
-void hs_usage_self(struct hs_usage_unreaped *x)
+/* What getrusage says of the reaped children, less a baseline (NULL: none). */
+static void rusage_counts(const struct rusage *a, const struct rusage *b, struct hs_usage_helper *x)
 {
+	static const struct rusage zero;
+
+	if (!a)
+		a = &zero;
+	x->user_s = tv_seconds(b->ru_utime) - tv_seconds(a->ru_utime);
+	x->sys_s = tv_seconds(b->ru_stime) - tv_seconds(a->ru_stime);
+	x->user_s = x->user_s > 0 ? x->user_s : 0;
+	x->sys_s = x->sys_s > 0 ? x->sys_s : 0;
+	x->major_faults = minus((uint64_t)b->ru_majflt, (uint64_t)a->ru_majflt);
+	x->minor_faults = minus((uint64_t)b->ru_minflt, (uint64_t)a->ru_minflt);
+	x->voluntary_switches = minus((uint64_t)b->ru_nvcsw, (uint64_t)a->ru_nvcsw);
+	x->involuntary_switches = minus((uint64_t)b->ru_nivcsw, (uint64_t)a->ru_nivcsw);
+	/*
+	 * A peak, not a sum: the largest of the reaped children (in KiB), as
+	 * time(1) reports it. Children reaped before the baseline are forks of
+	 * hotset that never exec'd (the cgroup check): no larger than the
+	 * job's first process, which was one too until it exec'd.
+	 */
+	x->max_rss_bytes = (uint64_t)b->ru_maxrss * 1024;
+}
+
+static void io_counts(const struct hs_proc_io *a, const struct hs_proc_io *b,
+		      struct hs_usage_helper *x)
+{
+	x->io_known = true;
+	x->rchar = minus(b->rchar, a->rchar);
+	x->wchar = minus(b->wchar, a->wchar);
+	x->read_bytes = minus(b->read_bytes, a->read_bytes);
+	x->write_bytes = minus(b->write_bytes, a->write_bytes);
+}
+
+void hs_usage_reaped(struct hs_usage_helper *x)
+{
+	static const struct hs_proc_io zero;
 	struct rusage self, children;
 	struct hs_proc_io io;
 
@@ -504,22 +550,18 @@ void hs_usage_self(struct hs_usage_unreaped *x)
 	if (getrusage(RUSAGE_SELF, &self) < 0 || getrusage(RUSAGE_CHILDREN, &children) < 0)
 		return;
 	x->known = true;
-	x->user_s = tv_seconds(self.ru_utime) + tv_seconds(children.ru_utime);
-	x->sys_s = tv_seconds(self.ru_stime) + tv_seconds(children.ru_stime);
-	x->major_faults = (uint64_t)(self.ru_majflt + children.ru_majflt);
-	x->minor_faults = (uint64_t)(self.ru_minflt + children.ru_minflt);
-	/* the whole process's counts hold its reaped children's too */
-	if (hs_proc_io_read(NULL, &io) > 0) {
-		x->io_known = true;
-		x->rchar = io.rchar;
-		x->read_bytes = io.read_bytes;
-	}
+	rusage_counts(NULL, &children, x);
+	x->self_user_s = tv_seconds(self.ru_utime);
+	x->self_sys_s = tv_seconds(self.ru_stime);
+	/* a helper is a fork of hotset: its counts started at zero */
+	if (children_io(0, &io))
+		io_counts(&zero, &io, x);
 }
 
-void hs_usage_add_unreaped(struct hs_usage_probe *p, const struct hs_usage_unreaped *x)
+void hs_usage_add_helper(struct hs_usage_probe *p, const struct hs_usage_helper *x)
 {
 	if (x->known)
-		p->unreaped = *x;
+		p->helper = *x;
 }
 
 const char *hs_usage_cgroup_procs(const struct hs_usage_probe *p)
@@ -532,46 +574,39 @@ static double usec_delta(uint64_t a, uint64_t b)
 	return b > a ? (double)(b - a) / 1e6 : 0;
 }
 
-static uint64_t u64_delta(long a, long b)
-{
-	return b > a ? (uint64_t)(b - a) : 0;
-}
-
 /* Fill u from the two snapshots, with notes on what is incomplete. */
 static void compute(struct hs_usage_probe *p, const struct snapshot *a, const struct snapshot *b,
 		    int still_running, struct hs_usage *u)
 {
-	double ru_user, ru_sys, cg_user, cg_sys, slack;
+	struct hs_usage_helper c = { 0 };	/* the job's processes, as reaped */
+	double cg_user, cg_sys, slack;
 	int in_cgroup;
 	bool cg = a->cg_ok && b->cg_ok;
 
 	memset(u, 0, sizeof(*u));
 	u->wall_s = b->t - a->t;
-	ru_user = tv_seconds(b->children.ru_utime) - tv_seconds(a->children.ru_utime);
-	ru_sys = tv_seconds(b->children.ru_stime) - tv_seconds(a->children.ru_stime);
-	if (p->unreaped.known) {
-		ru_user += p->unreaped.user_s;
-		ru_sys += p->unreaped.sys_s;
-	}
-	u->user_s = ru_user > 0 ? ru_user : 0;
-	u->sys_s = ru_sys > 0 ? ru_sys : 0;
-	u->major_faults = u64_delta(a->children.ru_majflt, b->children.ru_majflt) +
-			  p->unreaped.major_faults;
-	u->minor_faults = u64_delta(a->children.ru_minflt, b->children.ru_minflt) +
-			  p->unreaped.minor_faults;
-
-	if (a->io_ok && b->io_ok && (!p->unreaped.known || p->unreaped.io_known)) {
-		u->read_bytes_disk = (b->read_bytes > a->read_bytes ? b->read_bytes - a->read_bytes : 0) +
-				     p->unreaped.read_bytes;
-		u->rchar_known = true;
-		u->rchar = (b->rchar > a->rchar ? b->rchar - a->rchar : 0) + p->unreaped.rchar;
-		u->read_bytes_cache_known = true;
-		u->read_bytes_cache = u->rchar > u->read_bytes_disk ? u->rchar - u->read_bytes_disk : 0;
+	if (p->helper.known) {
+		c = p->helper;
 	} else {
-		u->read_bytes_disk = 512 * u64_delta(a->children.ru_inblock, b->children.ru_inblock);
-		note(p, "the kernel keeps no per-process I/O counts (/proc/self/io): bytes read from "
-			"disk come from block input counts, and bytes read from the cache are unknown");
+		rusage_counts(&a->children, &b->children, &c);
+		if (a->io_ok && b->io_ok)
+			io_counts(&a->io_children, &b->io_children, &c);
 	}
+	u->user_s = c.user_s;
+	u->sys_s = c.sys_s;
+	u->major_faults = c.major_faults;
+	u->minor_faults = c.minor_faults;
+	u->voluntary_switches = c.voluntary_switches;
+	u->involuntary_switches = c.involuntary_switches;
+	u->max_rss_bytes = c.max_rss_bytes;
+	u->io_known = c.io_known;
+	u->read_bytes_disk = c.read_bytes;
+	u->rchar = c.rchar;
+	u->wchar = c.wchar;
+	u->write_bytes_disk = c.write_bytes;
+	if (!c.io_known)
+		note(p, "the kernel keeps no per-process I/O counts (/proc/self/io, "
+			"CONFIG_TASK_IO_ACCOUNTING): bytes read and written are unknown");
 
 	if (p->source != HS_PRESSURE_UNKNOWN && !cg)
 		note(p, "io_wait is unknown: the cgroup's pressure files could not be read at the end");
@@ -595,13 +630,15 @@ static void compute(struct hs_usage_probe *p, const struct snapshot *a, const st
 		cg_user = usec_delta(a->cg_user_us, b->cg_user_us);
 		cg_sys = usec_delta(a->cg_sys_us, b->cg_sys_us);
 		if (p->source == HS_PRESSURE_OWN_CGROUP) {
-			/* hotset's own CPU time is in there too */
-			cg_user -= tv_seconds(b->self.ru_utime) - tv_seconds(a->self.ru_utime);
-			cg_sys -= tv_seconds(b->self.ru_stime) - tv_seconds(a->self.ru_stime);
+			/* hotset's own CPU time is in there too, and its helper's */
+			cg_user -= tv_seconds(b->self.ru_utime) - tv_seconds(a->self.ru_utime) +
+				   c.self_user_s;
+			cg_sys -= tv_seconds(b->self.ru_stime) - tv_seconds(a->self.ru_stime) +
+				  c.self_sys_s;
 			cg_user = cg_user > 0 ? cg_user : 0;
 			cg_sys = cg_sys > 0 ? cg_sys : 0;
 		}
-		slack = 0.05 * (ru_user + ru_sys);
+		slack = 0.05 * (c.user_s + c.sys_s);
 		if (slack < 0.05)
 			slack = 0.05;
 		bool unwaited = cg_user + cg_sys > u->user_s + u->sys_s + slack;
@@ -617,13 +654,13 @@ static void compute(struct hs_usage_probe *p, const struct snapshot *a, const st
 		if (unwaited && !u->still_running)
 			note(p, "some processes of the job ended without being waited for (a "
 				"parent ignored SIGCHLD): user and system time come from the "
-				"job's cgroup, but their faults and disk reads are not counted, "
-				"so those figures are lower bounds");
+				"job's cgroup, but their faults, context switches, memory and "
+				"I/O bytes are not counted, so those figures are lower bounds");
 	}
 	if (u->still_running)
 		note(p, "%d process%s started by the command %s still running when it exited and "
-			"%s left running: what %s after that is not counted, and faults and disk "
-			"reads are lower bounds",
+			"%s left running: what %s after that is not counted, and faults, context "
+			"switches, memory and I/O bytes are lower bounds",
 		     u->still_running, u->still_running == 1 ? "" : "es",
 		     u->still_running == 1 ? "was" : "were", u->still_running == 1 ? "was" : "were",
 		     u->still_running == 1 ? "it does" : "they do");

@@ -19,22 +19,32 @@ no_cgroup_left() {
 }
 # The page cache is shared with the whole machine: somebody else's
 # drop_caches can empty it between two runs; a warm check is tried thrice.
-# The members every report has, with their types; unknown pressure is null.
+# The members every report has, in order, with their types; unknown is null.
+FIGURES='"wall_seconds", "user_seconds", "sys_seconds", "io_wait_seconds", "io_wait_full_seconds",
+ "io_pressure_some_pct", "io_pressure_full_pct", "cpu_wait_seconds", "memory_wait_seconds",
+ "io_wait_method", "major_faults", "minor_faults", "voluntary_context_switches",
+ "involuntary_context_switches", "max_rss_bytes", "disk_read_bytes", "cache_read_bytes",
+ "rchar_bytes", "disk_write_bytes", "wchar_bytes", "still_running", "notes"'
 check_json() {
 	check_eq "$(json "$1" '(
-all(isinstance(j[k], (int, float)) and not isinstance(j[k], bool) and j[k] >= 0
-    for k in ("wall_s", "user_s", "sys_s", "major_faults", "minor_faults", "read_bytes_disk",
-              "still_running", "exit_status"))
-and all(isinstance(j[k], int) for k in ("major_faults", "minor_faults", "read_bytes_disk", "still_running"))
+list(j) == ["report", "format", "command", "exit_status", "signal", "error", '"$FIGURES"']
+and j["report"] == "time"
+and all(isinstance(j[k], (int, float)) and not isinstance(j[k], bool) and j[k] >= 0
+    for k in ("wall_seconds", "user_seconds", "sys_seconds", "exit_status"))
+and all(isinstance(j[k], int) and not isinstance(j[k], bool) and j[k] >= 0
+    for k in ("major_faults", "minor_faults", "voluntary_context_switches",
+              "involuntary_context_switches", "max_rss_bytes", "still_running"))
+and all(j[k] is None or (isinstance(j[k], int) and j[k] >= 0)
+    for k in ("disk_read_bytes", "cache_read_bytes", "rchar_bytes", "disk_write_bytes", "wchar_bytes"))
+and (j["disk_read_bytes"] is None) == (j["rchar_bytes"] is None) == (j["disk_write_bytes"] is None)
 and all(j[k] is None or (isinstance(j[k], (int, float)) and j[k] >= 0)
-    for k in ("io_wait_s", "io_wait_full_s", "io_pressure_some_pct", "io_pressure_full_pct",
-              "cpu_wait_s", "memory_wait_s", "rchar", "read_bytes_cache"))
-and (j["io_wait_s"] is None) == (j["io_wait_method"] is None) == (j["io_wait_full_s"] is None)
-and (j["io_wait_s"] is None or j["io_wait_full_s"] <= j["io_wait_s"] <= j["wall_s"])
+    for k in ("io_wait_seconds", "io_wait_full_seconds", "io_pressure_some_pct",
+              "io_pressure_full_pct", "cpu_wait_seconds", "memory_wait_seconds"))
+and (j["io_wait_seconds"] is None) == (j["io_wait_method"] is None) == (j["io_wait_full_seconds"] is None)
+and (j["io_wait_seconds"] is None or j["io_wait_full_seconds"] <= j["io_wait_seconds"] <= j["wall_seconds"])
 and (j["io_pressure_some_pct"] is None or j["io_pressure_some_pct"] <= 100)
-and isinstance(j["read_bytes_cache_estimated"], bool)
 and isinstance(j["notes"], list) and all(isinstance(n, str) for n in j["notes"])
-and isinstance(j["command"], list))')" 1
+and isinstance(j["command"], list))')" 1 || { cat "$1" >&2; return 1; }
 }
 
 test_expect_success 'usage: --help, errors exit 2 before anything runs' '
@@ -173,6 +183,24 @@ test_expect_success '--json has every figure, with sane types' '
 	hotset time --json -- true 2> j2 && check_json j2
 '
 
+# documented KEYS-FILE SECTION: the keys docs/json.md lists under "## SECTION" are
+# those of the JSON report in KEYS-FILE, in order.
+documented() {
+	python3 - "$TESTS_DIR/../docs/json.md" "$@" <<-\EOF
+	import json, re, sys
+	text = open(sys.argv[1]).read()
+	section = re.search(r"^## %s\n(.*?)(?=^## |\Z)" % sys.argv[3], text, re.S | re.M).group(1)
+	keys = re.findall(r"^\| `([^`]+)` \|", section, re.M)
+	report = list(json.load(open(sys.argv[2])))
+	assert keys == report, (keys, report)
+	EOF
+}
+
+test_expect_success PYTHON 'docs/json.md lists exactly the keys of the time and record reports' '
+	hotset time -J -o j -- true && documented j time &&
+	hotset record -J -o p -- true 2> sum && documented sum record
+'
+
 test_expect_success CGROUP2 'as root, the job runs in a cgroup of its own, removed after' '
 	"$HOTSET" time --json -o j -- cat /proc/self/cgroup > cg &
 	pid=$! &&
@@ -184,20 +212,97 @@ test_expect_success CGROUP2 'as root, the job runs in a cgroup of its own, remov
 	no_cgroup_left $pid
 '
 
-test_expect_success REALFS 'bytes read from disk after eviction, from the cache when warm' '
+test_expect_success REALFS 'bytes read from disk after eviction; read() bytes, not a guess from the cache, when warm' '
 	head -c $((8 << 20)) /dev/urandom > f && sync f &&
 	"$HELPERS/pagetool" evict f &&
 	hotset time --json -o cold -- cat f > /dev/null &&
 	check_json cold &&
-	{ check_eq "$(json cold "j[\"read_bytes_disk\"] > 0 and j[\"rchar\"] >= 8 << 20")" 1 ||
-	  { cat cold >&2; false; }; } &&
+	check_eq "$(json cold "j[\"disk_read_bytes\"] > 0 and j[\"rchar_bytes\"] >= 8 << 20")" 1 &&
 	warm() {
 		hotset time --json -o warm -- cat f > /dev/null &&
 		check_json warm &&
-		{ check_eq "$(json warm "j[\"read_bytes_cache\"] >= 4 << 20 and j[\"read_bytes_cache_estimated\"]")" 1 ||
+		{ check_eq "$(json warm "j[\"rchar_bytes\"] >= 8 << 20 and j[\"cache_read_bytes\"] is None")" 1 ||
 		  { cat warm >&2; false; }; }
 	} &&
 	retry warm
+'
+
+# rchar counts pipes as well as files: rchar - read_bytes is no count of
+# bytes from the cache. A file read once (cold or warm) and passed through a
+# pipe must not show up as read twice from the cache.
+test_expect_success REALFS 'a pipe is not counted as file bytes from the cache' '
+	head -c $((8 << 20)) /dev/urandom > f && sync f &&
+	for state in cold warm; do
+		if [ $state = cold ]; then "$HELPERS/pagetool" evict f; else cat f > /dev/null; fi &&
+		hotset time --json -o j -- sh -c "cat f | wc -c" > n &&
+		check_eq "$(cat n)" $((8 << 20)) &&
+		check_json j &&
+		check_eq "$(json j "j[\"cache_read_bytes\"] is None or j[\"cache_read_bytes\"] <= 8 << 20")" 1 &&
+		check_eq "$(json j "j[\"rchar_bytes\"] is None or j[\"rchar_bytes\"] >= 16 << 20")" 1 &&
+		hotset time -o rep -- sh -c "cat f | wc -c" > n &&
+		grep "^Read from cache" rep > line &&
+		grep -q "unknown" line || { cat rep >&2; return 1; }
+	done
+'
+
+test_expect_success PYTHON 'max RSS is the peak of the largest process, a grandchild too' '
+	hotset time --json -o small -- true &&
+	check_json small &&
+	check_eq "$(json small "j[\"max_rss_bytes\"] < 32 << 20")" 1 &&
+	touch64="b = bytearray(64 << 20)
+for i in range(0, len(b), 4096): b[i] = 1" &&
+	hotset time --json -o big -- python3 -c "$touch64" &&
+	check_json big &&
+	check_eq "$(json big "j[\"max_rss_bytes\"] >= 64 << 20")" 1 &&
+	# a child of sh, reaped by sh: its peak reaches hotset through sh
+	hotset time --json -o grand -- sh -c "python3 -c \"\$0\"; :" "$touch64" &&
+	check_json grand &&
+	check_eq "$(json grand "j[\"max_rss_bytes\"] >= 64 << 20")" 1 &&
+	hotset time -o rep -- python3 -c "$touch64" &&
+	grep -q "^Max resident  *6[4-9]\.[0-9] MiB\|^Max resident  *[7-9][0-9]\.[0-9] MiB" rep
+'
+
+test_expect_success 'context switches are counted, as integers' '
+	hotset time --json -o j -- sh -c "sleep 0.01; sleep 0.01" &&
+	check_json j &&
+	check_eq "$(json j "j[\"voluntary_context_switches\"] >= 2")" 1 &&
+	hotset time -o rep -- true &&
+	grep -q "^Context switches  *[0-9][0-9]* voluntary, [0-9][0-9]* involuntary$" rep
+'
+
+test_expect_success REALFS,PYTHON 'bytes written and fsynced to a file count as written to disk' '
+	hotset time --json -o j -- python3 -c "
+import os
+fd = os.open(\"out\", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+for i in range(8):
+    os.write(fd, os.urandom(1 << 20))
+os.fsync(fd)
+" &&
+	check_json j &&
+	check_eq "$(json j "j[\"disk_write_bytes\"] >= 8 << 20 and j[\"wchar_bytes\"] >= 8 << 20")" 1 &&
+	hotset time --json -o quiet -- true &&
+	check_eq "$(json quiet "j[\"disk_write_bytes\"] < 1 << 20")" 1 &&
+	hotset time -o rep -- sh -c "head -c $((8 << 20)) /dev/zero > out2 && sync out2" &&
+	grep -q "^Written to disk  *[89]\.[0-9] MiB" rep
+'
+
+# within N KEY A B: the KEY of JSON files A and B differ by less than N.
+within() {
+	python3 -c 'import json, sys
+a, b = (json.load(open(f))[sys.argv[2]] for f in sys.argv[3:])
+print(abs(a - b) < int(sys.argv[1]))' "$@"
+}
+
+test_expect_success PYTHON 'record'"'"'s summary: the job'"'"'s own figures, not the tracer'"'"'s' '
+	touch64="b = bytearray(64 << 20)
+for i in range(0, len(b), 4096): b[i] = 1" &&
+	hotset record --backend=ptrace --json -o p -- python3 -c "$touch64" 2> sum &&
+	check_eq "$(json sum "j[\"max_rss_bytes\"] >= 64 << 20 and j[\"voluntary_context_switches\"] >= 0")" 1 &&
+	hotset record --backend=ptrace --json -o p -- true 2> sum &&
+	check_eq "$(json sum "j[\"max_rss_bytes\"] < 32 << 20 and j[\"cache_read_bytes\"] is None")" 1 &&
+	# the tracer reads /proc for kilobytes: none of it is the job'"'"'s
+	hotset time --json -o bare -- true &&
+	check_eq "$(within 1024 rchar_bytes sum bare)" True
 '
 
 test_expect_success CGROUP2 'processes left running: counted, noted as lower bounds, cgroup removed' '
@@ -229,14 +334,14 @@ except ChildProcessError:
 " &&
 	check_json j &&
 	json j "j[\"notes\"]" | grep -q "without being waited for" &&
-	check_eq "$(json j "j[\"user_s\"] + j[\"sys_s\"] > 0.1")" 1
+	check_eq "$(json j "j[\"user_seconds\"] + j[\"sys_seconds\"] > 0.1")" 1
 '
 
 test_expect_success NOBODY 'unprivileged: io_wait unknown with the reason, never a wrong number' '
 	chmod 777 . &&
 	as_nobody "$HOTSET" time --json -o j -- true &&
 	check_json j &&
-	if json j "j[\"io_wait_s\"]" | grep -q None; then
+	if json j "j[\"io_wait_seconds\"]" | grep -q None; then
 		json j "\" \".join(j[\"notes\"])" > notes &&
 		grep -q "io_wait is unknown" notes && grep -q "root" notes &&
 		grep -q "delegated" notes && grep -q "systemd-run --user --scope" notes

@@ -15,7 +15,7 @@ import json, sys
 ran = json.load(open(sys.argv[1]))
 failed = json.load(open(sys.argv[2]))
 assert list(ran) == list(failed), (list(ran), list(failed))
-said = {"command", "profile", "profile_written", "profile_error", "backend", "exit_status",
+said = {"report", "format", "command", "profile", "profile_written", "profile_error", "backend", "exit_status",
         "error", "interrupted_by", "notes"}
 for k, v in failed.items():
     assert k in said or v is None, (k, v)

@@ -261,14 +261,14 @@ test_expect_success NOBODY 'a job that leaves a process running still has its re
 	chown nobody:nogroup . &&
 	head -c $((4 << 20)) /dev/zero > big && chmod 644 big &&
 	as_nobody "$HOTSET" record --backend=ptrace --json -o p -- sh -c "cat big > /dev/null; sleep 2 > /dev/null 2>&1 &" 2> sum &&
-	check_eq "$(json sum "j[\"still_running\"] >= 1 and j[\"rchar\"] >= 4 << 20 and j[\"user_s\"] + j[\"sys_s\"] > 0")" 1
+	check_eq "$(json sum "j[\"still_running\"] >= 1 and j[\"rchar_bytes\"] >= 4 << 20 and j[\"user_seconds\"] + j[\"sys_seconds\"] > 0")" 1
 '
 
 test_expect_success REALFS 'the summary ends with what hotset time reports: a cold read came from the disk' '
 	head -c $((4 << 20)) /dev/urandom > cold && sync cold &&
 	"$HELPERS/pagetool" evict cold &&
 	hotset record --backend=ptrace --json -o p -- cat cold 2> sum > /dev/null &&
-	{ check_eq "$(json sum "j[\"read_bytes_disk\"] >= 4 << 20 and j[\"io_wait_s\"] is not None and j[\"wall_s\"] > 0")" 1 ||
+	{ check_eq "$(json sum "j[\"disk_read_bytes\"] >= 4 << 20 and j[\"io_wait_seconds\"] is not None and j[\"wall_seconds\"] > 0")" 1 ||
 	  { cat sum >&2; false; }; } &&
 	hotset record --backend=ptrace -o p -- cat cold 2> sum > /dev/null &&
 	grep -q "^I/O wait" sum && grep -q "^Read from disk" sum

@@ -30,7 +30,7 @@ for backend in ptrace bpf; do
 		check_eq "$(ls -A m)" fill &&
 		expect_code 3 hotset record --backend='$backend' --json -o m/p -- "${JOB[@]}" 2> j &&
 		sed -n "/^{/,\$p" j > j.json &&
-		check_eq "$(json j.json "(j[\"profile_written\"], j[\"profile_error\"], j[\"exit_status\"], j[\"files\"] > 0, j[\"wall_s\"] > 0)")" \
+		check_eq "$(json j.json "(j[\"profile_written\"], j[\"profile_error\"], j[\"exit_status\"], j[\"files\"] > 0, j[\"wall_seconds\"] > 0)")" \
 			"(False, '"'"'No space left on device'"'"', 3, True, True)" &&
 		check_eq "$(ls -A m)" fill &&
 		# killed by a signal, hotset still dies of it

@@ -950,8 +950,8 @@ static void finish(struct pt_tracer *tr, struct run *run)
 	run->out.still_running = processes_left(tr);
 	run->out.lost = tr->lost;
 	run->out.tracer_stays = tr->tasks.count > 0;
-	if (run->out.tracer_stays)	/* hotset will not reap us in time to count the job */
-		hs_usage_self(&run->out.usage);
+	/* hotset counts the job as we reaped it: its own children hold us too */
+	hs_usage_reaped(&run->out.usage);
 	if (tr->error && !run->out.error) {
 		run->out.error = tr->error;
 		snprintf(run->out.message, sizeof(run->out.message), "%s", strerror(-tr->error));

@@ -415,8 +415,7 @@ int hs_record_ptrace(const struct hs_record_opts *o, struct hs_recording *rec,
 	res->exec_error = a.out.exec_error;
 	res->exec_stage = stages[a.out.exec_stage & 3];
 	res->still_running = a.out.still_running;
-	if (a.out.tracer_stays)
-		res->unreaped = a.out.usage;
+	res->helper = a.out.usage;
 	res->lost_events = a.out.lost;
 	res->mmap_pages = "faulted";
 	return 0;

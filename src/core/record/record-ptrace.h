@@ -264,7 +264,7 @@ struct pt_outcome {
 	int still_running;	/* processes left running */
 	uint64_t lost;
 	bool tracer_stays;	/* the tracer follows processes left running */
-	struct hs_usage_unreaped usage;	/* then: the tracer's and the job's it reaped */
+	struct hs_usage_helper usage;	/* what the job's processes the tracer reaped used */
 };
 
 /* record-ptrace.c: the report channel (tracer side). */
