@@ -15,7 +15,8 @@
 #include "usage-report.h"
 
 static const char usage[] =
-	"usage: hotset record [-o PROFILE] [--trace] [--backend auto|ptrace|bpf] [-q] [-J] [--] CMD [ARGS...]\n"
+	"usage: hotset record [-o PROFILE] [--trace] [--backend auto|ptrace|bpf] [-q] [-J]\n"
+	"                     [--report FILE] [--] CMD [ARGS...]\n"
 	"       hotset record [--backend auto|ptrace|bpf] --probe\n"
 	"\n"
 	"Run CMD, follow every process it starts, and write a profile of the\n"
@@ -35,7 +36,8 @@ static const char usage[] =
 	"                        unless hotset runs as root\n"
 	"      --probe           only check that the backend can run here (exit 0 if\n"
 	"                        it can, 1 with the reason if not)\n"
-	"  -q, --quiet           no summary at the end, no warnings\n"
+	"      --report FILE     write the summary to FILE, not standard error\n"
+	"  -q, --quiet           no summary at the end (unless --report)\n"
 	"  -J, --json            print the summary as JSON (on stderr)\n"
 	"  -V, --version         show hotset's version\n"
 	"  -h, --help            show this help\n"
@@ -89,7 +91,7 @@ static int parse_backend(const char *s, enum hs_record_backend *b)
  * The summary as JSON. With rec and res NULL the command never ran (why,
  * and hotset's exit status code, say so): the figures are all null.
  */
-static void json_report(const char *out, const char *not_written, const char *backend,
+static void json_report(FILE *f, const char *out, const char *not_written, const char *backend,
 			const struct hs_recording *rec, const struct hs_record_result *res,
 			int code, const char *why, const struct hs_usage *u)
 {
@@ -97,7 +99,7 @@ static void json_report(const char *out, const char *not_written, const char *ba
 	struct hs_recording_stats st;
 	struct json j;
 
-	json_begin_report(&j, stderr, "record", false);
+	json_begin_report(&j, f, "record", false);
 	json_string(&j, "profile", out);
 	json_bool(&j, "profile_written", !not_written);
 	json_string(&j, "profile_error", not_written);
@@ -126,35 +128,36 @@ static void json_report(const char *out, const char *not_written, const char *ba
  * What was recorded, then what the job cost (as `hotset time` reports it);
  * not_written says why the profile could not be written, NULL if it was.
  */
-static void report(const char *out, const char *not_written, const struct hs_recording *rec,
-		   const struct hs_record_result *res, const struct hs_usage *u, bool json)
+static void report(FILE *f, const char *out, const char *not_written,
+		   const struct hs_recording *rec, const struct hs_record_result *res,
+		   const struct hs_usage *u, bool json)
 {
 	struct hs_recording_stats st;
 	int sig = hs_job_signal_received();
 	char size[16];
 
 	if (json) {
-		json_report(out, not_written, hs_record_backend_name(res->backend), rec, res, 0,
+		json_report(f, out, not_written, hs_record_backend_name(res->backend), rec, res, 0,
 			    NULL, u);
 		return;
 	}
 	hs_recording_stats(rec, &st);
-	fprintf(stderr, "hotset: recorded %llu file%s, %llu page%s (%s) with the %s backend",
+	fprintf(f, "hotset: recorded %llu file%s, %llu page%s (%s) with the %s backend",
 		(unsigned long long)st.files, plural(st.files), (unsigned long long)st.pages,
 		plural(st.pages), human_size(st.pages * hs_page_size(), size),
 		hs_record_backend_name(res->backend));
 	if (not_written)
-		fprintf(stderr, "; the profile was NOT written to %s (%s)\n", out, not_written);
+		fprintf(f, "; the profile was NOT written to %s (%s)\n", out, not_written);
 	else
-		fprintf(stderr, " into %s\n", out);
+		fprintf(f, " into %s\n", out);
 	if (sig)
-		fprintf(stderr, "hotset: interrupted (%s): the profile holds what was read until "
+		fprintf(f, "hotset: interrupted (%s): the profile holds what was read until "
 			"then\n", strsignal(sig));
 	if (res->still_running)
-		fprintf(stderr, "hotset: %d processes the command started are still running; what "
+		fprintf(f, "hotset: %d processes the command started are still running; what "
 			"they read from now on is not recorded\n", res->still_running);
-	print_job_status(stderr, res->wait_status);
-	print_usage_report(stderr, u, true);
+	print_job_status(f, res->wait_status);
+	print_usage_report(f, u, true);
 }
 
 /*
@@ -187,6 +190,7 @@ static int run_record(int argc, char **argv)
 		{ "trace", no_argument, NULL, OPT_TRACE },
 		{ "backend", required_argument, NULL, OPT_BACKEND },
 		{ "probe", no_argument, NULL, OPT_PROBE },
+		{ "report", required_argument, NULL, OPT_REPORT },
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
@@ -197,7 +201,8 @@ static int run_record(int argc, char **argv)
 	struct hs_error err = { 0 };
 	struct hs_usage_probe *meter;
 	struct hs_usage u;
-	const char *out = "hotset.profile";
+	const char *out = "hotset.profile", *report_path = NULL;
+	FILE *rep = stderr;
 	bool trace = false, probe = false, quiet = false, json = false;
 	char *command, cwd[4096], msg[PATH_MAX + 256];
 	int opt, rc, code = EXIT_HOTSET;
@@ -212,6 +217,7 @@ static int run_record(int argc, char **argv)
 				return usage_error(&cmd_record, "--backend is auto, ptrace or bpf");
 			break;
 		case OPT_PROBE: probe = true; break;
+		case OPT_REPORT: report_path = optarg; break;
 		case 'q': quiet = true; break;
 		case 'J': json = true; break;
 		default: return option_other(&cmd_record, opt, argv, longopts);
@@ -227,6 +233,8 @@ static int run_record(int argc, char **argv)
 		return usage_error(&cmd_record, "give the command to record after --");
 	o.argv = argv + optind;
 	backend = o.backend;
+	if ((rc = report_open(report_path, &rep)))
+		return rc;
 	/* before the job runs, not after: its work must not be wasted */
 	if ((rc = hs_profile_check_target(out, &err))) {
 		snprintf(msg, sizeof(msg), "%s: cannot write the profile: %s", out, err.msg);
@@ -276,18 +284,21 @@ static int run_record(int argc, char **argv)
 	else if (res.lost_events)
 		warning("%llu accesses could not be recorded: the profile is incomplete",
 			res.lost_events);
-	if (!quiet)
-		report(out, rc ? strerror(-rc) : NULL, rec, &res, &u, json);
+	/* -q: no summary on stderr; one asked for in a file is written */
+	if (!quiet || report_path)
+		report(rep, out, rc ? strerror(-rc) : NULL, rec, &res, &u, json);
 	hs_recording_free(rec);
+	/* a report that cannot be written is said; the job's status stands */
+	report_close(rep, report_path, EXIT_OK);
 	return exit_as_job(res.wait_status);
 
 not_run:	/* the command did not run: say why, in the JSON summary too */
 	error("%s", msg);
-	if (json && !quiet)
-		json_report(out, "the command did not run", hs_record_backend_name(backend), NULL,
-			    NULL, code, msg, NULL);
+	if (json && (!quiet || report_path))
+		json_report(rep, out, "the command did not run", hs_record_backend_name(backend),
+			    NULL, NULL, code, msg, NULL);
 	hs_recording_free(rec);
-	return code;
+	return report_close(rep, report_path, code);
 }
 
 const struct cmd cmd_record = {

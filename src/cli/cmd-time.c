@@ -88,7 +88,7 @@ static int run_time(int argc, char **argv)
 	struct hs_job job;
 	struct hs_usage u;
 	sigset_t forwarded, saved_mask;
-	bool json = false, quiet = false, reported = false, failed;
+	bool json = false, quiet = false, reported = false;
 	int opt, rc, running, status = 0, code;
 	char msg[PATH_MAX + 128];
 	FILE *out = stderr;
@@ -106,14 +106,8 @@ static int run_time(int argc, char **argv)
 		return usage_error(&cmd_time, "no command to run");
 	spec.argv = argv + optind;
 	/* as record does for its profile: 125, before the command runs */
-	if (output && !*output) {
-		error("-o: an empty FILE names no file");
-		return EXIT_HOTSET;
-	}
-	if (output && !(out = fopen(output, "we"))) {
-		error("cannot open %s: %s", output, strerror(errno));
-		return EXIT_HOTSET;
-	}
+	if ((rc = report_open(output, &out)))
+		return rc;
 	if ((rc = hs_usage_begin(&probe))) {
 		snprintf(msg, sizeof(msg), "cannot measure the command: %s", strerror(-rc));
 		code = EXIT_HOTSET;
@@ -170,15 +164,8 @@ not_run:	/* the command did not run, or cannot be measured: say why, in JSON too
 	if (json)
 		json_report(out, spec.argv, NULL, code, msg, NULL);
 close_out:
-	failed = fflush(out) != 0 || ferror(out);
-	if (out != stderr && fclose(out) != 0)
-		failed = true;
-	if (failed) {
-		if (out != stderr || errno != EPIPE)
-			error("cannot write the report to %s: %s", output ? output : "standard error",
-			      strerror(errno));
-		return code ? code : EXIT_HOTSET;
-	}
+	if ((rc = report_close(out, output, code)) != code)
+		return rc;
 	return reported ? exit_as_job(status) : code;
 }
 

@@ -187,3 +187,34 @@ void json_usage(struct json *j, const struct hs_usage *u)
 		json_string(j, NULL, u->notes[i]);
 	json_end_array(j);
 }
+
+int report_open(const char *path, FILE **f)
+{
+	*f = stderr;
+	if (!path)
+		return 0;
+	if (!*path) {
+		error("an empty report FILE names no file");
+		return EXIT_HOTSET;
+	}
+	if (!(*f = fopen(path, "we"))) {
+		error("cannot open %s: %s", path, strerror(errno));
+		return EXIT_HOTSET;
+	}
+	return 0;
+}
+
+int report_close(FILE *f, const char *path, int code)
+{
+	bool failed = fflush(f) != 0 || ferror(f);
+
+	if (f != stderr && fclose(f) != 0)
+		failed = true;
+	if (!failed)
+		return code;
+	/* a closed stderr pipe is the reader's choice */
+	if (f != stderr || errno != EPIPE)
+		error("cannot write the report to %s: %s", path ? path : "standard error",
+		      strerror(errno));
+	return code ? code : EXIT_HOTSET;
+}

@@ -51,4 +51,16 @@ void print_usage_report(FILE *f, const struct hs_usage *u, bool notes);
  */
 void json_usage(struct json *j, const struct hs_usage *u);
 
+/*
+ * --report FILE (time's -o): open it before the job runs, so that a path
+ * that cannot be written costs no run. *f is stderr without path. Returns
+ * 0, or EXIT_HOTSET after saying why.
+ */
+int report_open(const char *path, FILE **f);
+/*
+ * Flush and close the report (stderr is only flushed); a write error is
+ * said, and makes a code of 0 EXIT_HOTSET. Returns the exit code to use.
+ */
+int report_close(FILE *f, const char *path, int code);
+
 #endif

@@ -62,7 +62,9 @@ test_expect_success 'an empty -p PROFILE, show "", and an empty -o are refused' 
 	expect_code 125 hs record -o "" -- touch ran 2> err &&
 	grep -q "^hotset: : cannot write the profile: an empty path" err &&
 	expect_code 125 hs time -o "" -- touch ran 2> err &&
-	grep -q "^hotset: -o: an empty FILE names no file" err &&
+	grep -q "^hotset: an empty report FILE names no file" err &&
+	expect_code 125 hs record --report "" -- touch ran 2> err &&
+	grep -q "^hotset: an empty report FILE names no file" err &&
 	test ! -e ran
 '
 

@@ -423,4 +423,16 @@ test_expect_success BPF 'a signal after the job ended: profile and report are wh
 	done
 '
 
+test_expect_success 'record --report FILE: the summary in the file, the job alone on stderr' '
+	expect_code 3 hotset record -q -J --report rep.json -o p.prof -- \
+		sh -c "echo job-said >&2; exit 3" 2> err &&
+	check_eq "$(cat err)" job-said &&
+	check_eq "$(json rep.json "j[\"report\"], j[\"exit_status\"], j[\"profile_written\"]")" \
+		"('"'"'record'"'"', 3, True)" &&
+	hotset record --report rep.txt -o p.prof -- true 2> err &&
+	test ! -s err && grep -q "^hotset: recorded .* into p.prof" rep.txt &&
+	expect_code 125 hotset record --report no/such/dir/r -- touch ran 2> err &&
+	grep -q "cannot open no/such/dir/r" err && test ! -e ran
+'
+
 test_done
