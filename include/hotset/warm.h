@@ -81,6 +81,31 @@ typedef void (*hs_warm_progress_fn)(void *ctx, const struct hs_warm_progress *p)
 typedef void (*hs_warm_trace_fn)(void *ctx, const char *path, uint64_t off, uint64_t len,
 				 uint64_t phys);
 
+/* What became of one file, for a row per file (hotset warm -v). */
+struct hs_warm_file {
+	const char *path;
+	size_t path_len;
+	uint64_t pages;			/* targeted: within the file, holes excluded */
+	uint64_t hole_pages;		/* targeted pages that are holes */
+	uint64_t requested_pages;	/* in the pieces read */
+	bool known_before;		/* residency was told when planned */
+	uint64_t resident_pages;	/* targeted pages resident before (known_before) */
+	/*
+	 * What the reads left could be counted: not when residency was
+	 * unknown from the start, nor for a file deleted or replaced meanwhile.
+	 */
+	bool known_after;
+	uint64_t read_pages;		/* pages that became resident (known_after) */
+	uint64_t not_resident_pages;	/* requested pages still missing (known_after) */
+};
+
+/*
+ * Called once a file's reads have all completed (at once for a file with
+ * nothing to read); not for a file skipped before any read. May be called
+ * from several threads at once.
+ */
+typedef void (*hs_warm_file_fn)(void *ctx, const struct hs_warm_file *f);
+
 struct hs_warm_opts {
 	enum hs_warm_method method;
 	enum hs_warm_order order;
@@ -95,7 +120,8 @@ struct hs_warm_opts {
 	hs_warm_warn_fn warn;
 	hs_warm_progress_fn progress;
 	hs_warm_trace_fn trace;
-	void *ctx;		/* passed to warn, progress and trace */
+	hs_warm_file_fn file;	/* may be NULL */
+	void *ctx;		/* passed to warn, progress, trace and file */
 };
 
 /* The outcome of a session, filled by hs_warm_finish(). */

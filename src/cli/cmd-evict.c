@@ -94,6 +94,56 @@ static int evict_one(void *ctx, const struct hs_target *t)
 	return 0;
 }
 
+/* The summary after the rows, if any (docs/json.md, "evict"). */
+static void print_json(struct evict *e)
+{
+	if (e->verbose)
+		json_end_array(&e->j);
+	else
+		json_begin_report(&e->j, stdout, "evict", false);
+	json_u64(&e->j, "files", e->files);
+	json_u64(&e->j, "pages", e->pages);
+	json_u64(&e->j, "evicted_pages", e->evicted);
+	json_u64(&e->j, "stayed_pages", e->stayed + e->memory_only);
+	json_u64(&e->j, "memory_only_pages", e->memory_only);
+	json_u64(&e->j, "unknown_files", e->unknown_files);
+	json_u64(&e->j, "unknown_pages", e->unknown_pages);
+	json_u64(&e->j, "skipped_files", e->ops->skipped);
+	json_u64(&e->j, "stale_files", e->ops->stale);
+	json_u64(&e->j, "page_size", hs_page_size());
+	json_end_object(&e->j);
+	json_finish(&e->j);
+}
+
+static void print_human(const struct evict *e)
+{
+	const uint64_t ps = hs_page_size(), known = e->files - e->unknown_files;
+	const unsigned skipped = e->ops->skipped;
+	char a[16], b[16];
+
+	if (known || !e->unknown_files || skipped) {
+		printf("Evicted %llu page%s (%s) from %llu file%s", (unsigned long long)e->evicted,
+		       plural(e->evicted), human_size(e->evicted * ps, a),
+		       (unsigned long long)known, plural(known));
+		if (skipped)	/* as warm and status say it */
+			printf(" (%u skipped with a warning)", skipped);
+		if (e->stayed)
+			printf("; %llu page%s (%s) stayed: mapped, locked or dirty",
+			       (unsigned long long)e->stayed, plural(e->stayed),
+			       human_size(e->stayed * ps, b));
+		if (e->memory_only)
+			printf("; %llu page%s (%s) stayed on tmpfs or ramfs, which keep files"
+			       " only in memory", (unsigned long long)e->memory_only,
+			       plural(e->memory_only), human_size(e->memory_only * ps, b));
+		putchar('\n');
+	}
+	if (e->unknown_files)
+		printf("Asked the kernel to drop %llu %sfile%s (%s) whose residency is unknown (no\n"
+		       "write permission): what stayed in the cache cannot be told.\n",
+		       (unsigned long long)e->unknown_files, known ? "more " : "",
+		       plural(e->unknown_files), human_size(e->unknown_pages * ps, a));
+}
+
 static int run_evict(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -106,8 +156,6 @@ static int run_evict(int argc, char **argv)
 	};
 	struct operands ops = { .cmd = &cmd_evict };
 	struct evict e = { .writeback = true, .ops = &ops, .lock = PTHREAD_MUTEX_INITIALIZER };
-	const uint64_t ps = hs_page_size();
-	char a[16], b[16];
 	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "p:v", longopts, NULL)) != -1) {
@@ -129,50 +177,20 @@ static int run_evict(int argc, char **argv)
 		return rc;
 	if (!e.verbose)
 		ops.progress_label = "Evicting";	/* rows and a progress line do not mix */
-	if (e.json)
-		json_begin_report(&e.j, stdout, "evict", e.verbose);
+	if (e.json && e.verbose)
+		json_begin_report(&e.j, stdout, "evict", true);
 	rc = operands_foreach(&ops, evict_one, &e);
 	operands_report_stale(&ops);
 	operands_close(&ops);
+	/* rows already out make a report begun: it is ended whole */
+	if (!rc || (e.json && e.verbose)) {
+		if (e.json)
+			print_json(&e);
+		else
+			print_human(&e);
+	}
 	if (rc)
 		return finish_stdout(EXIT_USAGE);
-	if (e.json) {
-		if (e.verbose)
-			json_end_array(&e.j);
-		json_u64(&e.j, "files", e.files);
-		json_u64(&e.j, "pages", e.pages);
-		json_u64(&e.j, "evicted_pages", e.evicted);
-		json_u64(&e.j, "stayed_pages", e.stayed + e.memory_only);
-		json_u64(&e.j, "memory_only_pages", e.memory_only);
-		json_u64(&e.j, "unknown_files", e.unknown_files);
-		json_u64(&e.j, "unknown_pages", e.unknown_pages);
-		json_u64(&e.j, "skipped_files", ops.skipped);
-		json_u64(&e.j, "stale_files", ops.stale);
-		json_end_object(&e.j);
-		json_finish(&e.j);
-	} else {
-		const uint64_t known = e.files - e.unknown_files;
-
-		if (known || !e.unknown_files) {
-			printf("Evicted %llu page%s (%s) from %llu file%s", (unsigned long long)e.evicted,
-			       plural(e.evicted), human_size(e.evicted * ps, a),
-			       (unsigned long long)known, plural(known));
-			if (e.stayed)
-				printf("; %llu page%s (%s) stayed: mapped, locked or dirty",
-				       (unsigned long long)e.stayed, plural(e.stayed),
-				       human_size(e.stayed * ps, b));
-			if (e.memory_only)
-				printf("; %llu page%s (%s) stayed on tmpfs or ramfs, which keep files"
-				       " only in memory", (unsigned long long)e.memory_only,
-				       plural(e.memory_only), human_size(e.memory_only * ps, b));
-			putchar('\n');
-		}
-		if (e.unknown_files)
-			printf("Asked the kernel to drop %llu %sfile%s (%s) whose residency is unknown (no\n"
-			       "write permission): what stayed in the cache cannot be told.\n",
-			       (unsigned long long)e.unknown_files, known ? "more " : "",
-			       plural(e.unknown_files), human_size(e.unknown_pages * ps, a));
-	}
 	return finish_stdout(ops.skipped ? EXIT_PARTIAL : EXIT_OK);
 }
 

@@ -13,13 +13,15 @@
 #include "options.h"
 
 static const char usage[] =
-	"usage: hotset snapshot [-x] [-L] [-q] [-J] -o PROFILE PATH...\n"
+	"usage: hotset snapshot [-v] [-x] [-L] [-q] [-J] -o PROFILE PATH...\n"
 	"\n"
 	"Write a profile of the pages of files under PATHs that are in the page\n"
 	"cache now. Restore them later with 'hotset warm -p PROFILE'. The profile\n"
 	"names files by absolute path, so that it works from any directory.\n"
 	"\n"
 	"  -o, --output PROFILE   where to write the profile ('-' for stdout)\n"
+	"  -v, --verbose          a row per file written into the profile: how much\n"
+	"                         of it is resident\n"
 	"  -x, --one-file-system  do not cross mount points\n"
 	"  -L, --dereference      follow symlinks inside directories\n"
 	"  -q, --quiet            do not warn about files that are skipped\n"
@@ -36,6 +38,9 @@ const struct cmd cmd_snapshot;
 struct snapshot {
 	struct hs_profile_writer *w;
 	uint64_t files, pages;
+	bool verbose, json;
+	FILE *report;		/* where the summary and the rows go */
+	struct json j;
 	struct operands *ops;
 	struct stat self;	/* the profile being written: not profiled */
 	struct stat replaced;	/* the file it replaces, gone once it is: nor that */
@@ -45,6 +50,30 @@ struct snapshot {
 static bool same_file(const struct stat *a, const struct stat *b)
 {
 	return a->st_ino == b->st_ino && a->st_dev == b->st_dev;
+}
+
+/* A file written into the profile, for -v (under s->lock). */
+static void print_row(struct snapshot *s, const struct hs_target *t,
+		      const struct hs_profile_file *f)
+{
+	const uint64_t ps = hs_page_size(), size = (uint64_t)t->st->st_size;
+	const uint64_t bytes = f->pages * ps;
+	char a[16], b[16], pct[8];
+
+	if (s->json) {
+		json_begin_object(&s->j, NULL);
+		json_bytes(&s->j, "path", t->path, t->path_len);
+		json_u64(&s->j, "pages", f->pages);
+		json_u64(&s->j, "bytes", bytes);
+		json_u64(&s->j, "size_bytes", size);
+		json_end_object(&s->j);
+		return;
+	}
+	/* as status -v: the part resident, in bytes of the file (the last page is partial) */
+	fprintf(s->report, "%6s %10s / %-10s ", percent(f->pages, (size + ps - 1) / ps, pct),
+		human_size(bytes < size ? bytes : size, a), human_size(size, b));
+	print_path(s->report, t->path, t->path_len);
+	fputc('\n', s->report);
 }
 
 static int snapshot_one(void *ctx, const struct hs_target *t)
@@ -68,19 +97,53 @@ static int snapshot_one(void *ctx, const struct hs_target *t)
 	s->files++;
 	s->pages += e.file.pages;
 	rc = hs_profile_write_file(s->w, &e.file);
+	if (!rc && s->verbose)
+		print_row(s, t, &e.file);
 	pthread_mutex_unlock(&s->lock);
 out:
 	hs_residency_entry_release(&e);
 	return rc;
 }
 
-/* Walk ops into the profile out; returns the exit code. */
-static int take_snapshot(struct operands *ops, const char *out, bool json)
+/* The summary after the rows, if any (docs/json.md, "snapshot"). */
+static void print_summary(struct snapshot *s, const char *out)
 {
-	struct snapshot s = { .ops = ops, .lock = PTHREAD_MUTEX_INITIALIZER };
+	const unsigned skipped = s->ops->skipped;
+	char size[16];
+
+	if (s->json) {
+		if (s->verbose)
+			json_end_array(&s->j);
+		else
+			json_begin_report(&s->j, s->report, "snapshot", false);
+		json_string(&s->j, "profile", out);
+		json_u64(&s->j, "files", s->files);
+		json_u64(&s->j, "pages", s->pages);
+		json_u64(&s->j, "bytes", s->pages * hs_page_size());
+		json_u64(&s->j, "skipped_files", skipped);
+		json_u64(&s->j, "page_size", hs_page_size());
+		json_end_object(&s->j);
+		json_finish(&s->j);
+		return;
+	}
+	fprintf(s->report, "Snapshot of %llu file%s", (unsigned long long)s->files, plural(s->files));
+	if (skipped)	/* as warm and status say it */
+		fprintf(s->report, " (%u skipped with a warning)", skipped);
+	fprintf(s->report, ", %llu resident page%s (%s), written to %s\n",
+		(unsigned long long)s->pages, plural(s->pages),
+		human_size(s->pages * hs_page_size(), size), out);
+}
+
+/* Walk ops into the profile out; returns the exit code. */
+static int take_snapshot(struct operands *ops, const char *out, bool json, bool verbose)
+{
+	/* with -o -, stdout carries the profile: the report goes to stderr */
+	struct snapshot s = {
+		.ops = ops, .json = json, .verbose = verbose,
+		.report = strcmp(out, "-") ? stdout : stderr, .lock = PTHREAD_MUTEX_INITIALIZER,
+	};
 	struct hs_profile_header h;
 	struct hs_error err = { 0 };
-	char size[16];
 	int rc;
 
 	hs_profile_header_init(&h, "snapshot");
@@ -94,37 +157,25 @@ static int take_snapshot(struct operands *ops, const char *out, bool json)
 	/* an earlier profile at out, unless another name keeps it */
 	if (!strcmp(out, "-") || stat(out, &s.replaced) < 0 || s.replaced.st_nlink != 1)
 		memset(&s.replaced, 0, sizeof(s.replaced));
-	ops->progress_label = "Checking";
+	if (!verbose)
+		ops->progress_label = "Checking";	/* rows and a progress line do not mix */
+	if (json && verbose)
+		json_begin_report(&s.j, s.report, "snapshot", true);
 	rc = operands_foreach(ops, snapshot_one, &s);
 	/* no profile at all is a failed command, not some files left out */
 	if (rc) {
 		hs_profile_writer_abort(s.w);
 		if (rc < -1)
 			error("%s: %s", out, strerror(-rc));
-		return EXIT_FAILED;
-	}
-	if ((rc = hs_profile_writer_commit(s.w))) {
+	} else if ((rc = hs_profile_writer_commit(s.w))) {
 		error("%s: cannot write: %s", out, strerror(-rc));
+	}
+	if (rc) {
+		if (json && verbose)
+			print_summary(&s, out);	/* rows out make a report begun: ended whole */
 		return EXIT_FAILED;
 	}
-	/* with -o -, stdout carries the profile: the summary goes to stderr */
-	FILE *report = strcmp(out, "-") ? stdout : stderr;
-	if (json) {
-		struct json j;
-
-		json_begin_report(&j, report, "snapshot", false);
-		json_string(&j, "profile", out);
-		json_u64(&j, "files", s.files);
-		json_u64(&j, "pages", s.pages);
-		json_u64(&j, "bytes", s.pages * hs_page_size());
-		json_u64(&j, "skipped_files", ops->skipped);
-		json_end_object(&j);
-		json_finish(&j);
-	} else {
-		fprintf(report, "Snapshot of %llu file%s, %llu resident page%s (%s), written to %s\n",
-			(unsigned long long)s.files, plural(s.files), (unsigned long long)s.pages,
-			plural(s.pages), human_size(s.pages * hs_page_size(), size), out);
-	}
+	print_summary(&s, out);
 	return finish_stdout(ops->skipped ? EXIT_PARTIAL : EXIT_OK);
 }
 
@@ -132,18 +183,20 @@ static int run_snapshot(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "verbose", no_argument, NULL, 'v' },
 		WALK_LONGOPTS,
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
 	struct operands ops = { .cmd = &cmd_snapshot };
 	const char *out = NULL;
-	bool json = false;
+	bool json = false, verbose = false;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "o:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "o:v", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o': out = optarg; break;
+		case 'v': verbose = true; break;
 		case 'x': ops.walk.one_filesystem = true; break;
 		case 'L': ops.walk.follow_symlinks = true; break;
 		case 'q': ops.quiet = true; break;
@@ -179,7 +232,7 @@ static int run_snapshot(int argc, char **argv)
 	}
 	if (!rc) {
 		ops.paths = abs;
-		rc = take_snapshot(&ops, out, json);
+		rc = take_snapshot(&ops, out, json, verbose);
 	}
 	for (int i = 0; abs && i < ops.npaths; i++)
 		free(abs[i]);

@@ -13,7 +13,7 @@
 #include "options.h"
 
 static const char usage[] =
-	"usage: hotset warm [-p PROFILE] [--budget SIZE] [-x] [-L] [-q] [-J] [-j N] [PATH...]\n"
+	"usage: hotset warm [-p PROFILE] [--budget SIZE] [-v] [-x] [-L] [-q] [-J] [-j N] [PATH...]\n"
 	"\n"
 	"Read into the page cache what is missing of the files under PATHs, or of\n"
 	"the pages a profile lists. Pages already resident cost nothing; holes of\n"
@@ -24,6 +24,8 @@ static const char usage[] =
 	"                         if also given, select the profile's files under them)\n"
 	"      --budget SIZE      stop once SIZE (512M, 2G, 10% of RAM...) would be\n"
 	"                         newly read, in profile order; say where it stopped\n"
+	"  -v, --verbose          a row per file, as its reads complete: pages read,\n"
+	"                         already resident, targeted\n"
 	"  -x, --one-file-system  do not cross mount points\n"
 	"  -L, --dereference      follow symlinks inside directories\n"
 	"  -q, --quiet            no progress bar, no warnings about skipped files\n"
@@ -59,7 +61,9 @@ struct warm {
 	struct hs_warm *session;
 	struct operands *ops;
 	struct progress progress;
-	pthread_mutex_t lock;	/* messages come from several threads */
+	bool verbose, json;
+	struct json j;
+	pthread_mutex_t lock;	/* messages and rows come from several threads */
 };
 
 static int warm_one(void *ctx, const struct hs_target *t)
@@ -78,6 +82,52 @@ static void warm_warn(void *ctx, const char *path, int errnum, const char *what)
 	if (w->progress.on && !w->ops->quiet)
 		fputs("\r\033[K", stderr);	/* the message starts a clean line */
 	operands_warn(w->ops, path, errnum, what);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* A file's reads are done: its row, for -v (from the I/O threads). */
+static void warm_file(void *ctx, const struct hs_warm_file *f)
+{
+	struct warm *w = ctx;
+	char a[16];
+
+	pthread_mutex_lock(&w->lock);
+	if (w->json) {
+		json_begin_object(&w->j, NULL);
+		json_bytes(&w->j, "path", f->path, f->path_len);
+		json_u64(&w->j, "pages", f->pages);
+		json_u64(&w->j, "hole_pages", f->hole_pages);
+		json_u64(&w->j, "requested_pages", f->requested_pages);
+		if (f->known_before)
+			json_u64(&w->j, "already_resident_pages", f->resident_pages);
+		else
+			json_null(&w->j, "already_resident_pages");
+		if (f->known_after) {
+			json_u64(&w->j, "read_pages", f->read_pages);
+			json_u64(&w->j, "not_resident_pages", f->not_resident_pages);
+		} else {
+			json_null(&w->j, "read_pages");
+			json_null(&w->j, "not_resident_pages");
+		}
+		json_end_object(&w->j);
+	} else {
+		if (!f->known_before)
+			printf("read: %llu page%s (%s) in full, residency unknown ",
+			       (unsigned long long)f->requested_pages, plural(f->requested_pages),
+			       human_size(f->requested_pages * hs_page_size(), a));
+		else if (!f->known_after)
+			printf("read: unknown of %llu, %llu already resident ",
+			       (unsigned long long)f->pages, (unsigned long long)f->resident_pages);
+		else
+			printf("read: %llu page%s (%s) of %llu, %llu already resident ",
+			       (unsigned long long)f->read_pages, plural(f->read_pages),
+			       human_size(f->read_pages * hs_page_size(), a),
+			       (unsigned long long)f->pages, (unsigned long long)f->resident_pages);
+		if (f->known_after && f->not_resident_pages)
+			printf("(%llu still missing) ", (unsigned long long)f->not_resident_pages);
+		print_path(stdout, f->path, f->path_len);
+		putchar('\n');
+	}
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -101,51 +151,65 @@ static const char *method_name(const struct hs_warm_stats *s, char buf[32])
 	return buf;
 }
 
-static void print_json(const struct hs_warm_stats *s, uint64_t budget, const struct operands *ops)
+/* Bytes read from disk per second, or -1 when no time passed to measure it. */
+static double disk_rate(const struct hs_warm_stats *s)
 {
-	char m[32];
-	const uint64_t ps = hs_page_size();
-	struct json j;
+	return s->seconds > 0 ? (double)s->bytes_read_disk / s->seconds : -1;
+}
 
-	json_begin_report(&j, stdout, "warm", false);
-	json_u64(&j, "files", s->files);
-	json_u64(&j, "pages", s->pages);
-	json_u64(&j, "hole_pages", s->hole_pages);
-	json_u64(&j, "already_resident_pages", s->resident_pages);
-	json_u64(&j, "requested_pages", s->requested_pages);
-	json_u64(&j, "read_pages", s->read_pages);
-	json_u64(&j, "not_resident_pages", s->not_resident_pages);
-	json_u64(&j, "unknown_files", s->unknown_files);
-	json_u64(&j, "unknown_pages", s->unknown_pages);
-	json_u64(&j, "bytes_read_disk", s->bytes_read_disk);
-	json_string(&j, "bytes_read_disk_source", s->disk_source);
-	json_double(&j, "seconds", s->seconds);
-	json_double(&j, "mb_per_s", s->seconds > 0 ? (double)s->bytes_read_disk / 1e6 / s->seconds : 0);
-	json_u64(&j, "requests", s->requests);
-	if (budget)
-		json_u64(&j, "budget", budget);
+/* The summary after the rows, if any (docs/json.md, "warm"). */
+static void print_json(struct warm *w, const struct hs_warm_stats *s, uint64_t budget)
+{
+	const struct operands *ops = w->ops;
+	struct json *j = &w->j;
+	char m[32];
+
+	if (w->verbose)
+		json_end_array(j);
 	else
-		json_null(&j, "budget");
-	json_bool(&j, "budget_reached", s->budget_reached);
-	if (s->stop_path) {
-		json_begin_object(&j, "stopped_at");
-		json_string(&j, "path", s->stop_path);
-		json_u64(&j, "page", s->stop_page);
-		json_end_object(&j);
-	} else {
-		json_null(&j, "stopped_at");
-	}
-	json_u64(&j, "skipped_files", ops->skipped);
-	json_u64(&j, "stale_files", ops->stale);
-	json_string(&j, "method", method_name(s, m));
-	json_string(&j, "order", hs_warm_order_name(s->order));
-	json_u64(&j, "threads", s->threads);
-	json_u64(&j, "depth", s->depth);
-	json_u64(&j, "inflight_bytes", s->inflight);
-	json_u64(&j, "chunk_bytes", s->chunk);
-	json_u64(&j, "page_size", ps);
-	json_end_object(&j);
-	json_finish(&j);
+		json_begin_report(j, stdout, "warm", false);
+	json_u64(j, "files", s->files);
+	json_u64(j, "pages", s->pages);
+	json_u64(j, "hole_pages", s->hole_pages);
+	json_u64(j, "already_resident_pages", s->resident_pages);
+	json_u64(j, "requested_pages", s->requested_pages);
+	json_u64(j, "read_pages", s->read_pages);
+	json_u64(j, "not_resident_pages", s->not_resident_pages);
+	json_u64(j, "unknown_files", s->unknown_files);
+	json_u64(j, "unknown_pages", s->unknown_pages);
+	json_u64(j, "disk_read_bytes", s->bytes_read_disk);
+	json_string(j, "disk_read_source", s->disk_source);
+	json_double(j, "wall_seconds", s->seconds);
+	if (disk_rate(s) >= 0)
+		json_double(j, "disk_read_bytes_per_second", disk_rate(s));
+	else
+		json_null(j, "disk_read_bytes_per_second");
+	json_u64(j, "requests", s->requests);
+	if (budget)
+		json_u64(j, "budget_bytes", budget);
+	else
+		json_null(j, "budget_bytes");
+	json_bool(j, "budget_reached", s->budget_reached);
+	json_string(j, "stopped_at_path", s->stop_path);
+	if (s->stop_path)
+		json_u64(j, "stopped_at_page", s->stop_page);
+	else
+		json_null(j, "stopped_at_page");
+	json_u64(j, "skipped_files", ops->skipped);
+	json_u64(j, "stale_files", ops->stale);
+	json_string(j, "method", method_name(s, m));
+	/* auto, unresolved: nothing was read, no disk was looked at */
+	json_string(j, "order", s->order == HS_ORDER_AUTO ? NULL : hs_warm_order_name(s->order));
+	json_u64(j, "threads", s->threads);
+	json_u64(j, "depth", s->depth);
+	json_u64(j, "inflight_bytes", s->inflight);
+	if (s->chunk)
+		json_u64(j, "chunk_bytes", s->chunk);
+	else
+		json_null(j, "chunk_bytes");	/* no --chunk, and no disk looked at */
+	json_u64(j, "page_size", hs_page_size());
+	json_end_object(j);
+	json_finish(j);
 }
 
 static void print_human(const struct hs_warm_stats *s, const struct operands *ops)
@@ -170,10 +234,11 @@ static void print_human(const struct hs_warm_stats *s, const struct operands *op
 	if (s->unknown_pages)
 		printf("; %llu (%s) of unknown residency read in full",
 		       (unsigned long long)s->unknown_pages, human_size(s->unknown_pages * ps, c));
-	printf("\n%10s: %s in %.2f s, %.1f MB/s (%s)\n", "Disk", human_size(s->bytes_read_disk, a),
-	       s->seconds, s->seconds > 0 ? (double)s->bytes_read_disk / 1e6 / s->seconds : 0,
-	       !strcmp(s->disk_source, "proc-io") ? "read_bytes of /proc/self/io"
-						   : "pages that became resident");
+	printf("\n%10s: %s in %.2f s", "Disk", human_size(s->bytes_read_disk, a), s->seconds);
+	if (disk_rate(s) >= 0)
+		printf(", %s/s", human_size((uint64_t)disk_rate(s), b));
+	printf(" (%s)\n", !strcmp(s->disk_source, "proc-io") ? "read_bytes of /proc/self/io"
+							 : "pages that became resident");
 	if (s->budget_reached) {
 		printf("%10s: spent; stopped at ", "Budget");
 		print_path(stdout, s->stop_path, strlen(s->stop_path));
@@ -208,6 +273,7 @@ static int run_warm(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "profile", required_argument, NULL, 'p' },
 		{ "threads", required_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "budget", required_argument, NULL, OPT_BUDGET },
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "inflight", required_argument, NULL, OPT_INFLIGHT },
@@ -222,12 +288,12 @@ static int run_warm(int argc, char **argv)
 	struct warm w = { .ops = &ops, .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct hs_warm_opts o = { .warn = warm_warn, .progress = warm_progress, .ctx = &w };
 	struct hs_warm_stats st;
-	bool json = false;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "p:j:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "p:j:v", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p': ops.profile = optarg; break;
+		case 'v': w.verbose = true; break;
 		case OPT_BUDGET:
 			if (parse_size(optarg, &o.budget) < 0)
 				return bad_size("--budget", optarg);
@@ -237,7 +303,7 @@ static int run_warm(int argc, char **argv)
 		case 'x': ops.walk.one_filesystem = true; break;
 		case 'L': ops.walk.follow_symlinks = true; break;
 		case 'q': ops.quiet = true; break;
-		case 'J': json = true; break;
+		case 'J': w.json = true; break;
 		case OPT_DEPTH:
 			if ((rc = option_count(&cmd_warm, "--depth", optarg, 1, 1024, &o.depth)))
 				return rc;
@@ -293,12 +359,17 @@ static int run_warm(int argc, char **argv)
 	if ((rc = operands_open(&ops)))
 		return rc;
 	raise_nofile();
-	progress_start(&w.progress, "Warming", 0, ops.quiet || json);
+	/* rows and a progress line do not mix */
+	progress_start(&w.progress, "Warming", 0, ops.quiet || w.json || w.verbose);
+	if (w.verbose)
+		o.file = warm_file;
 	if ((rc = hs_warm_new(&o, &w.session))) {
 		operands_close(&ops);
 		error("cannot start warming: %s", strerror(-rc));
 		return EXIT_USAGE;
 	}
+	if (w.json && w.verbose)
+		json_begin_report(&w.j, stdout, "warm", true);
 	rc = operands_foreach(&ops, warm_one, &w);
 	hs_warm_finish(w.session, &st);
 	progress_end(&w.progress);
@@ -306,9 +377,10 @@ static int run_warm(int argc, char **argv)
 	operands_close(&ops);
 	if (rc < -1)
 		error("%s", strerror(-rc));
-	if (rc == 0 || rc == HS_WARM_STOP) {
-		if (json)
-			print_json(&st, o.budget, &ops);
+	if (rc == 0 || rc == HS_WARM_STOP || (w.json && w.verbose)) {
+		/* rows already out make a report begun: it is ended whole */
+		if (w.json)
+			print_json(&w, &st, o.budget);
 		else
 			print_human(&st, &ops);
 	}

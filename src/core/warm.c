@@ -188,6 +188,9 @@ struct job {
 	uint64_t size;		/* bytes, when planned */
 	uint64_t pages;		/* pages in the pieces */
 	uint64_t before;	/* of those, resident when planned */
+	/* for the file callback: the whole target, as planned */
+	uint64_t target_pages, holes, resident;
+	size_t path_len;
 	size_t npieces;
 	struct hs_range *pieces;	/* in pages; trailing storage */
 	char *path;			/* trailing storage */
@@ -414,6 +417,18 @@ static void job_finish(struct hs_warm *w, struct job *j)
 	w->jobs_ended++;
 	pthread_cond_broadcast(&w->room);
 	pthread_mutex_unlock(&w->lock);
+	if (w->o.file) {
+		struct hs_warm_file f = {
+			.path = j->path, .path_len = j->path_len, .pages = j->target_pages,
+			.hole_pages = j->holes, .requested_pages = j->pages,
+			.known_before = j->known, .resident_pages = j->resident,
+			.known_after = known,
+			.read_pages = known && after > j->before ? after - j->before : 0,
+			.not_resident_pages = known && pages > after ? pages - after : 0,
+		};
+
+		w->o.file(w->o.ctx, &f);
+	}
 	free(j);
 }
 
@@ -1087,6 +1102,10 @@ static struct job *job_new(const struct hs_target *t, const struct plan *p)
 	j->refs = 1;
 	j->known = p->known;
 	j->size = (uint64_t)t->st->st_size;
+	j->target_pages = p->pages;
+	j->holes = p->holes;
+	j->resident = p->resident;
+	j->path_len = t->path_len;
 	j->npieces = p->npieces;
 	j->pieces = (struct hs_range *)(j + 1);
 	j->path = (char *)j->pieces + pieces_size;
@@ -1245,6 +1264,15 @@ int hs_warm_add(struct hs_warm *w, const struct hs_target *t)
 	}
 	if (!p.npieces) {
 		pthread_mutex_unlock(&w->lock);
+		if (w->o.file) {	/* nothing to read: done already */
+			struct hs_warm_file f = {
+				.path = t->path, .path_len = t->path_len, .pages = p.pages,
+				.hole_pages = p.holes, .known_before = p.known,
+				.resident_pages = p.resident, .known_after = p.known,
+			};
+
+			w->o.file(w->o.ctx, &f);
+		}
 		rc = cut ? HS_WARM_STOP : 0;
 		goto out;
 	}

@@ -120,8 +120,23 @@ test_expect_success '-o - writes the profile to stdout, the summary to stderr' '
 test_expect_success '--json summary' '
 	printf x > f && cat f > /dev/null &&
 	hotset snapshot --json -o s.prof f > j &&
-	check_eq "$(json j "sorted(j) == [\"bytes\", \"files\", \"format\", \"pages\", \"profile\", \"report\", \"skipped_files\"]")" 1 &&
+	check_eq "$(json j "sorted(j) == [\"bytes\", \"files\", \"format\", \"page_size\", \"pages\", \"profile\", \"report\", \"skipped_files\"]")" 1 &&
 	check_eq "$(json j "j[\"bytes\"] == j[\"pages\"] * $ps")" 1
+'
+
+test_expect_success REALFS '-v: a row per file written, as JSON items too; files skipped are counted' '
+	mkpages f 4 && mkpages cold 2 &&
+	check() {
+		pagetool evict cold && pagetool read f 0-1 &&
+		expect_code 1 "$HOTSET" snapshot -v -o s.prof f cold missing > out 2> err &&
+		{ printf "%6s %10s / %-10s %s\n" 50.0% "$((2 * ps / 1024)).0 KiB" "$((4 * ps / 1024)).0 KiB" "$PWD/f" &&
+		  echo "Snapshot of 1 file (1 skipped with a warning), 2 resident pages ($((2 * ps / 1024)).0 KiB), written to s.prof"
+		} > want &&
+		diff want out &&
+		hotset snapshot -v --json -o s.prof f cold > j &&
+		check_eq "$(json j "j[\"items\"] == [{\"path\": \"$PWD/f\", \"pages\": 2, \"bytes\": $((2 * ps)), \"size_bytes\": $((4 * ps))}]")" 1
+	} &&
+	retry check
 '
 
 test_expect_success REALFS 'paths with a newline and a non-UTF-8 byte survive the round trip' '

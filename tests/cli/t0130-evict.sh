@@ -113,6 +113,7 @@ test_expect_success REALFS 'a missing PATH is told, the others are evicted, exit
 	pagetool read a 0-1 &&
 	expect_code 1 "$HOTSET" evict missing a > out 2> err &&
 	grep -q "^hotset: missing: cannot open: No such file or directory$" err &&
+	grep -q "^Evicted 2 pages (.*) from 1 file (1 skipped with a warning)$" out &&
 	check_eq "$(pagetool resident a)" ""
 '
 

@@ -229,7 +229,7 @@ test_expect_success 'sizes: the forms the man page defines are accepted, exactly
 	printf x > f &&
 	while read -r size want; do
 		hs warm -q --json --budget "$size" f > j &&
-		check_eq "$(json j "j[\"budget\"]")" "$want" || return 1
+		check_eq "$(json j "j[\"budget_bytes\"]")" "$want" || return 1
 	done <<-EOF &&
 	4096 4096
 	10K 10240
@@ -246,7 +246,7 @@ test_expect_success 'sizes: the forms the man page defines are accepted, exactly
 	EOF
 	ram=$(awk "/^MemTotal:/ { print \$2 * 1024 }" /proc/meminfo) &&
 	hs warm -q --json --budget 10% f > j &&
-	json j "abs(j[\"budget\"] - $ram / 10) < $ram / 100" > ok && check_eq "$(cat ok)" 1 &&
+	json j "abs(j[\"budget_bytes\"] - $ram / 10) < $ram / 100" > ok && check_eq "$(cat ok)" 1 &&
 	hs warm -q --json --inflight 1M --chunk 8K f > j &&
 	check_eq "$(json j "(j[\"inflight_bytes\"], j[\"chunk_bytes\"])")" "(1048576, 8192)"
 '

@@ -72,7 +72,7 @@ whole_tree() {
 	check_eq "$(json out.json 'j["read_pages"] + j["already_resident_pages"]')" 675
 	check_eq "$(json out.json 'j["skipped_files"]')" 0
 	check_eq "$(json out.json 'j["budget_reached"]')" 0
-	check_eq "$(json out.json 'all(k in j for k in ("bytes_read_disk", "seconds", "mb_per_s"))')" 1
+	check_eq "$(json out.json 'all(k in j for k in ("disk_read_bytes", "wall_seconds", "disk_read_bytes_per_second"))')" 1
 }
 
 summary_counts() {
@@ -155,8 +155,8 @@ budget() {
 		"f 0:0 0 0 0.000000000 r 0-63 $PWD/b" "f 0:0 0 0 0.000000000 r 0-63 $PWD/c"
 	hotset warm -p p.prof --budget $((96 * PS)) --json > out.json
 	check_eq "$(json out.json 'j["budget_reached"]')" 1
-	check_eq "$(json out.json 'j["stopped_at"]["path"]')" "$PWD/b"
-	check_eq "$(json out.json 'j["stopped_at"]["page"]')" 48
+	check_eq "$(json out.json 'j["stopped_at_path"]')" "$PWD/b"
+	check_eq "$(json out.json 'j["stopped_at_page"]')" 48
 	check_eq "$("$PT" resident a)" "0-63"
 	check_eq "$("$PT" resident b)" "0-47"
 	test -z "$("$PT" resident c)"
@@ -174,7 +174,7 @@ budget_over_resident_runs() {
 	"$PT" evict f
 	"$PT" read f 0-9 20-29
 	hotset warm --budget $((10 * PS)) --json f > out.json
-	check_eq "$(json out.json 'j["stopped_at"]["page"]')" 30
+	check_eq "$(json out.json 'j["stopped_at_page"]')" 30
 	check_eq "$(json out.json '(j["already_resident_pages"], j["read_pages"])')" "(20, 10)"
 	check_eq "$("$PT" resident f)" "0-29"
 }
@@ -270,7 +270,29 @@ sparse_holes() {
 	check_eq "$("$PT" resident sparse)" $(( (512 << 20) / PS ))
 }
 
-export -f whole_tree summary_counts every_method usr_include profile_snapshot profile_by_hand \
+# -v: a row per file as its reads complete, and the same as JSON items
+rows() {
+	mkfile f 40; mkfile g 3
+	"$PT" evict f g
+	"$PT" read f 0-9
+	hotset warm -v f g > out
+	grep -qx "read: 30 pages ($((30 * PS / 1024)).0 KiB) of 40, 10 already resident f" out
+	grep -qx "read: 3 pages ($((3 * PS / 1024)).0 KiB) of 3, 0 already resident g" out
+	grep -qx "     Files: 2" out
+	"$PT" evict f g
+	"$PT" read f 0-9
+	hotset warm -v --json f g > out.json
+	check_eq "$(json out.json 'sorted((i["path"], i["pages"], i["already_resident_pages"], i["requested_pages"], i["read_pages"], i["not_resident_pages"]) for i in j["items"])')" \
+		"[('f', 40, 10, 40, 30, 0), ('g', 3, 0, 3, 3, 0)]"
+	hotset warm -v --json f g > again.json
+	check_eq "$(json again.json '[(i["requested_pages"], i["read_pages"]) for i in j["items"]]')" "[(0, 0), (0, 0)]"
+	# a file skipped has no row, and is counted on the Files line
+	expect_code 1 hotset warm -v f /nonexistent > out 2> err
+	check_eq "$(grep -c "^read: " out)" 1
+	grep -qx "     Files: 1 (1 skipped with a warning)" out
+}
+
+export -f rows whole_tree summary_counts every_method usr_include profile_snapshot profile_by_hand \
 	profile_and_paths budget budget_over_resident_runs half_resident_without_cachestat \
 	low_open_file_limit fifo past_the_end as_nobody_user missing_path sparse_holes
 
@@ -300,6 +322,10 @@ test_expect_success REALFS 'evict then warm leaves every page of a tree resident
 
 test_expect_success REALFS,CACHESTAT 'the summary counts what was resident and what was read' '
 	retry_once summary_counts
+'
+
+test_expect_success REALFS,CACHESTAT '-v: a row per file, as JSON items too' '
+	retry_once rows
 '
 
 test_expect_success REALFS 'every method and order warms everything' '

@@ -110,6 +110,10 @@ struct seen {
 	/* on the first read, do this to the file being read */
 	enum { NOTHING, TRUNCATE, UNLINK } action;
 	bool acted;
+	/* the file callback: what it was told, by file */
+	unsigned nfiles;
+	struct hs_warm_file file[8];
+	char file_path[8][128];
 };
 
 static void on_warn(void *ctx, const char *path, int errnum, const char *what)
@@ -138,6 +142,33 @@ static void on_read(void *ctx, const char *path, uint64_t off, uint64_t len, uin
 		else
 			CHECK(unlink(path) == 0);
 	}
+}
+
+static void on_file(void *ctx, const struct hs_warm_file *f)
+{
+	struct seen *s = ctx;
+	unsigned i = __atomic_fetch_add(&s->nfiles, 1, __ATOMIC_RELAXED);
+
+	if (i < 8) {
+		s->file[i] = *f;
+		snprintf(s->file_path[i], sizeof(s->file_path[i]), "%.*s", (int)f->path_len, f->path);
+		s->file[i].path = s->file_path[i];
+	}
+}
+
+/* The file callback's row for path, or NULL if it had none (or two). */
+static const struct hs_warm_file *file_seen(const struct seen *s, const char *path)
+{
+	const struct hs_warm_file *found = NULL;
+
+	for (unsigned i = 0; i < s->nfiles && i < 8; i++) {
+		if (strcmp(s->file_path[i], path))
+			continue;
+		if (found)
+			return NULL;
+		found = &s->file[i];
+	}
+	return found;
 }
 
 static struct hs_warm *start(struct seen *s, enum hs_warm_method m, enum hs_warm_order o,
@@ -337,6 +368,79 @@ TEST(a_file_that_shrinks_before_its_read_is_reported)
 	}
 	scratch_done();
 }
+
+/*
+ * A row per file once its reads are done: one for each file, that adds up
+ * to the totals; a file deleted meanwhile has no count after the reads.
+ */
+static void tells_each_file_once_done_body(void)
+{
+	struct seen s = { .action = UNLINK };
+	struct hs_warm_opts opts = { .order = HS_ORDER_GIVEN, .threads = 1, .warn = on_warn,
+				     .trace = on_read, .file = on_file, .ctx = &s };
+	const struct hs_range half = { 0, 4 };
+	const struct hs_warm_file *f;
+	struct hs_warm_stats st;
+	struct hs_warm *w = NULL;
+	char hot[128], gone[128], cold[128], buf[65536];
+	int fd;
+
+	scratch_dir();
+	make_file("hot", 10, 0, hot, sizeof(hot));
+	make_file("gone", 20, 0, gone, sizeof(gone));
+	make_file("cold", 30, 0, cold, sizeof(cold));
+	CHECK((fd = open(hot, O_RDONLY)) >= 0);
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+	CHECK(hs_warm_new(&opts, &w) == 0);
+	/* fully resident: nothing read, so the first read (unlinked) is gone's */
+	CHECK(add(w, hot, &half, 1) == 0);
+	CHECK(add(w, gone, NULL, 0) == 0);
+	CHECK(add(w, cold, NULL, 0) == 0);
+	CHECK(hs_warm_finish(w, &st) == 0);
+	CHECK_EQ_U64(s.nfiles, 3);
+	if ((f = file_seen(&s, hot)) && hs_have_cachestat() && resident(hot) >= 5) {
+		CHECK(f->known_before && f->known_after);
+		CHECK_EQ_U64(f->pages, 5);
+		CHECK_EQ_U64(f->resident_pages, 5);
+		CHECK_EQ_U64(f->requested_pages, 0);
+		CHECK_EQ_U64(f->read_pages, 0);
+	}
+	CHECK((f = file_seen(&s, gone)) != NULL);
+	if (f) {
+		CHECK(f->known_before && !f->known_after);
+		CHECK_EQ_U64(f->pages, 20);
+		CHECK_EQ_U64(f->requested_pages, 20);
+	}
+	CHECK((f = file_seen(&s, cold)) != NULL);
+	if (f && hs_have_cachestat()) {
+		CHECK(f->known_before && f->known_after);
+		CHECK_EQ_U64(f->pages, 30);
+		CHECK_EQ_U64(f->resident_pages, 0);
+		CHECK_EQ_U64(f->read_pages, 30);
+		CHECK_EQ_U64(f->not_resident_pages, 0);
+	}
+	/* the rows add up to the totals */
+	uint64_t pages = 0, resident_before = 0, requested = 0, read = 0, missing = 0;
+
+	for (unsigned i = 0; i < s.nfiles && i < 8; i++) {
+		pages += s.file[i].pages;
+		resident_before += s.file[i].known_before ? s.file[i].resident_pages : 0;
+		requested += s.file[i].requested_pages;
+		read += s.file[i].known_after ? s.file[i].read_pages : 0;
+		missing += s.file[i].known_after ? s.file[i].not_resident_pages : 0;
+	}
+	CHECK_EQ_U64(pages, st.pages);
+	CHECK_EQ_U64(resident_before, st.resident_pages);
+	CHECK_EQ_U64(requested, st.requested_pages);
+	CHECK_EQ_U64(read, st.read_pages);
+	CHECK_EQ_U64(missing, st.not_resident_pages);
+	hs_warm_free(w);
+	scratch_done();
+}
+
+TEST(tells_each_file_once_done) { retry_once(tells_each_file_once_done_body); }
 
 TEST(a_file_deleted_before_its_read_is_reported)
 {
@@ -541,7 +645,7 @@ int main(void)
 	return RUN_TESTS(warms_whole_files_with_every_method, reads_only_the_ranges_asked_for,
 			 skips_resident_pages_and_holes, budget_stops_inside_the_right_file,
 			 a_file_that_shrinks_before_its_read_is_reported,
-			 a_file_deleted_before_its_read_is_reported,
+			 a_file_deleted_before_its_read_is_reported, tells_each_file_once_done,
 			 ranges_past_the_end_are_reported, physical_order_sorts_by_address,
 			 open_files_are_bounded_by_the_limit,
 			 running_out_of_descriptors_waits_instead_of_skipping,
