@@ -68,8 +68,9 @@ static void print_header(struct show *s, const char *path, const struct hs_profi
 		printf(", mmap pages %s", h->mmap_pages);
 	putchar('\n');
 	if (h->command) {
+		/* record stores it shell-quoted: print it as it is, to be pasted */
 		fputs("Command:  ", stdout);
-		print_path(stdout, h->command, strlen(h->command));
+		print_text(stdout, h->command, strlen(h->command));
 		putchar('\n');
 	}
 	/* host and kernel may hold any byte from 0x80 up, C1 controls included */

@@ -178,4 +178,31 @@ test_expect_success 'a closed stdout is an error, not a crash' '
 	grep -q "error writing to standard output" err
 '
 
+# words a shell would split, expand or choke on, printed NUL-ended
+tricky_words() { printf "%s\0" "a b" "it's" '$HOME' '*' '' 'semi;colon|pipe&' 'é' '~' '#x' 'back\slash' '"dq"' '!' 'a=b' -; }
+
+test_expect_success 'the recorded command is shell-quoted: sh reads back the same words' '
+	mapfile -d "" -t words < <(tricky_words) &&
+	hotset record -q -o r.prof -- sh -c "exit 0" x "${words[@]}" &&
+	hotset show r.prof > out &&
+	sed -n "s/^Command:  //p" out > cmd && test -s cmd &&
+	sh -c "eval \"set -- \$(cat cmd)\" && printf \"%s\\\\0\" \"\$@\"" > got &&
+	{ printf "%s\\0" sh -c "exit 0" x && tricky_words; } > want &&
+	cmp got want &&
+	grep -q "^Command:  sh -c .exit 0. x .a b. " out
+'
+
+test_expect_success 'control characters in the command are $'"'"'\xHH'"'"': bash reads back the same words' '
+	words=("new
+line" "tab	x" "esc[31m" "$(printf "\\302\\233")csi" "$(printf "\\377")") &&
+	hotset record -q -o r.prof -- sh -c "exit 0" "${words[@]}" &&
+	hotset show r.prof > out &&
+	sed -n "s/^Command:  //p" out > cmd && test $(wc -l < cmd) -eq 1 &&
+	! LC_ALL=C grep -q "[[:cntrl:]]" cmd &&
+	grep -qF "\$'"'"'\\x0a'"'"'" cmd &&
+	bash -c "eval \"set -- \$(cat cmd)\" && printf \"%s\\\\0\" \"\$@\"" > got &&
+	{ printf "%s\\0" sh -c "exit 0" "${words[@]}"; } > want &&
+	cmp got want
+'
+
 test_done
