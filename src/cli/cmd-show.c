@@ -349,9 +349,9 @@ static void print_header(struct show *s, const char *path, const struct hs_profi
 		json_string(&s->j, "mmap_pages", h->mmap_pages[0] ? h->mmap_pages : NULL);
 		json_string(&s->j, "command", h->command);
 		json_string(&s->j, "cwd", h->cwd);
-		json_string(&s->j, "created", when);
-		json_string(&s->j, "host", h->host);
-		json_string(&s->j, "kernel", h->kernel);
+		json_string(&s->j, "created", known ? when : NULL);
+		json_string(&s->j, "host", h->host[0] ? h->host : NULL);
+		json_string(&s->j, "kernel", h->kernel[0] ? h->kernel : NULL);
 		json_u64(&s->j, "page_size", h->page_size);
 		return;
 	}
@@ -522,6 +522,18 @@ static void print_ranges_json(struct json *j, const char *key, const struct hs_r
 	json_end_array(j);
 }
 
+/* The mtime in nanoseconds, exact: the profile's decimal without its point. */
+static const char *mtime_ns(const struct hs_file_id *id, char buf[HS_MTIME_STR_MAX])
+{
+	char *p = (char *)hs_mtime_str(id->mtime_sec, id->mtime_nsec, buf), *dot = strchr(p, '.');
+	char *d = p + (*p == '-');
+
+	memmove(dot, dot + 1, strlen(dot));
+	while (d[0] == '0' && d[1])	/* "0.000000005" is 5 */
+		memmove(d, d + 1, strlen(d));
+	return strcmp(p, "-0") ? p : "0";
+}
+
 static void show_file(struct show *s, const struct hs_profile_file *f)
 {
 	char flags[8], size[16], dev[32], mtime[HS_MTIME_STR_MAX];
@@ -543,7 +555,7 @@ static void show_file(struct show *s, const struct hs_profile_file *f)
 		snprintf(dev, sizeof(dev), "%u:%u", major(f->id.dev), minor(f->id.dev));
 		json_string(&s->j, "dev", dev);
 		json_u64(&s->j, "ino", f->id.ino);
-		json_number(&s->j, "mtime", hs_mtime_str(f->id.mtime_sec, f->id.mtime_nsec, mtime));
+		json_number(&s->j, "mtime_ns", mtime_ns(&f->id, mtime));
 		json_end_object(&s->j);
 		return;
 	}
@@ -589,16 +601,20 @@ static void show_trace(struct show *s, const struct hs_profile_trace *t, uint64_
 	}
 }
 
-/* JSON: the files array is followed by outputs, then (with --trace) trace. */
+/* JSON: the files array is followed by outputs, then trace (null without --trace). */
 static void json_section(struct show *s, enum hs_profile_item_kind k, bool open)
 {
-	if (!s->json || (k == HS_ITEM_TRACE && !s->trace))
+	if (!s->json)
 		return;
-	if (!open)
+	if (k == HS_ITEM_TRACE && !s->trace) {
+		if (open)
+			json_null(&s->j, "trace");
+	} else if (!open) {
 		json_end_array(&s->j);
-	else
+	} else {
 		json_begin_array(&s->j, k == HS_ITEM_FILE ? "files" :
 				 k == HS_ITEM_OUTPUT ? "outputs" : "trace");
+	}
 }
 
 /*
