@@ -60,11 +60,8 @@ step() { printf '\n\033[1m== %s\033[0m\n$ %s\n' "$1" "$2"; }
 step "1. Record what the compile reads" "hotset record -o compile.profile -- make"
 "$hotset" record -o "$profile" -- "${build[@]}"
 
-step "2. The working set: files, pages, first-access order" "hotset show compile.profile | head"
-"$hotset" show "$profile" > "$work/show.txt"
-head -n 16 "$work/show.txt"
-echo "..."
-tail -n 1 "$work/show.txt"
+step "2. The working set: totals, the largest directories and files" "hotset show compile.profile"
+"$hotset" show "$profile"
 
 step "3. How much of it is in the page cache now" "hotset status -p compile.profile"
 "$hotset" status -p "$profile"

@@ -94,6 +94,20 @@ const char *percent(uint64_t part, uint64_t whole, char buf[8]);
  * as \\, other bytes as they are (UTF-8 included).
  */
 void print_path(FILE *f, const char *path, size_t len);
+/*
+ * Print text for a terminal: control characters escaped as by print_path(),
+ * everything else (a backslash too) as it is.
+ */
+void print_text(FILE *f, const char *text, size_t len);
+/*
+ * argv as one command line that a POSIX shell reads back into the same
+ * words: a word with anything but letters, digits and @%+=:,./-_ is
+ * single-quoted, a quote written '\'', a control character $'\xHH' (a
+ * POSIX.1-2024 quote that bash, zsh and ksh read; dash does not). The
+ * result holds no byte print_path() would escape. Malloc'd; NULL if out
+ * of memory.
+ */
+char *shell_join(char *const *argv);
 /* The "s" of "%llu file%s": "" for one. */
 static inline const char *plural(uint64_t n)
 {

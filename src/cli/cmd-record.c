@@ -55,25 +55,6 @@ static void warn_cb(void *ctx, const char *msg)
 	warning("%s", msg);
 }
 
-/* The command line as one string, words separated by spaces. */
-static char *join_argv(char *const *argv)
-{
-	size_t len = 1;
-	char *s;
-
-	for (char *const *a = argv; *a; a++)
-		len += strlen(*a) + 1;
-	s = calloc(1, len);
-	if (!s)
-		return NULL;
-	for (char *const *a = argv; *a; a++) {
-		if (a != argv)
-			strcat(s, " ");
-		strcat(s, *a);
-	}
-	return s;
-}
-
 static int parse_backend(const char *s, enum hs_record_backend *b)
 {
 	if (!strcmp(s, "auto"))
@@ -269,7 +250,7 @@ static int run_record(int argc, char **argv)
 	snprintf(h.backend, sizeof(h.backend), "%s", hs_record_backend_name(res.backend));
 	if (res.mmap_pages)
 		snprintf(h.mmap_pages, sizeof(h.mmap_pages), "%s", res.mmap_pages);
-	command = join_argv(o.argv);
+	command = shell_join(o.argv);
 	h.command = command;
 	h.cwd = getcwd(cwd, sizeof(cwd));
 	rc = save(rec, out, &h);

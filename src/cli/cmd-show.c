@@ -1,22 +1,36 @@
 /*
- * cmd-show.c - hotset show: a profile in words or in JSON.
+ * cmd-show.c - hotset show: a profile summarised for a person (totals, the
+ * largest directories and files), listed in full (-v), as its file names
+ * (--files), or in JSON.
+ *
+ * Profiles can have a million files, so the summary keeps nothing per
+ * file: counters, the TOP_N largest files, and a table of at most DIR_MAX
+ * directories (struct dirs). It reads the profile again instead
+ * (hs_profile_rewind): once to count, once to name the largest
+ * directories, and once more to list (-v, --trace).
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 
+#include "core/u64map.h"
 #include "hotset/profile.h"
 #include "operands.h"
 #include "options.h"
 
 static const char usage[] =
-	"usage: hotset show [-q] [-J] [--trace] [-p] PROFILE\n"
+	"usage: hotset show [-q] [-v] [-J] [--files [--print0]] [--trace] [-p] PROFILE\n"
 	"\n"
-	"Print a profile: its header, every file with its page ranges (in the\n"
-	"order the job first read them), its outputs, and totals. PROFILE '-' is\n"
-	"read from standard input (as -p - is, for status, warm and evict).\n"
+	"Summarise a profile: its header, totals, the largest directories and\n"
+	"files by pages, and how its files were read. PROFILE '-' is read from\n"
+	"standard input (as -p - is, for status, warm and evict).\n"
 	"\n"
 	"  -p, --profile PROFILE  the profile to show (or give it as the operand)\n"
+	"  -v, --verbose          also list every file with its page ranges, and the outputs\n"
+	"      --files            print only the files' paths, one a line (escaped)\n"
+	"      --print0           as --files, each path as it is and followed by NUL\n"
 	"  -J, --json             machine-readable output\n"
 	"      --trace            also print the ordered page-access trace, if recorded\n"
 	"  -q, --quiet            accepted for uniformity: show prints no warnings\n"
@@ -28,12 +42,294 @@ static const char usage[] =
 
 const struct cmd cmd_show;
 
-struct show {
-	bool json, trace;
-	struct json j;
-	uint64_t files, pages, outputs, trace_lines;
-	uint32_t page_size;
+#define TOP_N 10	/* rows of the largest directories and files */
+#define DIR_MAX 32768	/* directories counted exactly; see struct dirs */
+
+/* One of the largest files, its path copied (the reader's is short-lived). */
+struct top_file {
+	uint64_t pages;
+	size_t nranges;
+	char *path;
+	size_t len, cap;
 };
+
+struct dir {
+	uint64_t hi, lo;	/* a 128-bit hash of its name: names are not kept */
+	uint64_t pages, files;
+	uint64_t first;		/* index of its first file: ties go to profile order */
+	uint32_t heap;		/* its position in dirs.heap */
+};
+
+/*
+ * Pages and files per directory, over at most DIR_MAX directories. Up to
+ * that many, the figures are exact. Past it, a new directory takes the
+ * place of the one with the fewest pages and starts from its counts
+ * (Space-Saving, Metwally et al. 2005): a directory's count is then never
+ * below its true one and above it by at most total/DIR_MAX, so every
+ * directory with more than total/DIR_MAX pages is still in the table;
+ * a second pass recounts the survivors exactly. The listing can then only
+ * miss a directory of under 1/32768 of the pages, and its figures are
+ * always exact. Memory: DIR_MAX entries and the map's slots, about 3 MiB.
+ */
+struct dirs {
+	struct u64map map;	/* (hi, lo) -> index into d, plus 1 */
+	struct dir *d;
+	size_t n, cap;
+	uint32_t *heap;		/* once full: indices into d, a min-heap by pages */
+	bool full;		/* some directory was replaced */
+	size_t top[TOP_N], ntop;	/* the largest, as indices into d */
+	char *name[TOP_N];
+};
+
+struct show {
+	bool json, trace, verbose, files, print0;
+	struct json j;
+	uint64_t files_n, pages, outputs, trace_lines;
+	uint64_t ranges, one_range, several, no_pages, max_ranges;
+	uint64_t used[5];	/* files per flag bit (enum hs_file_flag) */
+	struct top_file top[TOP_N];
+	size_t ntop;
+	struct dirs dirs;
+};
+
+/* ---- counting ------------------------------------------------------------- */
+
+static uint64_t add_capped(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* The directory part of a path: "/" for "/x", "." for a name without '/'. */
+static const char *dir_name(const char *path, size_t len, size_t *dlen)
+{
+	const char *slash = memrchr(path, '/', len);
+
+	*dlen = 1;
+	if (!slash)
+		return ".";
+	if (slash == path)
+		return "/";
+	*dlen = (size_t)(slash - path);
+	return path;
+}
+
+/* Two 64-bit FNV-1a style hashes with different primes: 128 bits, no collision in practice. */
+static void hash128(const char *s, size_t n, uint64_t *hi, uint64_t *lo)
+{
+	uint64_t a = 0xcbf29ce484222325u, b = 0x84222325cbf29ce4u ^ n;
+
+	for (size_t i = 0; i < n; i++) {
+		a = (a ^ (unsigned char)s[i]) * 0x100000001b3u;
+		b = (b ^ (unsigned char)s[i]) * 0xff51afd7ed558ccdu;
+		b ^= b >> 31;
+	}
+	*hi = a;
+	*lo = b;
+}
+
+static void dir_key(const struct hs_profile_file *f, uint64_t *hi, uint64_t *lo)
+{
+	size_t dlen;
+	const char *d = dir_name(f->path, f->path_len, &dlen);
+
+	hash128(d, dlen, hi, lo);
+}
+
+static void heap_swap(struct dirs *ds, uint32_t a, uint32_t b)
+{
+	uint32_t t = ds->heap[a];
+
+	ds->heap[a] = ds->heap[b];
+	ds->heap[b] = t;
+	ds->d[ds->heap[a]].heap = a;
+	ds->d[ds->heap[b]].heap = b;
+}
+
+/* Counts only grow, so an entry only ever moves down. */
+static void heap_down(struct dirs *ds, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < ds->n && ds->d[ds->heap[l]].pages < ds->d[ds->heap[m]].pages)
+			m = l;
+		if (r < ds->n && ds->d[ds->heap[r]].pages < ds->d[ds->heap[m]].pages)
+			m = r;
+		if (m == i)
+			return;
+		heap_swap(ds, i, m);
+		i = m;
+	}
+}
+
+static int dirs_add(struct dirs *ds, const struct hs_profile_file *f)
+{
+	uint64_t hi, lo;
+	struct dir *e;
+	void *v;
+
+	dir_key(f, &hi, &lo);
+	if ((v = u64map_get2(&ds->map, hi, lo))) {
+		e = &ds->d[(uintptr_t)v - 1];
+	} else if (ds->n < DIR_MAX) {
+		if (hs_grow(&ds->d, &ds->cap, ds->n + 1, sizeof(*ds->d)) ||
+		    u64map_put2(&ds->map, hi, lo, (void *)(uintptr_t)(ds->n + 1)))
+			return -1;
+		e = &ds->d[ds->n++];
+		*e = (struct dir){ .hi = hi, .lo = lo, .first = f->index };
+	} else {
+		if (!ds->full) {
+			if (!(ds->heap = malloc(ds->n * sizeof(*ds->heap))))
+				return -1;
+			for (uint32_t i = 0; i < ds->n; i++)
+				ds->heap[i] = i, ds->d[i].heap = i;
+			for (uint32_t i = (uint32_t)ds->n / 2; i-- > 0;)
+				heap_down(ds, i);
+			ds->full = true;
+		}
+		/* the smallest makes way; the newcomer inherits its counts */
+		e = &ds->d[ds->heap[0]];
+		u64map_del2(&ds->map, e->hi, e->lo);
+		if (u64map_put2(&ds->map, hi, lo, (void *)(uintptr_t)(ds->heap[0] + 1)))
+			return -1;
+		e->hi = hi, e->lo = lo, e->first = f->index;
+	}
+	e->pages = add_capped(e->pages, f->pages);
+	e->files++;
+	if (ds->full)
+		heap_down(ds, e->heap);
+	return 0;
+}
+
+/* After replacements: the survivors' figures, exactly. */
+static int dirs_recount(struct dirs *ds, struct hs_profile_reader *r, struct hs_error *err)
+{
+	struct hs_profile_item it;
+	uint64_t hi, lo;
+	void *v;
+	int rc;
+
+	for (size_t i = 0; i < ds->n; i++)
+		ds->d[i].pages = ds->d[i].files = 0, ds->d[i].first = UINT64_MAX;
+	hs_profile_rewind(r);
+	while ((rc = hs_profile_next(r, &it, err)) > 0 && it.kind == HS_ITEM_FILE) {
+		dir_key(&it.file, &hi, &lo);
+		if (!(v = u64map_get2(&ds->map, hi, lo)))
+			continue;
+		struct dir *e = &ds->d[(uintptr_t)v - 1];
+
+		e->pages = add_capped(e->pages, it.file.pages);
+		e->files++;
+		if (e->first == UINT64_MAX)
+			e->first = it.file.index;
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* Is directory a larger than b: more pages, or as many and first seen earlier. */
+static bool dir_before(const struct dir *a, const struct dir *b)
+{
+	return a->pages > b->pages || (a->pages == b->pages && a->first < b->first);
+}
+
+/* The TOP_N largest (with pages), then their names from one more pass. */
+static int dirs_top(struct dirs *ds, struct hs_profile_reader *r, struct hs_error *err)
+{
+	struct hs_profile_item it;
+	size_t named = 0, dlen;
+	uint64_t hi, lo;
+	int rc = 0;
+
+	for (size_t i = 0; i < ds->n; i++) {
+		size_t k = ds->ntop;
+
+		if (!ds->d[i].pages || (k == TOP_N && !dir_before(&ds->d[i], &ds->d[ds->top[k - 1]])))
+			continue;
+		if (k < TOP_N)
+			ds->ntop++;
+		else
+			k--;
+		for (; k > 0 && dir_before(&ds->d[i], &ds->d[ds->top[k - 1]]); k--)
+			ds->top[k] = ds->top[k - 1];
+		ds->top[k] = i;
+	}
+	hs_profile_rewind(r);
+	while (named < ds->ntop && (rc = hs_profile_next(r, &it, err)) > 0 &&
+	       it.kind == HS_ITEM_FILE) {
+		dir_key(&it.file, &hi, &lo);
+		for (size_t k = 0; k < ds->ntop; k++) {
+			const struct dir *e = &ds->d[ds->top[k]];
+			const char *d;
+
+			if (ds->name[k] || e->hi != hi || e->lo != lo)
+				continue;
+			d = dir_name(it.file.path, it.file.path_len, &dlen);
+			if (!(ds->name[k] = strndup(d, dlen)))
+				return -1;
+			named++;
+		}
+	}
+	return named == ds->ntop ? 0 : rc < 0 ? rc : -1;
+}
+
+static void dirs_free(struct dirs *ds)
+{
+	u64map_free(&ds->map);
+	free(ds->d);
+	free(ds->heap);
+	for (size_t k = 0; k < ds->ntop; k++)
+		free(ds->name[k]);
+}
+
+/* Keep f if it is among the TOP_N largest so far (ties: the first in the profile). */
+static int top_files_add(struct show *s, const struct hs_profile_file *f)
+{
+	struct top_file t = { 0 };
+	size_t k = s->ntop;
+
+	if (!f->pages || (k == TOP_N && s->top[k - 1].pages >= f->pages))
+		return 0;
+	if (k == TOP_N)
+		t = s->top[--k];	/* the last makes way: reuse its buffer */
+	if (t.cap < f->path_len + 1) {
+		char *p = realloc(t.path, f->path_len + 1);
+
+		if (!p)
+			return -1;	/* the array is as it was */
+		t.path = p, t.cap = f->path_len + 1;
+	}
+	if (k == s->ntop)
+		s->ntop++;
+	memcpy(t.path, f->path, f->path_len + 1);
+	t.len = f->path_len, t.pages = f->pages, t.nranges = f->nranges;
+	for (; k > 0 && s->top[k - 1].pages < f->pages; k--)
+		s->top[k] = s->top[k - 1];
+	s->top[k] = t;
+	return 0;
+}
+
+static int count_file(struct show *s, const struct hs_profile_file *f)
+{
+	s->files_n++;
+	/* each file's bytes fit in 64 bits (the parser sees to it), a sum may not */
+	s->pages = add_capped(s->pages, f->pages);
+	s->ranges += f->nranges;
+	if (f->nranges > s->max_ranges)
+		s->max_ranges = f->nranges;
+	if (!f->nranges)
+		s->no_pages++;
+	else if (f->nranges == 1)
+		s->one_range++;
+	else
+		s->several++;
+	for (unsigned b = 0; b < 5; b++)
+		s->used[b] += !!(f->flags & (1u << b));
+	if (s->json)
+		return 0;	/* the summary is for people */
+	return top_files_add(s, f) || dirs_add(&s->dirs, f) ? -1 : 0;
+}
+
+/* ---- words ---------------------------------------------------------------- */
 
 static void print_header(struct show *s, const char *path, const struct hs_profile_header *h)
 {
@@ -41,8 +337,9 @@ static void print_header(struct show *s, const char *path, const struct hs_profi
 	time_t t = (time_t)h->created;
 	char when[64] = "unknown";
 	struct tm tm;
+	bool known = h->created && gmtime_r(&t, &tm);
 
-	if (h->created && gmtime_r(&t, &tm))
+	if (known)
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	if (s->json) {
 		json_string(&s->j, "profile", path);
@@ -52,9 +349,9 @@ static void print_header(struct show *s, const char *path, const struct hs_profi
 		json_string(&s->j, "mmap_pages", h->mmap_pages[0] ? h->mmap_pages : NULL);
 		json_string(&s->j, "command", h->command);
 		json_string(&s->j, "cwd", h->cwd);
-		json_string(&s->j, "created", when);
-		json_string(&s->j, "host", h->host);
-		json_string(&s->j, "kernel", h->kernel);
+		json_string(&s->j, "created", known ? when : NULL);
+		json_string(&s->j, "host", h->host[0] ? h->host : NULL);
+		json_string(&s->j, "kernel", h->kernel[0] ? h->kernel : NULL);
 		json_u64(&s->j, "page_size", h->page_size);
 		return;
 	}
@@ -68,8 +365,14 @@ static void print_header(struct show *s, const char *path, const struct hs_profi
 		printf(", mmap pages %s", h->mmap_pages);
 	putchar('\n');
 	if (h->command) {
+		/* record stores it shell-quoted: print it as it is, to be pasted */
 		fputs("Command:  ", stdout);
-		print_path(stdout, h->command, strlen(h->command));
+		print_text(stdout, h->command, strlen(h->command));
+		putchar('\n');
+	}
+	if (h->cwd) {
+		fputs("Cwd:      ", stdout);
+		print_path(stdout, h->cwd, strlen(h->cwd));
 		putchar('\n');
 	}
 	/* host and kernel may hold any byte from 0x80 up, C1 controls included */
@@ -77,8 +380,121 @@ static void print_header(struct show *s, const char *path, const struct hs_profi
 	print_path(stdout, host, strlen(host));
 	fputs(", Linux ", stdout);
 	print_path(stdout, kernel, strlen(kernel));
-	printf(", %u-byte pages\n\n", h->page_size);
-	printf("%-5s %10s %10s  %s\n", "FLAGS", "PAGES", "SIZE", "PATH [RANGES]");
+	printf(", %u-byte pages\n", h->page_size);
+}
+
+static uint64_t bytes_of(uint64_t pages, uint32_t ps)
+{
+	return pages > UINT64_MAX / ps ? UINT64_MAX : pages * ps;	/* capped */
+}
+
+static int digits(uint64_t v)
+{
+	int n = 1;
+
+	while (v >= 10)
+		v /= 10, n++;
+	return n;
+}
+
+/* "top 10 of 1234" or "all 3" */
+static void print_count(const char *what, uint64_t shown, uint64_t all, bool more)
+{
+	if (more)
+		printf("top %llu of more than %llu %s", (unsigned long long)shown,
+		       (unsigned long long)all, what);
+	else if (shown < all)
+		printf("top %llu of %llu %s", (unsigned long long)shown, (unsigned long long)all, what);
+	else
+		printf("all %llu", (unsigned long long)all);
+}
+
+static void print_row(uint64_t pages, int wp, uint32_t ps, uint64_t total, uint64_t n, int wn)
+{
+	char size[16], share[8];
+
+	printf("  %*llu %10s %6s %*llu  ", wp, (unsigned long long)pages,
+	       human_size(bytes_of(pages, ps), size), percent(pages, total, share), wn,
+	       (unsigned long long)n);
+}
+
+static void print_tops(struct show *s, uint32_t ps)
+{
+	const struct dirs *ds = &s->dirs;
+	uint64_t with_pages = s->files_n - s->no_pages;
+	int wp = 5, wn = 6;
+
+	for (size_t k = 0; k < ds->ntop; k++) {
+		const struct dir *e = &ds->d[ds->top[k]];
+
+		wp = digits(e->pages) > wp ? digits(e->pages) : wp;
+		wn = digits(e->files) > wn ? digits(e->files) : wn;
+	}
+	if (ds->ntop) {
+		printf("\nLargest directories, by the pages of the files directly in them (");
+		print_count("directories", ds->ntop, ds->full ? DIR_MAX : ds->n, ds->full);
+		printf("):\n  %*s %10s %6s %*s  %s\n", wp, "PAGES", "SIZE", "SHARE", wn, "FILES",
+		       "DIRECTORY");
+		for (size_t k = 0; k < ds->ntop; k++) {
+			const struct dir *e = &ds->d[ds->top[k]];
+
+			print_row(e->pages, wp, ps, s->pages, e->files, wn);
+			print_path(stdout, ds->name[k], strlen(ds->name[k]));
+			putchar('\n');
+		}
+	}
+	wp = 5, wn = 6;
+	for (size_t k = 0; k < s->ntop; k++) {
+		wp = digits(s->top[k].pages) > wp ? digits(s->top[k].pages) : wp;
+		wn = digits(s->top[k].nranges) > wn ? digits(s->top[k].nranges) : wn;
+	}
+	if (s->ntop) {
+		printf("\nLargest files, by pages (");
+		print_count("files with pages", s->ntop, with_pages, false);
+		printf("):\n  %*s %10s %6s %*s  %s\n", wp, "PAGES", "SIZE", "SHARE", wn, "RANGES",
+		       "PATH");
+		for (size_t k = 0; k < s->ntop; k++) {
+			print_row(s->top[k].pages, wp, ps, s->pages, s->top[k].nranges, wn);
+			print_path(stdout, s->top[k].path, s->top[k].len);
+			putchar('\n');
+		}
+	}
+}
+
+static void print_summary(struct show *s, uint32_t ps)
+{
+	static const char *const used[5] = { "read", "mapped", "executed", "written", "O_DIRECT" };
+	static const char letters[] = "rmxwd";
+	char size[16];
+	const char *sep = "";
+
+	printf("\nTotal:    %llu file%s, %llu page%s (%s)", (unsigned long long)s->files_n,
+	       plural(s->files_n), (unsigned long long)s->pages, plural(s->pages),
+	       human_size(bytes_of(s->pages, ps), size));
+	if (s->outputs)
+		printf(", %llu output%s", (unsigned long long)s->outputs, plural(s->outputs));
+	if (s->trace_lines)
+		printf(", %llu trace line%s", (unsigned long long)s->trace_lines,
+		       plural(s->trace_lines));
+	putchar('\n');
+	if (!s->files_n)
+		return;
+	printf("Ranges:   %llu range%s: %llu file%s read in one, %llu in several (at most %llu)",
+	       (unsigned long long)s->ranges, plural(s->ranges), (unsigned long long)s->one_range,
+	       plural(s->one_range), (unsigned long long)s->several,
+	       (unsigned long long)s->max_ranges);
+	if (s->no_pages)
+		printf(", %llu without pages", (unsigned long long)s->no_pages);
+	fputs("\nFlags:    ", stdout);
+	for (unsigned b = 0; b < 5; b++) {
+		if (s->used[b]) {
+			printf("%s%llu %s (%c)", sep, (unsigned long long)s->used[b], used[b],
+			       letters[b]);
+			sep = ", ";
+		}
+	}
+	puts(*sep ? "" : "no flags");
+	print_tops(s, ps);
 }
 
 static void print_ranges_text(const struct hs_range *r, size_t n)
@@ -106,13 +522,29 @@ static void print_ranges_json(struct json *j, const char *key, const struct hs_r
 	json_end_array(j);
 }
 
+/* The mtime in nanoseconds, exact: the profile's decimal without its point. */
+static const char *mtime_ns(const struct hs_file_id *id, char buf[HS_MTIME_STR_MAX])
+{
+	char *p = (char *)hs_mtime_str(id->mtime_sec, id->mtime_nsec, buf), *dot = strchr(p, '.');
+	char *d = p + (*p == '-');
+
+	memmove(dot, dot + 1, strlen(dot));
+	while (d[0] == '0' && d[1])	/* "0.000000005" is 5 */
+		memmove(d, d + 1, strlen(d));
+	return strcmp(p, "-0") ? p : "0";
+}
+
 static void show_file(struct show *s, const struct hs_profile_file *f)
 {
 	char flags[8], size[16], dev[32], mtime[HS_MTIME_STR_MAX];
 
-	s->files++;
-	/* each file's bytes fit in 64 bits (the parser sees to it), a sum may not */
-	s->pages = s->pages + f->pages < s->pages ? UINT64_MAX : s->pages + f->pages;
+	if (s->files) {
+		if (s->print0)
+			fwrite(f->path, 1, f->path_len + 1, stdout);	/* with its NUL */
+		else
+			print_path(stdout, f->path, f->path_len), putchar('\n');
+		return;
+	}
 	if (s->json) {
 		json_begin_object(&s->j, NULL);
 		json_bytes(&s->j, "path", f->path, f->path_len);
@@ -123,10 +555,12 @@ static void show_file(struct show *s, const struct hs_profile_file *f)
 		snprintf(dev, sizeof(dev), "%u:%u", major(f->id.dev), minor(f->id.dev));
 		json_string(&s->j, "dev", dev);
 		json_u64(&s->j, "ino", f->id.ino);
-		json_number(&s->j, "mtime", hs_mtime_str(f->id.mtime_sec, f->id.mtime_nsec, mtime));
+		json_number(&s->j, "mtime_ns", mtime_ns(&f->id, mtime));
 		json_end_object(&s->j);
 		return;
 	}
+	if (f->index == 0)
+		printf("\n%-5s %10s %10s  %s\n", "FLAGS", "PAGES", "SIZE", "PATH [RANGES]");
 	printf("%-5s %10llu %10s  ", hs_file_flags_str(f->flags, flags),
 	       (unsigned long long)f->pages, human_size(f->id.size, size));
 	print_path(stdout, f->path, f->path_len);
@@ -135,37 +569,23 @@ static void show_file(struct show *s, const struct hs_profile_file *f)
 	putchar('\n');
 }
 
-/* JSON: the files array is followed by outputs, then (with --trace) trace. */
-static void json_section(struct show *s, enum hs_profile_item_kind k, bool open)
-{
-	if (!s->json || (k == HS_ITEM_TRACE && !s->trace))
-		return;
-	if (!open)
-		json_end_array(&s->j);
-	else
-		json_begin_array(&s->j, k == HS_ITEM_FILE ? "files" :
-				 k == HS_ITEM_OUTPUT ? "outputs" : "trace");
-}
-
-static void show_output(struct show *s, const struct hs_profile_file *f)
+static void show_output(struct show *s, const struct hs_profile_file *f, uint64_t n)
 {
 	if (s->json) {
 		json_bytes(&s->j, NULL, f->path, f->path_len);
 		return;
 	}
-	if (s->outputs == 1)
+	if (n == 0)
 		fputs("\nOutputs (written by the job, not part of its working set):\n", stdout);
 	fputs("  ", stdout);
 	print_path(stdout, f->path, f->path_len);
 	putchar('\n');
 }
 
-static void show_trace(struct show *s, const struct hs_profile_trace *t)
+static void show_trace(struct show *s, const struct hs_profile_trace *t, uint64_t n)
 {
-	if (!s->trace)
-		return;
 	if (!s->json) {
-		if (s->trace_lines == 1)
+		if (n == 0)
 			fputs("\nTrace (file index: pages, in access order):\n", stdout);
 		printf("  %llu:", (unsigned long long)t->file);
 		print_ranges_text(t->ranges, t->nranges);
@@ -181,69 +601,116 @@ static void show_trace(struct show *s, const struct hs_profile_trace *t)
 	}
 }
 
-static int show(struct show *s, const char *path, struct hs_profile_reader *r)
+/* JSON: the files array is followed by outputs, then trace (null without --trace). */
+static void json_section(struct show *s, enum hs_profile_item_kind k, bool open)
 {
-	const uint32_t ps = hs_profile_header(r)->page_size;
-	uint64_t bytes;
+	if (!s->json)
+		return;
+	if (k == HS_ITEM_TRACE && !s->trace) {
+		if (open)
+			json_null(&s->j, "trace");
+	} else if (!open) {
+		json_end_array(&s->j);
+	} else {
+		json_begin_array(&s->j, k == HS_ITEM_FILE ? "files" :
+				 k == HS_ITEM_OUTPUT ? "outputs" : "trace");
+	}
+}
+
+/*
+ * One pass over the items, to count them, to print what the mode prints of
+ * them (--files, JSON, or -v and --trace after the summary), or both (JSON).
+ * Returns 0, or -1 after printing an error.
+ */
+static int walk(struct show *s, const char *path, struct hs_profile_reader *r, bool count,
+		bool print)
+{
 	enum hs_profile_item_kind section = HS_ITEM_FILE;
+	uint64_t outputs = 0, trace = 0;
 	struct hs_profile_item it;
 	struct hs_error err = { 0 };
-	char size[16];
 	int rc;
 
-	if (s->json)
-		json_begin_report(&s->j, stdout, "show", false);
-	print_header(s, path, hs_profile_header(r));
-	json_section(s, section, true);
+	hs_profile_rewind(r);
+	if (print)
+		json_section(s, section, true);
 	while ((rc = hs_profile_next(r, &it, &err)) > 0) {
-		while (section < it.kind) {
+		if (it.kind == HS_ITEM_FILE) {
+			if (count && count_file(s, &it.file))
+				return error("out of memory");
+			if (print && (s->files || s->json || s->verbose))
+				show_file(s, &it.file);
+			continue;
+		}
+		if (s->files)
+			break;	/* only files are wanted */
+		while (print && section < it.kind) {
 			json_section(s, section++, false);
 			json_section(s, section, true);
 		}
-		if (it.kind == HS_ITEM_FILE) {
-			show_file(s, &it.file);
-		} else if (it.kind == HS_ITEM_OUTPUT) {
-			s->outputs++;
-			show_output(s, &it.file);
+		if (it.kind == HS_ITEM_OUTPUT) {
+			s->outputs += count;
+			if (print && (s->json || s->verbose))
+				show_output(s, &it.file, outputs);
+			outputs++;
 		} else {
-			s->trace_lines++;
-			show_trace(s, &it.trace);
+			s->trace_lines += count;
+			if (print && s->trace)
+				show_trace(s, &it.trace, trace);
+			trace++;
 		}
 	}
 	if (rc < 0) {
 		fflush(stdout);
 		return error("%s:%u: %s", path, err.line, err.msg);
 	}
-	while (section < HS_ITEM_TRACE) {
+	while (print && section < HS_ITEM_TRACE) {
 		json_section(s, section++, false);
 		json_section(s, section, true);
 	}
-	json_section(s, section, false);
-	bytes = s->pages > UINT64_MAX / ps ? UINT64_MAX : s->pages * ps;	/* capped */
+	if (print)
+		json_section(s, section, false);
+	return 0;
+}
+
+static int show(struct show *s, const char *path, struct hs_profile_reader *r)
+{
+	const uint32_t ps = hs_profile_header(r)->page_size;
+	struct hs_error err = { 0 };
+	int rc;
+
+	if (s->files)
+		return walk(s, path, r, false, true);
+	if (s->json)
+		json_begin_report(&s->j, stdout, "show", false);
+	print_header(s, path, hs_profile_header(r));
+	if (walk(s, path, r, true, s->json))
+		return -1;
 	if (s->json) {
 		json_u64(&s->j, "trace_lines", s->trace_lines);
 		json_u64(&s->j, "pages", s->pages);
-		json_u64(&s->j, "bytes", bytes);
+		json_u64(&s->j, "bytes", bytes_of(s->pages, ps));
 		json_end_object(&s->j);
 		json_finish(&s->j);
 		return 0;
 	}
-	printf("\nTotal:    %llu file%s, %llu page%s (%s)", (unsigned long long)s->files,
-	       plural(s->files), (unsigned long long)s->pages, plural(s->pages),
-	       human_size(bytes, size));
-	if (s->outputs)
-		printf(", %llu output%s", (unsigned long long)s->outputs, plural(s->outputs));
-	if (s->trace_lines)
-		printf(", %llu trace line%s", (unsigned long long)s->trace_lines,
-		       plural(s->trace_lines));
-	putchar('\n');
-	return 0;
+	if ((s->dirs.full && (rc = dirs_recount(&s->dirs, r, &err))) ||
+	    (rc = dirs_top(&s->dirs, r, &err))) {
+		fflush(stdout);
+		return rc == -EINVAL ? error("%s:%u: %s", path, err.line, err.msg) :
+				       error("out of memory");
+	}
+	print_summary(s, ps);
+	return s->verbose || s->trace ? walk(s, path, r, false, true) : 0;
 }
 
 static int run_show(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "profile", required_argument, NULL, 'p' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "files", no_argument, NULL, OPT_FILES },
+		{ "print0", no_argument, NULL, OPT_PRINT0 },
 		{ "trace", no_argument, NULL, OPT_TRACE },
 		COMMON_LONGOPTS,
 		{ 0 },
@@ -252,15 +719,21 @@ static int run_show(int argc, char **argv)
 	struct operands ops = { .cmd = &cmd_show };
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, OPTS_START "p:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, OPTS_START "p:v", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'J': s.json = true; break;
 		case 'p': ops.profile = optarg; break;
-		case 'q': break;	/* show prints no warnings */
+		case 'q': break;	/* show prints no warnings, notes or progress */
+		case 'v': s.verbose = true; break;
+		case OPT_FILES: s.files = true; break;
+		case OPT_PRINT0: s.files = s.print0 = true; break;
 		case OPT_TRACE: s.trace = true; break;
 		default: return option_other(&cmd_show, opt, argv, longopts);
 		}
 	}
+	if (s.files && (s.json || s.verbose || s.trace))
+		return usage_error(&cmd_show, "--files and --print0 print paths only: not with %s",
+				   s.json ? "--json" : s.verbose ? "--verbose" : "--trace");
 	if (argc - optind != !ops.profile)
 		return usage_error(&cmd_show, "give exactly one PROFILE (as an operand or with -p)");
 	if (!ops.profile)
@@ -269,9 +742,12 @@ static int run_show(int argc, char **argv)
 		return rc;
 	rc = show(&s, ops.profile, ops.reader);
 	operands_close(&ops);
+	for (size_t k = 0; k < s.ntop; k++)
+		free(s.top[k].path);
+	dirs_free(&s.dirs);
 	return finish_stdout(rc ? EXIT_USAGE : EXIT_OK);
 }
 
 const struct cmd cmd_show = {
-	"show", run_show, "print a profile: files, page ranges and totals", usage,
+	"show", run_show, "print a profile: a summary, its files, page ranges and totals", usage,
 };

@@ -120,16 +120,94 @@ void line_add_text(struct line *l, const char *text, size_t len)
 	line_add_escaped(l, text, len, false);
 }
 
-void print_path(FILE *f, const char *path, size_t len)
+static void print_escaped(FILE *f, const char *text, size_t len, bool backslash)
 {
-	const unsigned char *s = (const unsigned char *)path;
+	const unsigned char *s = (const unsigned char *)text;
 	char out[8];
 	size_t k;
 
 	for (size_t i = 0; i < len;) {
-		i += escape_char(s + i, len - i, true, out, &k);
+		i += escape_char(s + i, len - i, backslash, out, &k);
 		fwrite(out, 1, k, f);
 	}
+}
+
+void print_path(FILE *f, const char *path, size_t len)
+{
+	print_escaped(f, path, len, true);
+}
+
+void print_text(FILE *f, const char *text, size_t len)
+{
+	print_escaped(f, text, len, false);
+}
+
+/* Bytes a shell word needs no quotes for (Python's shlex.quote: none). */
+static bool shell_safe(unsigned char c, bool first_word)
+{
+	/* "A=b" as the first word would be an assignment, not a command */
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       strchr("@%+:,./-_", c) || (c == '=' && !first_word);
+}
+
+/*
+ * Append word to out, quoted: runs of ordinary bytes in '...', a quote as
+ * \' between them (so "it's" is 'it'\''s'), and the characters a
+ * terminal must not see raw (those print_path() escapes) as $'\xHH...'.
+ * Returns the end of what was written.
+ */
+static char *shell_quote(char *out, const char *word, bool first_word)
+{
+	const unsigned char *s = (const unsigned char *)word;
+	size_t len = strlen(word), k, n;
+	char esc[8], open = 0;	/* the quote open: '\'', '$' or none */
+	bool plain = len > 0;
+
+	for (size_t i = 0; i < len; i++)
+		plain = plain && shell_safe(s[i], first_word);
+	if (plain)
+		return memcpy(out, word, len), out + len;
+	if (!len)
+		return memcpy(out, "''", 2), out + 2;
+	for (size_t i = 0; i < len; i += n) {
+		n = escape_char(s + i, len - i, false, esc, &k);
+		bool control = k != n;
+		char want = s[i] == '\'' ? 0 : control ? '$' : '\'';
+
+		if (open && open != want)
+			*out++ = '\'', open = 0;
+		if (want && !open) {
+			if (want == '$')
+				*out++ = '$';
+			*out++ = '\'', open = want;
+		}
+		if (!want)
+			memcpy(out, "\\'", 2), out += 2;
+		else
+			memcpy(out, esc, k), out += k;
+	}
+	if (open)
+		*out++ = '\'';
+	return out;
+}
+
+char *shell_join(char *const *argv)
+{
+	size_t cap = 1;
+	char *s, *p;
+
+	/* a byte takes at most 7: a control character among others is '$'\x01'' */
+	for (char *const *a = argv; *a; a++)
+		cap += 7 * strlen(*a) + 3;
+	if (!(s = p = malloc(cap)))
+		return NULL;
+	for (char *const *a = argv; *a; a++) {
+		if (a != argv)
+			*p++ = ' ';
+		p = shell_quote(p, *a, a == argv);
+	}
+	*p = '\0';
+	return s;
 }
 
 void line_write(struct line *l)

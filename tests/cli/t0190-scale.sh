@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Scale: a tree of 1,000,000 files and a profile of 1,000,000 entries.
-# status, warm (and show) must finish with memory that does not grow with the
-# number of files: nothing is kept per file but the current one (and hard
-# links, of which this tree has none), and a profile's pages are given back
-# as they are parsed.
+# status, warm and show (its summary too, with as many directories as
+# files) must finish with memory that does not grow with the number of
+# files: nothing is kept per file but the current one (and hard links, of
+# which this tree has none, and show's bounded table of directories), and
+# a profile's pages are given back as they are parsed.
 #
 # The bound: peak RSS at most 32 MiB (64 MiB under ASan, whose shadow and
 # allocator add their own). hotset needs 3-4 MiB here (20-30 MiB under
@@ -65,6 +66,22 @@ test_expect_success SCALE,INODES "status on a tree of $total files, and -p on a 
 	start=$SECONDS &&
 	rss=$(peak_rss /dev/null "$HOTSET" show --json p.prof) &&
 	note "show --json: $((SECONDS - start)) s, peak RSS $rss KiB" &&
+	test "$rss" -le $bound &&
+
+	start=$SECONDS &&
+	rss=$(peak_rss out "$HOTSET" show p.prof) &&
+	note "show: $((SECONDS - start)) s, peak RSS $rss KiB" &&
+	grep -q "^Total:    $total files" out &&
+	test "$rss" -le $bound &&
+
+	# the summary'"'"'s worst case: a directory per file
+	awk "BEGIN { print \"hotset-profile 1\npage-size 4096\nsource snapshot\";
+		for (i = 0; i < $total; i++) printf \"f 1:2 %d 8192 1.000000000 r 0-1 /d/%d/f\n\", i, i;
+		print \"end $total 0 0\" }" > dirs.prof &&
+	start=$SECONDS &&
+	rss=$(peak_rss out "$HOTSET" show dirs.prof) &&
+	note "show, a directory per file: $((SECONDS - start)) s, peak RSS $rss KiB" &&
+	grep -q "(top 10 of more than 32768 directories)" out &&
 	test "$rss" -le $bound
 '
 
