@@ -153,12 +153,13 @@ check test:
 #   make fuzz            every target, each for an equal share of FUZZ_SECONDS
 #   make fuzz-NAME       one target, for all of FUZZ_SECONDS
 # A new target: its name in FUZZ_TARGETS, its sources in FUZZ_SRC_NAME.
-FUZZ_TARGETS := profile fdinfo mountinfo psi size
+FUZZ_TARGETS := profile fdinfo mountinfo psi size names
 FUZZ_SRC_profile := src/core/profile.c src/core/util.c
 FUZZ_SRC_fdinfo := src/core/procfs.c src/core/util.c
 FUZZ_SRC_mountinfo := src/core/procfs.c src/core/util.c
 FUZZ_SRC_psi := src/core/procfs.c src/core/util.c
 FUZZ_SRC_size := src/cli/output.c src/core/util.c
+FUZZ_SRC_names := src/core/names.c
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 4096
 FUZZ_BIN := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)

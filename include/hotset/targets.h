@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "hotset/profile.h"
 
@@ -42,7 +43,29 @@ struct hs_target_opts {
 	bool one_filesystem;	/* do not cross mount points (-x) */
 	bool follow_symlinks;	/* follow symlinks found in trees (-L) */
 	unsigned threads;	/* threads walking directories; 0 or 1 = the caller's */
+	/*
+	 * Filters (vmtouch's -I, -i, -m), for every file however it was
+	 * named (operand, list, profile entry): what they leave out is
+	 * skipped silently. A glob matches a base name, or, if it has a '/',
+	 * the whole path as produced (as find's -name and -path: '*' matches
+	 * '/' there, and a leading '.' anywhere). -i leaves out a directory
+	 * and all under it: in a walk it is not read, and a path with such a
+	 * directory on its way is left out too.
+	 */
+	const char *const *include;	/* if any: only files matching one of them */
+	size_t ninclude;
+	const char *const *exclude;	/* files and directories matching one: left out */
+	size_t nexclude;
+	uint64_t max_size;	/* files of more bytes are left out; 0 = no limit */
 };
+
+/*
+ * Do the globs of o leave out path, a directory if dir (-I is for files
+ * only)? By its name and by those of the directories on its way. The base
+ * name of "/", "." or ".." is no name: no glob matches it, so that
+ * "-i '.*' ." still walks ".".
+ */
+bool hs_target_filtered(const struct hs_target_opts *o, const char *path, bool dir);
 
 /*
  * Called once per target; a non-zero return stops the walk and is returned.
@@ -66,9 +89,60 @@ typedef void (*hs_target_warn_fn)(void *ctx, const char *path, int errnum, const
  * directory replaced (by a symlink, say) between being found and being
  * read is skipped with a warning. Returns 0 when the walk completed (even
  * if some files were skipped), the callback's non-zero value, or -ENOMEM.
+ * Paths come one at a time, each walked to its end before the next, so
+ * that named files and trees come out in the order they were named.
  */
 int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_target_opts *o,
 		    hs_target_fn fn, hs_target_warn_fn warn, void *ctx);
+
+/*
+ * Where hs_targets_walk_names() takes its names: 1 with *name set (valid
+ * until the next call), 0 at the end, or a negative value that stops the
+ * walk and is returned. Called by one walking thread at a time.
+ */
+typedef int (*hs_target_next_fn)(void *ctx, const char **name);
+
+/*
+ * hs_targets_walk() over names as next gives them, one at a time (a list
+ * of any length is never held whole), and any file may come twice. Unlike
+ * hs_targets_walk()'s operands, a name is taken by any thread that has no
+ * directory to read, so that named files are looked at in parallel: with
+ * one thread, files come in the order named, each tree walked to its end
+ * before the next name; with more, in no particular order. next has the
+ * context next_ctx.
+ */
+int hs_targets_walk_names(hs_target_next_fn next, void *next_ctx, const struct hs_target_opts *o,
+			  hs_target_fn fn, hs_target_warn_fn warn, void *ctx);
+
+/* ---- lists of names (--files-from) ---------------------------------------- */
+
+/*
+ * A list of file names read as a stream: names end with delim ('\n' or
+ * '\0'), the last one maybe with the end of the input instead. Names are
+ * taken as they are (no blanks trimmed); empty ones are skipped.
+ */
+struct hs_name_list;
+
+/* Gives up to len bytes into buf: their count, 0 at the end, or -errno. */
+typedef ssize_t (*hs_read_fn)(void *ctx, void *buf, size_t len);
+
+/* A list read from fd (not closed by the list), names below PATH_MAX bytes. */
+int hs_name_list_new(int fd, char delim, struct hs_name_list **out);
+
+/* A list read with read_fn, names of at most max_len bytes. */
+int hs_name_list_new_fn(hs_read_fn read_fn, void *ctx, char delim, size_t max_len,
+			struct hs_name_list **out);
+
+/*
+ * The next name: 1 with *name (NUL-terminated, valid until the next call)
+ * and *len set, 0 at the end, or -errno from reading. A name refused is
+ * told with its line (1-based, empty lines counted) and skipped: the next
+ * call goes on after it. -ENAMETOOLONG: longer than the limit;
+ * -EILSEQ: a NUL byte in a name ended by '\n' (a list of -print0).
+ */
+int hs_name_list_next(struct hs_name_list *l, const char **name, size_t *len, unsigned *line);
+
+void hs_name_list_free(struct hs_name_list *l);
 
 /*
  * Every file of the profile r, in profile order, with its ranges. Returns

@@ -12,15 +12,22 @@
  * elsewhere). Several threads may walk at once: on a warm cache the cost
  * is all in syscalls, which run in parallel.
  *
+ * Names to walk (operands, or a list of any length) are taken one at a
+ * time by a thread that has no directory to read, so that directories
+ * already queued go first and the stack stays small: operands once the
+ * one before is walked to its end, a list's names by any idle thread.
+ *
  * A queued directory is opened again later, by then maybe replaced by a
  * symlink to somewhere else (/proc, say). So it is opened relative to the
- * operand's descriptor, through no symlink unless -L, and only read if it
+ * descriptor of the operand it is under, through no symlink unless -L, and only read if it
  * is still the directory (device and inode) that was queued. Files are
  * opened relative to their directory's descriptor.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +78,69 @@ static int id_set_add(struct u64map *set, const struct stat *st)
 	return u64map_add2(set, st->st_dev, st->st_ino, (void *)1, NULL);
 }
 
+/* ---- filters (-I, -i) ---------------------------------------------------- */
+
+/* Does a glob match: a glob with a '/' the path, another the base name (if any)? */
+static bool any_match(const char *const *globs, size_t n, const char *path, const char *base)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *subject = strchr(globs[i], '/') ? path : base;
+
+		if (subject && fnmatch(globs[i], subject, 0) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Do the globs leave out path by its own name (a directory's: by -i only)? */
+static bool name_filtered(const struct hs_target_opts *o, const char *path, bool dir)
+{
+	char copy[NAME_MAX + 1];
+	const char *end, *base;
+	size_t n;
+
+	if (!o->nexclude && (dir || !o->ninclude))
+		return false;
+	/* the base name: the last component, trailing slashes aside */
+	for (end = path + strlen(path); end > path && end[-1] == '/'; end--)
+		;
+	for (base = end; base > path && base[-1] != '/'; base--)
+		;
+	n = (size_t)(end - base);
+	if (!n || n > NAME_MAX || (base[0] == '.' && (n == 1 || (n == 2 && base[1] == '.')))) {
+		base = NULL;	/* "/", ".", "..": no name */
+	} else if (*end) {	/* "d/": "d", in a copy of its own */
+		memcpy(copy, base, n);
+		copy[n] = '\0';
+		base = copy;
+	}
+	if (any_match(o->exclude, o->nexclude, path, base))
+		return true;
+	return !dir && o->ninclude && !any_match(o->include, o->ninclude, path, base);
+}
+
+bool hs_target_filtered(const struct hs_target_opts *o, const char *path, bool dir)
+{
+	if (o->nexclude) {
+		char buf[PATH_MAX], *copy = strlen(path) < sizeof(buf) ? strcpy(buf, path) : strdup(path);
+		bool out = false;
+
+		/* each directory on the way, as a walk from the first would have met it */
+		for (char *p = copy ? strchr(copy + 1, '/') : NULL; p && !out; p = strchr(p + 1, '/')) {
+			if (p[-1] == '/')
+				continue;	/* "a//b": "a" was looked at */
+			*p = '\0';
+			out = name_filtered(o, copy, true);
+			*p = '/';
+		}
+		if (copy != buf)
+			free(copy);
+		if (out)
+			return true;
+	}
+	return name_filtered(o, path, dir);
+}
+
 /* ---- the tree walk -------------------------------------------------------- */
 
 /*
@@ -78,8 +148,16 @@ static int id_set_add(struct u64map *set, const struct stat *st)
  * stack, so the walk stays depth-first-ish and the stack stays small: at
  * most the subdirectories of the directories on one path.
  */
+/* An operand directory: those under it are opened relative to fd. */
+struct walk_root {
+	int fd;
+	size_t skip;		/* its path's length with the '/' after it */
+	unsigned refs;		/* queued jobs under it (the walk's lock) */
+};
+
 struct dir_job {
 	char *path;	/* as the walk reached it, for messages and targets */
+	struct walk_root *root;
 	char *real;	/* with -L, under a symlink: where it really is (absolute,
 			 * through no symlink, so that no lookup meets more than
 			 * the kernel's 40), else NULL */
@@ -95,15 +173,17 @@ struct walk {
 	int open_flags;
 	bool several;		/* more than one operand: any file may come twice */
 	bool track_dirs;	/* -L or several operands: each directory once */
-	/* Set by the operand being walked, read-only while threads walk it: */
-	int root_fd;		/* the operand directory, or -1 */
-	size_t root_skip;	/* its path's length with the '/' after it */
+	hs_target_next_fn next;	/* the operands */
+	void *next_ctx;
+	bool in_order;		/* each operand walked to its end before the next */
+	pthread_mutex_t next_lock;	/* one thread at a time takes a name */
 
 	pthread_mutex_t lock;	/* guards everything below */
 	pthread_cond_t more;	/* a job was pushed, or the walk ended */
 	struct dir_job *jobs;
 	size_t njobs, jobs_cap;
-	unsigned busy;		/* threads reading a directory */
+	bool names_done;	/* next said the end (or failed) */
+	unsigned busy;		/* threads reading a directory or a name */
 	int rc;			/* first failure; stops every thread */
 	struct u64map links;	/* files already seen (hard links, or all: see visit_file) */
 	struct u64map dirs;	/* directories seen, if track_dirs */
@@ -208,6 +288,10 @@ static int visit_file(struct walker *t, int fd, const struct stat *st)
 	struct hs_target tg = { 0 };
 	int rc;
 
+	if (w->o->max_size && (uint64_t)st->st_size > w->o->max_size) {
+		close(fd);
+		return 0;	/* -m: left out silently */
+	}
 	/*
 	 * Hard links, and with -L or several operands any file (a symlink, or
 	 * an operand inside another, may lead to a file the walk also meets
@@ -273,8 +357,9 @@ static int open_file(struct walker *t, int dirfd, const char *name, dev_t dir_de
 	return visit_file(t, fd, &st);
 }
 
-/* Queue directory path (really at real, if not NULL: taken over). */
-static int push_job(struct walk *w, const char *path, char *real, const struct stat *st)
+/* Queue directory path under root (really at real, if not NULL: taken over). */
+static int push_job(struct walk *w, const char *path, char *real, const struct stat *st,
+		    struct walk_root *root)
 {
 	char *copy = strdup(path);
 	int rc = 0;
@@ -286,7 +371,8 @@ static int push_job(struct walk *w, const char *path, char *real, const struct s
 	pthread_mutex_lock(&w->lock);
 	rc = hs_grow(&w->jobs, &w->jobs_cap, w->njobs + 1, sizeof(*w->jobs));
 	if (!rc) {
-		w->jobs[w->njobs++] = (struct dir_job){ copy, real, st->st_dev, st->st_ino };
+		w->jobs[w->njobs++] = (struct dir_job){ copy, root, real, st->st_dev, st->st_ino };
+		root->refs++;
 		pthread_cond_signal(&w->more);
 	} else {
 		free(copy);
@@ -390,7 +476,7 @@ static int found_dir(struct walker *t, int dirfd, const char *name, const struct
 		real = real_path_at(dirfd, name, &st);
 	else if (job->real && asprintf(&real, "%s/%s", job->real, name) < 0)
 		return -ENOMEM;
-	return push_job(w, t->path, real, &st);
+	return push_job(w, t->path, real, &st, job->root);
 }
 
 /*
@@ -504,9 +590,9 @@ static int open_looked_at(const char *path, int flags, bool dirs_too, bool *wron
  */
 static int reopen_dir(struct walk *w, const struct dir_job *job, size_t len)
 {
-	const char *rel = len > w->root_skip ? job->path + w->root_skip : ".";
+	const char *rel = len > job->root->skip ? job->path + job->root->skip : ".";
 	const bool no_symlinks = !w->o->follow_symlinks;
-	const int base = job->real ? AT_FDCWD : w->root_fd;
+	const int base = job->real ? AT_FDCWD : job->root->fd;
 	int prefix, fd;
 
 	if (job->real)
@@ -560,6 +646,9 @@ static int read_dir(struct walker *t, const struct dir_job *job)
 				continue;
 			if ((rc = path_join(t, base, name)))
 				break;
+			/* -i: by name, before any syscall (a directory is not even read) */
+			if (w->o->nexclude && name_filtered(w->o, t->path, true))
+				continue;
 			if (type == DT_UNKNOWN || (type == DT_LNK && follow)) {
 				if (fstatat(dirfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
 					if (errno != ENOENT)
@@ -575,7 +664,7 @@ static int read_dir(struct walker *t, const struct dir_job *job)
 				type = S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR : DT_UNKNOWN;
 				pre = &st;
 			}
-			if (type == DT_REG)
+			if (type == DT_REG && !(w->o->ninclude && name_filtered(w->o, t->path, false)))
 				rc = open_file(t, dirfd, name, job->dev, pre);
 			else if (type == DT_DIR)
 				rc = found_dir(t, dirfd, name, job, follow, link);
@@ -590,53 +679,35 @@ static int read_dir(struct walker *t, const struct dir_job *job)
 	return rc;
 }
 
-/* The body of each walking thread: take directories until none are left. */
-static void *walker_main(void *arg)
+/* Under the walk's lock: a job is done with its root. */
+static void root_put(struct walk_root *root)
 {
-	struct walker *t = arg;
-	struct walk *w = t->w;
-
-	pthread_mutex_lock(&w->lock);
-	for (;;) {
-		struct dir_job job;
-		int rc;
-
-		while (!w->njobs && w->busy && !w->rc)
-			pthread_cond_wait(&w->more, &w->lock);
-		if (!w->njobs || w->rc)
-			break;	/* nothing queued and nobody can queue more */
-		job = w->jobs[--w->njobs];
-		w->busy++;
-		pthread_mutex_unlock(&w->lock);
-		rc = read_dir(t, &job);
-		free(job.path);
-		free(job.real);
-		pthread_mutex_lock(&w->lock);
-		w->busy--;
-		if (rc && !w->rc)
-			w->rc = rc;
-		if (!w->busy || w->rc)
-			pthread_cond_broadcast(&w->more);
+	if (--root->refs == 0) {
+		close(root->fd);
+		free(root);
 	}
-	pthread_mutex_unlock(&w->lock);
-	return NULL;
 }
 
-/* One command-line operand: a file, or a directory to queue. */
-static int walk_operand(struct walker *t, const char *operand)
+/*
+ * One operand, in t->path: a file to visit, or a directory to queue (a
+ * root of its own, which its jobs hold).
+ */
+static int walk_operand(struct walker *t)
 {
 	struct walk *w = t->w;
+	struct walk_root *root;
 	struct stat st;
-	const char *pseudo;
+	const char *pseudo, *operand;
 	bool wrong_type;
 	size_t len;
 	int fd, rc;
 
-	if ((rc = path_set(t, 0, operand)))
-		return rc;
 	hs_tidy_path(t->path, false);
 	operand = t->path;
 	len = strlen(operand);
+	/* -i: a directory on the way, or the operand itself (named or not) */
+	if (w->o->nexclude && hs_target_filtered(w->o, operand, true))
+		return 0;
 	fd = open_looked_at(operand, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, true, &wrong_type);
 	if (wrong_type) {
 		warn(t, 0, "not a regular file or directory, skipped");
@@ -656,7 +727,7 @@ static int walk_operand(struct walker *t, const char *operand)
 		close(fd);
 		return 0;
 	}
-	if ((pseudo = cached_pseudo_fs(&w->fs, fd, st.st_dev))) {
+	if ((pseudo = walk_pseudo_fs(w, fd, st.st_dev))) {
 		char what[64];
 
 		snprintf(what, sizeof(what), "on a %s filesystem, never read", pseudo);
@@ -664,18 +735,97 @@ static int walk_operand(struct walker *t, const char *operand)
 		close(fd);
 		return 0;
 	}
-	if (S_ISREG(st.st_mode))
+	if (S_ISREG(st.st_mode)) {
+		if (w->o->ninclude && hs_target_filtered(w->o, operand, false)) {
+			close(fd);
+			return 0;
+		}
 		return visit_file(t, fd, &st);
+	}
 	/* a tree named twice, or inside one walked already: walked once */
-	if (w->track_dirs &&
-	    (rc = id_set_add(&w->dirs, &st)) <= 0) {
+	if (w->track_dirs && (rc = seen_once(w, &w->dirs, &st)) <= 0) {
 		close(fd);
 		return rc;
 	}
 	/* kept open: the directories under it are opened relative to it */
-	w->root_fd = fd;
-	w->root_skip = len + (operand[len - 1] != '/');
-	return push_job(w, operand, NULL, &st);
+	if (!(root = calloc(1, sizeof(*root)))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	root->fd = fd;
+	root->skip = len + (operand[len - 1] != '/');
+	pthread_mutex_lock(&w->lock);
+	root->refs = 1;	/* ours, until the job is queued */
+	pthread_mutex_unlock(&w->lock);
+	rc = push_job(w, operand, NULL, &st, root);
+	pthread_mutex_lock(&w->lock);
+	root_put(root);
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+/* Take the next operand into t->path: 1, 0 at the end, or what next failed with. */
+static int take_name(struct walker *t)
+{
+	struct walk *w = t->w;
+	const char *name;
+	int rc;
+
+	pthread_mutex_lock(&w->next_lock);
+	rc = w->next(w->next_ctx, &name);
+	if (rc > 0 && (rc = path_set(t, 0, name)) == 0)
+		rc = 1;
+	pthread_mutex_unlock(&w->next_lock);
+	return rc;
+}
+
+/*
+ * The body of each walking thread: read queued directories, else take the
+ * next operand, until neither is left and no thread can queue more.
+ */
+static void *walker_main(void *arg)
+{
+	struct walker *t = arg;
+	struct walk *w = t->w;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		struct dir_job job;
+		int rc;
+
+#define CAN_TAKE_NAME (!w->names_done && (!w->in_order || !w->busy))
+		while (!w->njobs && !CAN_TAKE_NAME && w->busy && !w->rc)
+			pthread_cond_wait(&w->more, &w->lock);
+		if (w->rc || (!w->njobs && !CAN_TAKE_NAME))
+			break;	/* nothing queued, no names left, nobody can queue more */
+#undef CAN_TAKE_NAME
+		w->busy++;
+		if (w->njobs) {
+			job = w->jobs[--w->njobs];
+			pthread_mutex_unlock(&w->lock);
+			rc = read_dir(t, &job);
+			free(job.path);
+			free(job.real);
+			pthread_mutex_lock(&w->lock);
+			root_put(job.root);
+		} else {
+			int got;
+
+			pthread_mutex_unlock(&w->lock);
+			got = take_name(t);
+			rc = got > 0 ? walk_operand(t) : got;
+			pthread_mutex_lock(&w->lock);
+			if (got == 0)
+				w->names_done = true;
+		}
+		w->busy--;
+		if (rc && !w->rc)
+			w->rc = rc;
+		if (!w->busy || w->rc)
+			pthread_cond_broadcast(&w->more);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
 }
 
 static int base_open_flags(void)
@@ -684,14 +834,15 @@ static int base_open_flags(void)
 	return O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (geteuid() == 0 ? O_NOATIME : 0);
 }
 
-int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_target_opts *o,
-		    hs_target_fn fn, hs_target_warn_fn warn_fn, void *ctx)
+static int walk_names(hs_target_next_fn next, void *next_ctx, bool several, bool in_order,
+		      const struct hs_target_opts *o, hs_target_fn fn, hs_target_warn_fn warn_fn,
+		      void *ctx)
 {
-	struct walk w = { .o = o, .fn = fn, .warn = warn_fn, .ctx = ctx, .root_fd = -1 };
-	unsigned nthreads = o->threads ? o->threads : 1;
+	struct walk w = { .o = o, .fn = fn, .warn = warn_fn, .ctx = ctx, .next = next,
+			  .next_ctx = next_ctx, .several = several, .in_order = in_order };
+	unsigned nthreads = o->threads ? o->threads : 1, started;
 	struct walker *t = calloc(nthreads, sizeof(*t));
 	pthread_t *tid = calloc(nthreads, sizeof(*tid));
-	unsigned started = 0;
 	int rc = 0;
 
 	if (!t || !tid) {
@@ -700,9 +851,9 @@ int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_tar
 		return -ENOMEM;
 	}
 	w.open_flags = base_open_flags();
-	w.several = npaths > 1;
 	w.track_dirs = o->follow_symlinks || w.several;
 	pthread_mutex_init(&w.lock, NULL);
+	pthread_mutex_init(&w.next_lock, NULL);
 	pthread_cond_init(&w.more, NULL);
 	for (unsigned i = 0; i < nthreads; i++) {
 		t[i].w = &w;
@@ -710,28 +861,20 @@ int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_tar
 		if (!t[i].dents)
 			rc = -ENOMEM;
 	}
-	/*
-	 * Operands one at a time, each walked to the end before the next, so
-	 * that named files and trees come out in the order they were named.
-	 */
-	for (size_t i = 0; i < npaths && !rc; i++) {
-		rc = walk_operand(&t[0], paths[i]);
-		if (!rc && w.njobs) {
-			for (started = 1; started < nthreads; started++)
-				if (pthread_create(&tid[started], NULL, walker_main, &t[started]))
-					break;
-			walker_main(&t[0]);
-			for (unsigned k = 1; k < started; k++)
-				pthread_join(tid[k], NULL);
-			rc = w.rc;
-		}
-		if (w.root_fd >= 0)
-			close(w.root_fd);
-		w.root_fd = -1;
+	if (!rc) {
+		for (started = 1; started < nthreads; started++)
+			if (pthread_create(&tid[started], NULL, walker_main, &t[started]))
+				break;
+		walker_main(&t[0]);
+		for (unsigned k = 1; k < started; k++)
+			pthread_join(tid[k], NULL);
+		rc = w.rc;
 	}
+	/* jobs left by a walk stopped early */
 	for (size_t i = 0; i < w.njobs; i++) {
 		free(w.jobs[i].path);
 		free(w.jobs[i].real);
+		root_put(w.jobs[i].root);
 	}
 	for (unsigned i = 0; i < nthreads; i++) {
 		free(t[i].path);
@@ -743,8 +886,43 @@ int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_tar
 	u64map_free(&w.links);
 	u64map_free(&w.dirs);
 	pthread_mutex_destroy(&w.lock);
+	pthread_mutex_destroy(&w.next_lock);
 	pthread_cond_destroy(&w.more);
 	return rc;
+}
+
+int hs_targets_walk_names(hs_target_next_fn next, void *next_ctx, const struct hs_target_opts *o,
+			  hs_target_fn fn, hs_target_warn_fn warn_fn, void *ctx)
+{
+	/* a list may name a file twice, or a file and a directory above it */
+	return walk_names(next, next_ctx, true, false, o, fn, warn_fn, ctx);
+}
+
+struct name_array {
+	const char *const *paths;
+	size_t n, i;
+};
+
+static int next_in_array(void *ctx, const char **name)
+{
+	struct name_array *a = ctx;
+
+	if (a->i == a->n)
+		return 0;
+	*name = a->paths[a->i++];
+	return 1;
+}
+
+int hs_targets_walk(const char *const *paths, size_t npaths, const struct hs_target_opts *o,
+		    hs_target_fn fn, hs_target_warn_fn warn_fn, void *ctx)
+{
+	struct name_array a = { paths, npaths, 0 };
+
+	/*
+	 * Operands one at a time, each walked to the end before the next, so
+	 * that named files and trees come out in the order they were named.
+	 */
+	return walk_names(next_in_array, &a, npaths > 1, true, o, fn, warn_fn, ctx);
 }
 
 /* ---- profiles ------------------------------------------------------------- */

@@ -14,6 +14,7 @@
 #include "hotset/procfs.h"
 #include "hotset/record.h"
 #include "unit.h"
+#include "corpus.h"
 
 /* ---- pseudo-filesystems ------------------------------------------------------------ */
 
@@ -316,38 +317,6 @@ TEST(fdinfo_is_parsed)
 #define LLVMFuzzerTestOneInput fuzz_psi
 #include "../fuzz/fuzz-psi.c"
 #undef LLVMFuzzerTestOneInput
-
-/* Run fn over every file of tests/fuzz/corpus/name; returns how many. */
-static unsigned replay(const char *name, int (*fn)(const uint8_t *, size_t))
-{
-	char dir[64];
-	struct dirent *de;
-	unsigned n = 0;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "tests/fuzz/corpus/%s", name);
-	if (!(d = opendir(dir)))
-		SKIP("tests/fuzz not found (run from the source tree)");
-	while ((de = readdir(d))) {
-		char path[512], buf[8192];
-		ssize_t len;
-		int fd;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf));
-		close(fd);
-		if (len < 0)
-			continue;
-		fn((const uint8_t *)buf, (size_t)len);
-		n++;
-	}
-	closedir(d);
-	return n;
-}
 
 TEST(the_call_a_task_is_blocked_in_is_told)
 {

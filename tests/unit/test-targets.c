@@ -4,7 +4,8 @@
  * across operands, -x, entries without a d_type, files vanishing under the
  * walk, directories swapped for symlinks, /proc reached through -L, any
  * number of threads) and profile entries (missing, replaced, stale, other
- * page sizes, selected before they are opened).
+ * page sizes, selected before they are opened); the filters -I, -i and -m;
+ * walks over a stream of names, and the reader of lists of names.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,6 +30,7 @@
 #include "hotset/targets.h"
 #include "scratch.h"
 #include "unit.h"
+#include "corpus.h"
 
 static void mkfile(const char *name, size_t bytes)
 {
@@ -1196,6 +1198,186 @@ TEST(profile_selected_before_opened)
 	scratch_done();
 }
 
+/* ---- filters, lists of names --------------------------------------------------------- */
+
+TEST(filters_leave_out_files_and_trees_silently)
+{
+	const char *c_files[] = { "*.c" }, *objects[] = { "*.o", "*/skip/*" }, *dots[] = { ".*" };
+	struct hs_target_opts o = { .threads = 3 };
+	struct seen s;
+
+	scratch_dir();
+	mkdir_in("tree");
+	mkdir_in("tree/lib.o");	/* a directory matched by -i: not read */
+	mkdir_in("tree/skip");
+	mkdir_in("tree/.git");
+	mkfile("tree/a.c", 10);
+	mkfile("tree/b.o", 10);
+	mkfile("tree/big.c", 3 * 4096);
+	mkfile("tree/lib.o/in.c", 1);
+	mkfile("tree/skip/x.c", 1);
+	mkfile("tree/.git/config", 1);
+	CHECK_STR(walk_tree(&s, &o), "tree/.git/config tree/a.c tree/b.o tree/big.c "
+		  "tree/lib.o/in.c tree/skip/x.c");
+	seen_free(&s);
+	o.include = c_files;
+	o.ninclude = 1;
+	CHECK_STR(walk_tree(&s, &o), "tree/a.c tree/big.c tree/lib.o/in.c tree/skip/x.c");
+	seen_free(&s);
+	o.exclude = objects;
+	o.nexclude = 2;	/* a base name, and a path (with a '/') */
+	CHECK_STR(walk_tree(&s, &o), "tree/a.c tree/big.c");
+	seen_free(&s);
+	o.max_size = 4096;	/* larger than, not as large as */
+	CHECK_STR(walk_tree(&s, &o), "tree/a.c");
+	CHECK_EQ_U64(s.nwarn, 0);
+	seen_free(&s);
+	/* named files are filtered too, and so is what lies in a directory matched */
+	{
+		const char *names[] = { "tree/b.o", "tree/lib.o/in.c", "tree/big.c", "tree/a.c" };
+
+		o.max_size = 0;
+		seen_init(&s);
+		CHECK(walk(&s, &o, names, 4) == 0);
+		CHECK_STR(seen_list(&s), "tree/a.c tree/big.c");
+		seen_free(&s);
+	}
+	/* ".", ".." and "/" are no names: "-i '.*'" walks "." but not ".git" */
+	CHECK(chdir(path_in("tree")) == 0);
+	{
+		struct hs_target_opts d = { .exclude = dots, .nexclude = 1 };
+		const char *names[] = { "." };
+
+		seen_init(&s);
+		CHECK(hs_targets_walk(names, 1, &d, on_file, on_warn, &s) == 0);
+		CHECK_STR(seen_list(&s), "./a.c ./b.o ./big.c ./lib.o/in.c ./skip/x.c");
+		seen_free(&s);
+		CHECK(hs_target_filtered(&d, "..", true) == false);
+		CHECK(hs_target_filtered(&d, "/", true) == false);
+		CHECK(hs_target_filtered(&d, "x/.git/", true) == true);
+		CHECK(hs_target_filtered(&d, "/home/.cache/f", false) == true);
+		CHECK(hs_target_filtered(&d, "/home/cache/f", false) == false);
+	}
+	CHECK(chdir("/") == 0);
+	scratch_done();
+}
+
+/* A list of names, as next gives them: the strings of names[0..] up to NULL. */
+static int next_in_list(void *ctx, const char **name)
+{
+	const char ***p = ctx;
+
+	if (!**p)
+		return 0;
+	*name = *(*p)++;
+	return 1;
+}
+
+TEST(walk_names_takes_them_one_at_a_time)
+{
+	struct hs_target_opts o = { .threads = 4 };
+	char *names[8] = { 0 };
+	const char **at = (const char **)names;
+	struct seen s;
+
+	scratch_dir();
+	mkdir_in("tree");
+	mkdir_in("tree/sub");
+	mkfile("tree/a", 1);
+	mkfile("tree/sub/b", 1);
+	mkfile("c", 1);
+	/* a file named twice, and under a directory named after it: once */
+	names[0] = strdup(path_in("tree/sub/b"));
+	names[1] = strdup(path_in("c"));
+	names[2] = strdup(path_in("missing"));
+	names[3] = strdup(path_in("tree"));
+	names[4] = strdup(path_in("c"));
+	seen_init(&s);
+	CHECK(hs_targets_walk_names(next_in_list, &at, &o, on_file, on_warn, &s) == 0);
+	CHECK_STR(seen_list(&s), "c tree/a tree/sub/b");
+	CHECK(strstr(s.warnings, "missing: cannot open (2)") != NULL);
+	CHECK_EQ_U64(s.nwarn, 1);
+	check_indexes(&s);
+	seen_free(&s);
+	/* with one thread, in the order named */
+	o.threads = 1;
+	at = (const char **)names + 1;
+	seen_init(&s);
+	CHECK(hs_targets_walk_names(next_in_list, &at, &o, on_file, on_warn, &s) == 0);
+	CHECK_EQ_U64(s.n, 3);
+	CHECK_STR(s.e[0].path, "c");
+	CHECK(s.e[0].index == 0 && s.e[1].index == 1 && s.e[2].index == 2);
+	seen_free(&s);
+	for (int i = 0; i < 8; i++)
+		free(names[i]);
+	scratch_done();
+}
+
+/* A pipe that gives text, then its end. */
+static int pipe_of(const char *text, size_t len)
+{
+	int fds[2];
+
+	CHECK(pipe(fds) == 0);
+	CHECK(write(fds[1], text, len) == (ssize_t)len);
+	close(fds[1]);
+	return fds[0];
+}
+
+TEST(name_lists_are_streamed_from_a_descriptor)
+{
+	static char text[3 * 4096 + 64];
+	struct hs_name_list *l;
+	const char *name;
+	size_t len, n;
+	unsigned line;
+	int fd;
+
+	/* as they are, blanks kept; empty lines skipped, counted; a long name refused */
+	n = (size_t)snprintf(text, sizeof(text), " a b \n\n/x/y\n");
+	memset(text + n, 'z', 2 * 4096);
+	n += 2 * 4096;
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "\nlast");
+	fd = pipe_of(text, n);
+	CHECK(hs_name_list_new(fd, '\n', &l) == 0);
+	CHECK(hs_name_list_next(l, &name, &len, &line) == 1 && line == 1 && len == 5);
+	CHECK_STR(name, " a b ");
+	CHECK(hs_name_list_next(l, &name, &len, &line) == 1 && line == 3);
+	CHECK_STR(name, "/x/y");
+	CHECK(hs_name_list_next(l, &name, &len, &line) == -ENAMETOOLONG && line == 4);
+	CHECK(hs_name_list_next(l, &name, &len, &line) == 1 && line == 5);
+	CHECK_STR(name, "last");	/* without its newline */
+	CHECK(hs_name_list_next(l, &name, &len, &line) == 0);
+	hs_name_list_free(l);
+	close(fd);
+	/* NUL-ended names hold newlines; a NUL in a newline-ended name is refused */
+	fd = pipe_of("a\nb\0\0c\0", 7);
+	CHECK(hs_name_list_new(fd, '\0', &l) == 0);
+	CHECK(hs_name_list_next(l, &name, &len, &line) == 1 && line == 1 && len == 3);
+	CHECK_STR(name, "a\nb");
+	CHECK(hs_name_list_next(l, &name, &len, &line) == 1 && line == 3);
+	CHECK_STR(name, "c");
+	CHECK(hs_name_list_next(l, &name, &len, &line) == 0);
+	hs_name_list_free(l);
+	close(fd);
+	fd = pipe_of("a\0b\nc\n", 6);
+	CHECK(hs_name_list_new(fd, '\n', &l) == 0);
+	CHECK(hs_name_list_next(l, &name, &len, &line) == -EILSEQ && line == 1);
+	CHECK(hs_name_list_next(l, &name, &len, &line) == 1 && line == 2);
+	CHECK_STR(name, "c");
+	hs_name_list_free(l);
+	close(fd);
+}
+
+#define LLVMFuzzerTestOneInput fuzz_names
+#include "../fuzz/fuzz-names.c"
+#undef LLVMFuzzerTestOneInput
+
+TEST(names_fuzz_corpus_replays)
+{
+	CHECK(replay("names", fuzz_names) > 0);
+}
+
 int main(void)
 {
 	return RUN_TESTS(walk_regular_files_only, walk_follow_symlinks, walk_hard_links_once,
@@ -1205,5 +1387,7 @@ int main(void)
 			 walk_refuses_swapped_directory_without_openat2,
 			 walk_follow_never_reaches_pseudo_fs, walk_each_file_once_across_operands,
 			 walk_tidies_operands, pseudo_fs_named, profile_entries, profile_malformed_part_way,
-			 profile_other_page_sizes, profile_selected_before_opened);
+			 profile_other_page_sizes, profile_selected_before_opened,
+			 filters_leave_out_files_and_trees_silently, walk_names_takes_them_one_at_a_time,
+			 name_lists_are_streamed_from_a_descriptor, names_fuzz_corpus_replays);
 }
