@@ -12,6 +12,7 @@
 
 static const char usage[] =
 	"usage: hotset evict [-v] [-x] [-L] [-q] [--no-writeback] [-J] [-p PROFILE] [PATH...]\n"
+	"       [--files-from FILE [-0]] [-I GLOB] [-i GLOB] [-m SIZE]\n"
 	"\n"
 	"Drop the files under PATHs, or the pages a profile lists, from the page\n"
 	"cache. Dirty pages are written back first, so that they can be dropped\n"
@@ -22,8 +23,7 @@ static const char usage[] =
 	"  -v, --verbose          name the files whose pages stayed, and how many\n"
 	"      --no-writeback     do not wait for dirty pages to be written back: those\n"
 	"                         not yet written stay cached\n"
-	"  -x, --one-file-system  do not cross mount points\n"
-	"  -L, --dereference      follow symlinks inside directories\n"
+	WALK_USAGE
 	"  -q, --quiet            do not warn about files that are skipped\n"
 	"  -J, --json             machine-readable summary\n"
 	"  -V, --version          show hotset's version\n"
@@ -163,11 +163,11 @@ static int run_evict(int argc, char **argv)
 		case 'p': ops.profile = optarg; break;
 		case 'v': e.verbose = true; break;
 		case OPT_NO_WRITEBACK: e.writeback = false; break;
-		case 'x': ops.walk.one_filesystem = true; break;
-		case 'L': ops.walk.follow_symlinks = true; break;
 		case 'q': ops.quiet = true; break;
 		case 'J': e.json = true; break;
-		default: return option_other(&cmd_evict, opt, argv, longopts);
+		default:
+			if ((rc = operands_option(&ops, opt, argv, longopts)) >= 0)
+				return rc;
 		}
 	}
 	ops.paths = argv + optind;

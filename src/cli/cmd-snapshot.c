@@ -14,6 +14,8 @@
 
 static const char usage[] =
 	"usage: hotset snapshot [-v] [-x] [-L] [-q] [-J] -o PROFILE PATH...\n"
+	"       hotset snapshot [-v] [-x] [-L] [-q] [-J] [-0] [-I GLOB] [-i GLOB] [-m SIZE]\n"
+	"                       -o PROFILE --files-from FILE [PATH...]\n"
 	"\n"
 	"Write a profile of the pages of files under PATHs that are in the page\n"
 	"cache now. Restore them later with 'hotset warm -p PROFILE'. The profile\n"
@@ -22,8 +24,7 @@ static const char usage[] =
 	"  -o, --output PROFILE   where to write the profile ('-' for stdout)\n"
 	"  -v, --verbose          a row per file written into the profile: how much\n"
 	"                         of it is resident\n"
-	"  -x, --one-file-system  do not cross mount points\n"
-	"  -L, --dereference      follow symlinks inside directories\n"
+	WALK_USAGE
 	"  -q, --quiet            do not warn about files that are skipped\n"
 	"  -J, --json             print the summary as JSON\n"
 	"  -V, --version          show hotset's version\n"
@@ -197,11 +198,11 @@ static int run_snapshot(int argc, char **argv)
 		switch (opt) {
 		case 'o': out = optarg; break;
 		case 'v': verbose = true; break;
-		case 'x': ops.walk.one_filesystem = true; break;
-		case 'L': ops.walk.follow_symlinks = true; break;
 		case 'q': ops.quiet = true; break;
 		case 'J': json = true; break;
-		default: return option_other(&cmd_snapshot, opt, argv, longopts);
+		default:
+			if ((rc = operands_option(&ops, opt, argv, longopts)) >= 0)
+				return rc;
 		}
 	}
 	if (!out)
@@ -211,8 +212,9 @@ static int run_snapshot(int argc, char **argv)
 				   "(for standard output, give -)");
 	ops.paths = argv + optind;
 	ops.npaths = argc - optind;
-	if (!ops.npaths)
-		return usage_error(&cmd_snapshot, "give at least one PATH");
+	if (!ops.npaths && !ops.files_from)
+		return usage_error(&cmd_snapshot, "give at least one PATH, or --files-from FILE");
+	ops.absolute = true;	/* the list's names, as the PATHs below */
 	ops.walk.threads = default_threads();
 	if ((rc = operands_open(&ops)))
 		return rc;

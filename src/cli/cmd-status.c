@@ -13,6 +13,7 @@
 
 static const char usage[] =
 	"usage: hotset status [-v] [-J] [-q] [-x] [-L] [-j N] [-p PROFILE] [PATH...]\n"
+	"       [--files-from FILE [-0]] [-I GLOB] [-i GLOB] [-m SIZE]\n"
 	"\n"
 	"Show how much of the files under PATHs, or of a profile's working set, is\n"
 	"resident in the page cache. Directories are walked recursively.\n"
@@ -20,8 +21,7 @@ static const char usage[] =
 	"  -p, --profile PROFILE  count only the pages the profile lists (PATHs, if\n"
 	"                         also given, select the profile's files under them)\n"
 	"  -v, --verbose          a row per file, with a residency bar\n"
-	"  -x, --one-file-system  do not cross mount points\n"
-	"  -L, --dereference      follow symlinks inside directories\n"
+	WALK_USAGE
 	"  -J, --json             machine-readable output\n"
 	"  -q, --quiet            no progress line, no warnings about skipped files\n"
 	"  -j, --threads N        walk with N threads (default: one per CPU, or 1\n"
@@ -180,15 +180,15 @@ static int run_status(int argc, char **argv)
 		switch (opt) {
 		case 'p': ops.profile = optarg; break;
 		case 'v': s.verbose = true; break;
-		case 'x': ops.walk.one_filesystem = true; break;
-		case 'L': ops.walk.follow_symlinks = true; break;
 		case 'J': s.json = true; break;
 		case 'q': ops.quiet = true; break;
 		case 'j':
 			if ((rc = option_count(&cmd_status, "--threads", optarg, 1, 64, &threads)))
 				return rc;
 			break;
-		default: return option_other(&cmd_status, opt, argv, longopts);
+		default:
+			if ((rc = operands_option(&ops, opt, argv, longopts)) >= 0)
+				return rc;
 		}
 	}
 	ops.paths = argv + optind;

@@ -14,6 +14,7 @@
 
 static const char usage[] =
 	"usage: hotset warm [-p PROFILE] [--budget SIZE] [-v] [-x] [-L] [-q] [-J] [-j N] [PATH...]\n"
+	"       [--files-from FILE [-0]] [-I GLOB] [-i GLOB] [-m SIZE]\n"
 	"\n"
 	"Read into the page cache what is missing of the files under PATHs, or of\n"
 	"the pages a profile lists. Pages already resident cost nothing; holes of\n"
@@ -26,8 +27,7 @@ static const char usage[] =
 	"                         newly read, in profile order; say where it stopped\n"
 	"  -v, --verbose          a row per file, as its reads complete: pages read,\n"
 	"                         already resident, targeted\n"
-	"  -x, --one-file-system  do not cross mount points\n"
-	"  -L, --dereference      follow symlinks inside directories\n"
+	WALK_USAGE
 	"  -q, --quiet            no progress bar, no warnings about skipped files\n"
 	"  -J, --json             machine-readable summary\n"
 	"  -j, --threads N        threads per kind of read for willneed and io_uring\n"
@@ -252,9 +252,7 @@ static void print_human(const struct hs_warm_stats *s, const struct operands *op
 
 static int bad_size(const char *option, const char *arg)
 {
-	return usage_error(&cmd_warm, "%s: '%s' is not a size: give bytes, or a number with K, M, "
-			   "G, T, P or E (powers of 1024), or a percentage of RAM (4096, 512M, "
-			   "1.5G, 10%%)", option, arg);
+	return option_bad_size(&cmd_warm, option, arg);
 }
 
 /* Each file in flight holds a descriptor: allow many (the hard limit permits). */
@@ -300,8 +298,6 @@ static int run_warm(int argc, char **argv)
 			if (!o.budget)
 				return usage_error(&cmd_warm, "--budget takes a size above 0");
 			break;
-		case 'x': ops.walk.one_filesystem = true; break;
-		case 'L': ops.walk.follow_symlinks = true; break;
 		case 'q': ops.quiet = true; break;
 		case 'J': w.json = true; break;
 		case OPT_DEPTH:
@@ -349,7 +345,9 @@ static int run_warm(int argc, char **argv)
 			if (o.chunk < hs_page_size())
 				return usage_error(&cmd_warm, "--chunk takes a size of at least a page");
 			break;
-		default: return option_other(&cmd_warm, opt, argv, longopts);
+		default:
+			if ((rc = operands_option(&ops, opt, argv, longopts)) >= 0)
+				return rc;
 		}
 	}
 	ops.paths = argv + optind;

@@ -1,14 +1,19 @@
 /*
- * operands.c - PATH operands and -p PROFILE, shared by the cache commands.
+ * operands.c - PATH operands, --files-from lists, -p PROFILE and the
+ * filters, shared by the cache commands.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "operands.h"
+#include "options.h"
 
 char *absolute_path(const char *path, bool dotdot)
 {
@@ -102,14 +107,112 @@ static void guard_mapping(const char *profile)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
+/* Add glob to *globs (-I or -i). Returns -1 (go on) or EXIT_USAGE. */
+static int add_glob(struct operands *o, const char ***globs, size_t *cap, size_t *n,
+		    const char *option, const char *glob)
+{
+	if (!glob[0])
+		return usage_error(o->cmd, "%s: an empty GLOB matches no name", option);
+	if (hs_grow(globs, cap, *n + 1, sizeof(**globs)))
+		return error("out of memory"), EXIT_USAGE;
+	(*globs)[(*n)++] = glob;
+	return -1;
+}
+
+int operands_option(struct operands *o, int opt, char **argv, const struct option *longopts)
+{
+	switch (opt) {
+	case 'x': o->walk.one_filesystem = true; return -1;
+	case 'L': o->walk.follow_symlinks = true; return -1;
+	case '0': o->null = true; return -1;
+	case OPT_FILES_FROM:
+		if (o->files_from)
+			return usage_error(o->cmd, "--files-from: give one list");
+		if (!optarg[0])
+			return usage_error(o->cmd, "--files-from: an empty FILE names no file "
+					   "(for standard input, give -)");
+		o->files_from = optarg;
+		return -1;
+	case 'I': {
+		int rc = add_glob(o, &o->include, &o->include_cap, &o->walk.ninclude, "--include",
+				  optarg);
+
+		o->walk.include = o->include;
+		return rc;
+	}
+	case 'i': {
+		int rc = add_glob(o, &o->exclude, &o->exclude_cap, &o->walk.nexclude, "--exclude",
+				  optarg);
+
+		o->walk.exclude = o->exclude;
+		return rc;
+	}
+	case 'm':
+		if (parse_size(optarg, &o->walk.max_size) < 0)
+			return option_bad_size(o->cmd, "--max-file-size", optarg);
+		if (!o->walk.max_size)
+			return usage_error(o->cmd, "--max-file-size takes a size above 0");
+		return -1;
+	default:
+		return option_other(o->cmd, opt, argv, longopts);
+	}
+}
+
+static const char *list_name(const struct operands *o)
+{
+	return strcmp(o->files_from, "-") ? o->files_from : "(standard input)";
+}
+
+/*
+ * Open the list of --files-from: a file, a pipe or a socket, never a
+ * directory or a device (a terminal included: a list is piped in).
+ */
+static int open_list(struct operands *o)
+{
+	const char *name = o->files_from;
+	struct stat st;
+	int fd = STDIN_FILENO, rc;
+
+	/* looked at before it is opened: opening a device can act on it */
+	if (strcmp(name, "-") && stat(name, &st) == 0 && !S_ISREG(st.st_mode) &&
+	    !S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
+		fd = -EINVAL;
+	else if (strcmp(name, "-") && (fd = open(name, O_RDONLY | O_NOCTTY | O_CLOEXEC)) < 0)
+		return error("%s: cannot open the list of --files-from: %s", name,
+			     strerror(errno)), EXIT_USAGE;
+	if (fd == -EINVAL || fstat(fd, &st) < 0 || S_ISDIR(st.st_mode) || S_ISCHR(st.st_mode) ||
+	    S_ISBLK(st.st_mode)) {
+		if (fd > STDIN_FILENO)
+			close(fd);
+		if (!strcmp(name, "-") && isatty(STDIN_FILENO))
+			error("-: standard input is a terminal: pipe a list of names in, or name its file");
+		else
+			error("%s: is a %s, not a list of names (--files-from)", list_name(o),
+			      S_ISDIR(st.st_mode) ? "directory" : "device");
+		return EXIT_USAGE;
+	}
+	o->list_fd = fd;
+	if ((rc = hs_name_list_new(fd, o->null ? '\0' : '\n', &o->list))) {
+		operands_close(o);
+		return error("%s: %s", list_name(o), strerror(-rc)), EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
 int operands_open(struct operands *o)
 {
 	struct hs_profile_item it;
 	struct hs_error err = { 0 };
 	int rc;
 
-	if (!o->profile && o->npaths == 0)
-		return usage_error(o->cmd, "give a PATH or -p PROFILE");
+	o->list_fd = -1;
+	if (!o->profile && o->npaths == 0 && !o->files_from)
+		return usage_error(o->cmd, "give a PATH, --files-from FILE or -p PROFILE");
+	if (o->null && !o->files_from)
+		return usage_error(o->cmd, "-0 is for the names of --files-from FILE: give it too");
+	if (o->files_from && o->profile)
+		return usage_error(o->cmd, "--files-from and -p do not go together: a profile "
+				   "names its own files (PATHs select among them)");
 	/* "" would be walked as the working directory: most likely an unset variable */
 	for (int i = 0; i < o->npaths; i++)
 		if (!o->paths[i][0])
@@ -118,6 +221,8 @@ int operands_open(struct operands *o)
 	if (o->profile && !o->profile[0])
 		return usage_error(o->cmd, "an empty PROFILE names no file "
 				   "(for standard input, give -)");
+	if (o->files_from)
+		return open_list(o);
 	if (!o->profile)
 		return EXIT_OK;
 	if (!strcmp(o->profile, "-")) {
@@ -184,11 +289,9 @@ static bool under(const char *path, const char *p)
 static bool selected(void *ctx, const char *path, size_t len)
 {
 	struct operands *o = ctx;
-	bool any = false;
+	bool any = !o->npaths;
 
 	(void)len;
-	if (!o->npaths)
-		return true;
 	for (int i = 0; i < o->npaths; i++) {
 		if ((o->abs_paths[i] && under(path, o->abs_paths[i])) ||
 		    (o->real_paths[i] && under(path, o->real_paths[i]))) {
@@ -196,7 +299,8 @@ static bool selected(void *ctx, const char *path, size_t len)
 			any = true;
 		}
 	}
-	return any;
+	/* after the PATHs: one that selects files all filtered out is no typo */
+	return any && !hs_target_filtered(&o->walk, path, false);
 }
 
 /* The callback for the library: o is the context of both fn and warn_file. */
@@ -205,6 +309,9 @@ static int visit(void *ctx, const struct hs_target *t)
 	struct operands *o = ctx;
 	int rc;
 
+	/* the tree walk leaves such files out itself; a profile entry is checked here */
+	if (t->entry && o->walk.max_size && (uint64_t)t->st->st_size > o->walk.max_size)
+		return 0;
 	if (t->stale)
 		o->stale++;	/* profile entries come one at a time */
 	rc = o->fn(o->ctx, t);
@@ -214,6 +321,51 @@ static int visit(void *ctx, const struct hs_target *t)
 		pthread_mutex_unlock(&lock);
 	}
 	return rc;
+}
+
+/*
+ * The names for a walk with a list: the PATHs, then the list's, one at a
+ * time. Names the list refuses are warned about with their line.
+ */
+static int next_operand(void *ctx, const char **name)
+{
+	struct operands *o = ctx;
+	const char *s;
+	size_t len;
+	unsigned line;
+	int rc;
+
+	if (o->next_path < o->npaths) {
+		*name = o->paths[o->next_path++];
+		return 1;
+	}
+	while ((rc = hs_name_list_next(o->list, &s, &len, &line)) < 0) {
+		char where[PATH_MAX + 16];
+		char what[96];
+
+		if (rc != -ENAMETOOLONG && rc != -EILSEQ)
+			return error("%s: cannot read the list of --files-from: %s", list_name(o),
+				     strerror(-rc));
+		snprintf(where, sizeof(where), "%s:%u", list_name(o), line);
+		if (rc == -ENAMETOOLONG)
+			snprintf(what, sizeof(what), "a name of PATH_MAX (%d) bytes or more, skipped",
+				 PATH_MAX);
+		else
+			snprintf(what, sizeof(what), "a NUL byte in the name (for NUL-ended "
+				 "names, give -0), skipped");
+		operands_warn(o, where, 0, what);
+	}
+	if (rc == 0)
+		return 0;
+	/* a profile (snapshot) names files by absolute path */
+	if (o->absolute && s[0] != '/') {
+		free(o->abs_name);
+		if (!(o->abs_name = absolute_path(s, false)))
+			return error("%s: cannot make the path absolute: %s", s, strerror(errno));
+		s = o->abs_name;
+	}
+	*name = s;
+	return 1;
 }
 
 int operands_foreach(struct operands *o, hs_target_fn fn, void *ctx)
@@ -231,6 +383,9 @@ int operands_foreach(struct operands *o, hs_target_fn fn, void *ctx)
 		for (int i = 0; rc == 0 && i < o->npaths; i++)
 			if (!o->selecting[i])
 				operands_warn(o, o->paths[i], 0, "no file of the profile is under it");
+	} else if (o->list) {
+		o->next_path = 0;
+		rc = hs_targets_walk_names(next_operand, o, &o->walk, visit, warn_file, o);
 	} else {
 		rc = hs_targets_walk((const char *const *)o->paths, (size_t)o->npaths, &o->walk,
 				     visit, warn_file, o);
@@ -256,6 +411,18 @@ void operands_close(struct operands *o)
 {
 	hs_profile_close(o->reader);
 	o->reader = NULL;
+	hs_name_list_free(o->list);
+	o->list = NULL;
+	if (o->list_fd > STDIN_FILENO)
+		close(o->list_fd);
+	o->list_fd = -1;
+	free(o->abs_name);
+	o->abs_name = NULL;
+	free(o->include);
+	free(o->exclude);
+	o->include = o->exclude = NULL;
+	o->walk.include = o->walk.exclude = NULL;
+	o->walk.ninclude = o->walk.nexclude = o->include_cap = o->exclude_cap = 0;
 	for (int i = 0; i < o->npaths; i++) {
 		if (o->abs_paths)
 			free(o->abs_paths[i]);

@@ -1,10 +1,13 @@
 /*
- * operands.h - what status, warm, evict and snapshot act on: PATH operands
- * and/or a profile given with -p, with per-file warnings printed and
- * counted so that the command can exit 1 after doing the rest.
+ * operands.h - what status, warm, evict and snapshot act on: PATH operands,
+ * the names of a list (--files-from), or a profile given with -p, with the
+ * filters -I, -i and -m, and per-file warnings printed and counted so that
+ * the command can exit 1 after doing the rest.
  */
 #ifndef HOTSET_CLI_OPERANDS_H
 #define HOTSET_CLI_OPERANDS_H
+
+#include <getopt.h>
 
 #include "hotset/targets.h"
 #include "cli.h"
@@ -12,9 +15,18 @@
 struct operands {
 	const struct cmd *cmd;
 	const char *profile;		/* -p PROFILE, or NULL */
-	struct hs_target_opts walk;	/* -x, -L */
+	struct hs_target_opts walk;	/* -x, -L, -I, -i, -m */
 	char **paths;			/* PATH operands (with -p: a filter) */
 	int npaths;
+	const char *files_from;		/* --files-from FILE, or NULL */
+	bool null;			/* -0: its names end with NUL */
+	bool absolute;			/* the command's: make the list's names absolute */
+	const char **include, **exclude;	/* -I, -i (in walk too) */
+	size_t include_cap, exclude_cap;
+	struct hs_name_list *list;	/* the list being read */
+	int list_fd;
+	int next_path;			/* the PATHs come before the list's names */
+	char *abs_name;			/* the last name of the list made absolute */
 	char **abs_paths;		/* with -p: the PATHs made absolute */
 	char **real_paths;		/* with -p: their realpath(), or NULL */
 	bool *selecting;		/* with -p: PATH i selected an entry */
@@ -32,7 +44,17 @@ struct operands {
 };
 
 /*
- * Check the operands (PATHs or -p are required) and open the profile.
+ * The options every tree walker shares (WALK_OPTS in options.h): -x, -L,
+ * --files-from, -0, -I, -i, -m, taken into o. Called from the default: of
+ * an option loop, with the loop's argv and longopts: returns -1 when opt
+ * was one of these and the loop goes on, else the exit code to return
+ * now (a bad value, or what option_other() says of any other option).
+ */
+int operands_option(struct operands *o, int opt, char **argv, const struct option *longopts);
+
+/*
+ * Check the operands (PATHs, --files-from or -p are required) and open the
+ * list or the profile.
  * Returns EXIT_OK, or the exit code after printing why not.
  */
 int operands_open(struct operands *o);

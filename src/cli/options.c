@@ -153,3 +153,10 @@ int option_count(const struct cmd *cmd, const char *option, const char *arg,
 	*out = (unsigned)v;
 	return 0;
 }
+
+int option_bad_size(const struct cmd *cmd, const char *option, const char *arg)
+{
+	return usage_error(cmd, "%s: '%s' is not a size: give bytes, or a number with K, M, "
+			   "G, T, P or E (powers of 1024), or a percentage of RAM (4096, 512M, "
+			   "1.5G, 10%%)", option, arg);
+}

@@ -22,16 +22,39 @@
 	{ "quiet", no_argument, NULL, 'q' }, \
 	{ "json", no_argument, NULL, 'J' }
 
-/* The tree walkers' -x and -L (status, warm, evict, snapshot). */
-#define WALK_OPTS "xL"
+/*
+ * What the tree walkers (status, warm, evict, snapshot) act on: -x, -L,
+ * the list of --files-from and -0, the filters -I, -i and -m. Their
+ * option loops hand these to operands_option() (operands.h).
+ */
+#define WALK_OPTS "xLI:i:m:0"
 #define WALK_LONGOPTS \
 	{ "one-file-system", no_argument, NULL, 'x' }, \
-	{ "dereference", no_argument, NULL, 'L' }
+	{ "dereference", no_argument, NULL, 'L' }, \
+	{ "files-from", required_argument, NULL, OPT_FILES_FROM }, \
+	{ "null", no_argument, NULL, '0' }, \
+	{ "include", required_argument, NULL, 'I' }, \
+	{ "exclude", required_argument, NULL, 'i' }, \
+	{ "max-file-size", required_argument, NULL, 'm' }
+
+/* Their lines in each command's --help. */
+#define WALK_USAGE \
+	"  -x, --one-file-system  do not cross mount points\n" \
+	"  -L, --dereference      follow symlinks inside directories\n" \
+	"      --files-from FILE  also the names FILE lists, one a line ('-': standard\n" \
+	"                         input), as PATHs: directories are walked\n" \
+	"  -0, --null             the names of --files-from end with NUL (find -print0)\n" \
+	"  -I, --include GLOB     only files whose name matches GLOB (a glob with a '/':\n" \
+	"                         the path); repeat for more\n" \
+	"  -i, --exclude GLOB     skip files and directories whose name matches GLOB\n" \
+	"  -m, --max-file-size SIZE\n" \
+	"                         skip files larger than SIZE (4096, 512K, 1G...)\n"
 
 /* Long options without a letter: values beyond any character. */
 enum {
 	OPT_TRACE = 0x100, OPT_BACKEND, OPT_PROBE, OPT_REPORT, OPT_BUDGET, OPT_DEPTH,
 	OPT_INFLIGHT, OPT_METHOD, OPT_ORDER, OPT_CHUNK, OPT_NO_WRITEBACK, OPT_FILES, OPT_PRINT0,
+	OPT_FILES_FROM,
 };
 
 /*
@@ -48,6 +71,9 @@ int option_other(const struct cmd *cmd, int opt, char **argv, const struct optio
  */
 int option_count(const struct cmd *cmd, const char *option, const char *arg,
 		 unsigned min, unsigned max, unsigned *out);
+
+/* The usage error for an option's size that parse_size() refused; returns EXIT_USAGE. */
+int option_bad_size(const struct cmd *cmd, const char *option, const char *arg);
 
 /*
  * The names among candidates[0..n) closest to a mistyped word, by edit

@@ -33,8 +33,8 @@ test_expect_success 'an unknown option exits 2 and points at --help' '
 test_expect_success 'no operand, or a bad option value, exits 2' '
 	expect_code 2 hs show 2> err && grep -q "give exactly one PROFILE" err &&
 	expect_code 2 hs show a b 2> err && grep -q "give exactly one PROFILE" err &&
-	expect_code 2 hs status 2> err && grep -q "give a PATH or -p PROFILE" err &&
-	expect_code 2 hs evict 2> err && grep -q "give a PATH or -p PROFILE" err &&
+	expect_code 2 hs status 2> err && grep -q "give a PATH, --files-from FILE or -p PROFILE" err &&
+	expect_code 2 hs evict 2> err && grep -q "give a PATH, --files-from FILE or -p PROFILE" err &&
 	expect_code 2 hs snapshot . 2> err && grep -q "give the profile to write with -o" err &&
 	expect_code 2 hs snapshot -o x.prof 2> err && grep -q "give at least one PATH" err &&
 	test ! -e x.prof &&
