@@ -239,6 +239,7 @@ static int run_snapshot(int argc, char **argv)
 	for (int i = 0; abs && i < ops.npaths; i++)
 		free(abs[i]);
 	free(abs);
+	operands_close(&ops);
 	return rc;
 }
 

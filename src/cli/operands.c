@@ -109,11 +109,15 @@ static void guard_mapping(const char *profile)
 
 /* Add glob to *globs (-I or -i). Returns -1 (go on) or EXIT_USAGE. */
 static int add_glob(struct operands *o, const char ***globs, size_t *cap, size_t *n,
-		    const char *option, const char *glob)
+		    const char **inline_buf, const char *option, const char *glob)
 {
 	if (!glob[0])
 		return usage_error(o->cmd, "%s: an empty GLOB matches no name", option);
-	if (hs_grow(globs, cap, *n + 1, sizeof(**globs)))
+	if (!*globs) {
+		*globs = inline_buf;
+		*cap = 8;
+	}
+	if (hs_grow_inline(globs, cap, *n + 1, sizeof(**globs), inline_buf))
 		return error("out of memory"), EXIT_USAGE;
 	(*globs)[(*n)++] = glob;
 	return -1;
@@ -134,15 +138,15 @@ int operands_option(struct operands *o, int opt, char **argv, const struct optio
 		o->files_from = optarg;
 		return -1;
 	case 'I': {
-		int rc = add_glob(o, &o->include, &o->include_cap, &o->walk.ninclude, "--include",
-				  optarg);
+		int rc = add_glob(o, &o->include, &o->include_cap, &o->walk.ninclude,
+				  o->include_inline, "--include", optarg);
 
 		o->walk.include = o->include;
 		return rc;
 	}
 	case 'i': {
-		int rc = add_glob(o, &o->exclude, &o->exclude_cap, &o->walk.nexclude, "--exclude",
-				  optarg);
+		int rc = add_glob(o, &o->exclude, &o->exclude_cap, &o->walk.nexclude,
+				  o->exclude_inline, "--exclude", optarg);
 
 		o->walk.exclude = o->exclude;
 		return rc;
@@ -192,20 +196,17 @@ static int open_list(struct operands *o)
 		return EXIT_USAGE;
 	}
 	o->list_fd = fd;
-	if ((rc = hs_name_list_new(fd, o->null ? '\0' : '\n', &o->list))) {
-		operands_close(o);
+	if ((rc = hs_name_list_new(fd, o->null ? '\0' : '\n', &o->list)))
 		return error("%s: %s", list_name(o), strerror(-rc)), EXIT_USAGE;
-	}
 	return EXIT_OK;
 }
 
-int operands_open(struct operands *o)
+static int open_operands(struct operands *o)
 {
 	struct hs_profile_item it;
 	struct hs_error err = { 0 };
 	int rc;
 
-	o->list_fd = -1;
 	if (!o->profile && o->npaths == 0 && !o->files_from)
 		return usage_error(o->cmd, "give a PATH, --files-from FILE or -p PROFILE");
 	if (o->null && !o->files_from)
@@ -269,6 +270,16 @@ int operands_open(struct operands *o)
 		o->real_paths[i] = realpath(o->paths[i], NULL);
 	}
 	return EXIT_OK;
+}
+
+int operands_open(struct operands *o)
+{
+	int rc;
+
+	o->list_fd = -1;
+	if ((rc = open_operands(o)))
+		operands_close(o);
+	return rc;
 }
 
 /* Is path p, or something under it? */
@@ -418,8 +429,10 @@ void operands_close(struct operands *o)
 	o->list_fd = -1;
 	free(o->abs_name);
 	o->abs_name = NULL;
-	free(o->include);
-	free(o->exclude);
+	if (o->include != o->include_inline)
+		free(o->include);
+	if (o->exclude != o->exclude_inline)
+		free(o->exclude);
 	o->include = o->exclude = NULL;
 	o->walk.include = o->walk.exclude = NULL;
 	o->walk.ninclude = o->walk.nexclude = o->include_cap = o->exclude_cap = 0;

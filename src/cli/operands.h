@@ -23,6 +23,8 @@ struct operands {
 	bool absolute;			/* the command's: make the list's names absolute */
 	const char **include, **exclude;	/* -I, -i (in walk too) */
 	size_t include_cap, exclude_cap;
+	/* their first globs: no malloc that an early usage error would leak */
+	const char *include_inline[8], *exclude_inline[8];
 	struct hs_name_list *list;	/* the list being read */
 	int list_fd;
 	int next_path;			/* the PATHs come before the list's names */

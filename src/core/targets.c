@@ -197,6 +197,8 @@ struct walker {
 	char *path;		/* the path being looked at */
 	size_t cap;
 	char *dents;		/* getdents64 buffer */
+	struct fs_cache fs;	/* for operands: a list's, one after another, without a lock */
+	bool queued;		/* the operand was a directory, queued */
 };
 
 #define DENTS_SIZE (64 << 10)
@@ -727,7 +729,7 @@ static int walk_operand(struct walker *t)
 		close(fd);
 		return 0;
 	}
-	if ((pseudo = walk_pseudo_fs(w, fd, st.st_dev))) {
+	if ((pseudo = cached_pseudo_fs(&t->fs, fd, st.st_dev))) {
 		char what[64];
 
 		snprintf(what, sizeof(what), "on a %s filesystem, never read", pseudo);
@@ -761,6 +763,7 @@ static int walk_operand(struct walker *t)
 	pthread_mutex_lock(&w->lock);
 	root_put(root);
 	pthread_mutex_unlock(&w->lock);
+	t->queued = true;
 	return rc;
 }
 
@@ -812,15 +815,24 @@ static void *walker_main(void *arg)
 			int got;
 
 			pthread_mutex_unlock(&w->lock);
-			got = take_name(t);
-			rc = got > 0 ? walk_operand(t) : got;
+			/*
+			 * A list's names one after another, without the walk's
+			 * lock, until one is a directory to walk (its jobs go
+			 * first) or the walk stops.
+			 */
+			t->queued = false;
+			do {
+				got = take_name(t);
+				rc = got > 0 ? walk_operand(t) : got;
+			} while (got > 0 && !rc && !t->queued && !w->in_order &&
+				 !__atomic_load_n(&w->rc, __ATOMIC_RELAXED));
 			pthread_mutex_lock(&w->lock);
 			if (got == 0)
 				w->names_done = true;
 		}
 		w->busy--;
 		if (rc && !w->rc)
-			w->rc = rc;
+			__atomic_store_n(&w->rc, rc, __ATOMIC_RELAXED);	/* read unlocked above */
 		if (!w->busy || w->rc)
 			pthread_cond_broadcast(&w->more);
 	}
