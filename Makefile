@@ -15,6 +15,7 @@ MANDIR   ?= $(PREFIX)/share/man
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+DOCDIR   ?= $(PREFIX)/share/doc/hotset
 CC       ?= cc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
@@ -197,11 +198,14 @@ demo:
 # The systemd units name the installed binary: @BINDIR@ in systemd/*.in is
 # replaced as they are installed.
 UNITS := $(patsubst systemd/%.in,%,$(wildcard systemd/*.in))
+# the interfaces scripts rely on: every report's JSON keys, every option's letter
+DOCS := docs/json.md docs/options.md
 
 install: $(BIN)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(DOCDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/hotset
+	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 completion/hotset.bash $(DESTDIR)$(BASHCOMPDIR)/hotset
 	install -m 644 completion/_hotset $(DESTDIR)$(ZSHCOMPDIR)/_hotset
@@ -215,6 +219,8 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/hotset
 	cd docs/man && for m in *.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$m; done
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/hotset $(DESTDIR)$(ZSHCOMPDIR)/_hotset
+	for d in $(notdir $(DOCS)); do rm -f $(DESTDIR)$(DOCDIR)/$$d; done
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 	for u in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$u; done
 
 clean:

@@ -26,7 +26,16 @@ test_expect_success MAKE 'make install puts bin/hotset and every man page under 
 		check_eq "$(stat -c %a "$dest/usr/local/share/man/man1/$m")" 644 || return 1
 	done < want &&
 	(cd "$dest" && find . -type f | sort) > files &&
-	check_eq "$(wc -l < files)" $(( $(wc -l < want) + 3 + $(units | wc -l) ))
+	check_eq "$(wc -l < files)" $(( $(wc -l < want) + 5 + $(units | wc -l) ))
+'
+
+test_expect_success MAKE 'make install puts the JSON schema and the option table in the doc directory' '
+	dest=$PWD/dest &&
+	hs_make install DESTDIR="$dest" &&
+	for d in json.md options.md; do
+		cmp "$REPO/docs/$d" "$dest/usr/local/share/doc/hotset/$d" || return 1
+	done &&
+	hs_make uninstall DESTDIR="$dest" && test ! -e "$dest/usr/local/share/doc/hotset"
 '
 
 test_expect_success MAKE 'make install puts the bash and zsh completion under DESTDIR' '
