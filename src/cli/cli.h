@@ -86,6 +86,13 @@ int parse_size(const char *s, uint64_t *out);
 
 /* "12.3 MiB"; buf holds at least 16 bytes. */
 const char *human_size(uint64_t bytes, char buf[16]);
+/*
+ * A size as util-linux prints it (fincore, lsblk: size_to_human_string
+ * with one-letter suffixes): "0B", "512B", "4K", "9.8K", "1.5M", powers
+ * of 1024, one decimal rounded half up and dropped when 0, "." whatever
+ * the locale. buf holds at least 24 bytes.
+ */
+const char *short_size(uint64_t bytes, char buf[24]);
 /* "45.2%" of part/whole ("-" if whole is 0); buf holds at least 8 bytes. */
 const char *percent(uint64_t part, uint64_t whole, char buf[8]);
 /*
@@ -119,6 +126,51 @@ static inline const char *plural(uint64_t n)
  * ' ' none, '?' unknown. cells[i] is a fraction in [0,1] or < 0 if unknown.
  */
 void print_bar(FILE *f, const double *cells, int width);
+
+/* ---- tables, as util-linux prints them (fincore, lsblk) ----------------- */
+
+/*
+ * A table written a row at a time. Raw: cells separated by one space,
+ * with spaces, tabs, backslashes and every byte that is not printable
+ * ASCII written as \xHH (libsmartcols' raw mode, in the C or a UTF-8
+ * locale). Otherwise aligned columns,
+ * one space apart, names escaped as by print_path(): the first
+ * TABLE_HELD_ROWS rows are held to size the columns (fincore sizes them
+ * over all rows, as it holds the whole table), later rows are written at
+ * once and a wider cell only shifts its own row. Memory stays bounded
+ * whatever the number of rows.
+ */
+#define TABLE_MAX_COLUMNS 64
+#define TABLE_HELD_ROWS 1000
+struct table_column {
+	const char *name;
+	bool right;			/* right-aligned (numbers) */
+	/*
+	 * libsmartcols' width hint: a column is as wide as its widest cell,
+	 * or its name if that is wider (with or without the heading), and
+	 * then at least hint wide, unless its cells are all narrower than
+	 * its name.
+	 */
+	size_t hint;
+};
+struct table {
+	FILE *f;
+	const struct table_column *cols[TABLE_MAX_COLUMNS];
+	size_t ncols;
+	bool raw, noheadings;
+	/* private: held rows, each cell as its width, length and escaped text */
+	size_t width[TABLE_MAX_COLUMNS];
+	char *held;
+	size_t held_len, held_cap, nheld;
+	bool streaming;			/* the widths are fixed, rows go out at once */
+};
+/* cols[0..ncols) are copied as pointers: they must outlive the table. */
+void table_start(struct table *t, FILE *f, const struct table_column *const *cols, size_t ncols,
+		 bool raw, bool noheadings);
+/* A row: cells[i] of lens[i] bytes, one for each column. */
+void table_row(struct table *t, const char *const *cells, const size_t *lens);
+/* Write what is held and free it. */
+void table_end(struct table *t);
 
 /* ---- progress on a terminal ------------------------------------------- */
 
@@ -165,6 +217,8 @@ void json_end_array(struct json *j);
 void json_string(struct json *j, const char *key, const char *s);
 void json_bytes(struct json *j, const char *key, const char *s, size_t len);
 void json_u64(struct json *j, const char *key, uint64_t v);
+/* v if known, else null (a value hotset cannot know: docs/json.md). */
+void json_u64_or_null(struct json *j, const char *key, bool known, uint64_t v);
 void json_i64(struct json *j, const char *key, int64_t v);
 /* A number already written out (exact decimals a double would round). */
 void json_number(struct json *j, const char *key, const char *digits);

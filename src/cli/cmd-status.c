@@ -2,18 +2,22 @@
  * cmd-status.c - hotset status: how much of some files, or of a profile's
  * working set, is in the page cache now.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "hotset/residency.h"
 #include "operands.h"
 #include "options.h"
 
 static const char usage[] =
-	"usage: hotset status [-v] [-J] [-q] [-x] [-L] [-j N] [-p PROFILE] [PATH...]\n"
-	"       [--files-from FILE [-0]] [-I GLOB] [-i GLOB] [-m SIZE]\n"
+	"usage: hotset status [-v] [-J] [-q] [-x] [-L] [-j N] [-p PROFILE]\n"
+	"                     [-o COLS | --output-all] [-n] [-r] [-b]\n"
+	"                     [--files-from FILE [-0]] [-I GLOB] [-i GLOB] [-m SIZE]\n"
+	"                     [PATH...]\n"
 	"\n"
 	"Show how much of the files under PATHs, or of a profile's working set, is\n"
 	"resident in the page cache. Directories are walked recursively.\n"
@@ -21,6 +25,13 @@ static const char usage[] =
 	"  -p, --profile PROFILE  count only the pages the profile lists (PATHs, if\n"
 	"                         also given, select the profile's files under them)\n"
 	"  -v, --verbose          a row per file, with a residency bar\n"
+	"  -o, --output COLS      a table of the columns COLS, a row per file, as\n"
+	"                         fincore prints it (+COLS: the default ones and COLS)\n"
+	"      --output-all       a table of every column\n"
+	"  -n, --noheadings       a table without its heading\n"
+	"  -r, --raw              a table in raw form: one space between cells,\n"
+	"                         spaces and other unsafe bytes in them as \\xHH\n"
+	"  -b, --bytes            a table with sizes in bytes, not 4K, 1.5M...\n"
 	WALK_USAGE
 	"  -J, --json             machine-readable output\n"
 	"  -q, --quiet            no progress line, no warnings about skipped files\n"
@@ -28,6 +39,24 @@ static const char usage[] =
 	"                         with -v so that rows keep the walk's order)\n"
 	"  -V, --version          show hotset's version\n"
 	"  -h, --help             show this help\n"
+	"\n"
+	"\n"
+	"Columns (case does not matter; the default: RES,PAGES,SIZE,FILE):\n"
+	"  RES               memory the resident pages take (pages x page size)\n"
+	"  PAGES             resident pages\n"
+	"  SIZE              size of the file\n"
+	"  FILE              file name\n"
+	"  DIRTY_PAGES       resident pages not yet written back (also DIRTY, bytes)\n"
+	"  WRITEBACK_PAGES   pages being written back (also WRITEBACK, bytes)\n"
+	"  EVICTED_PAGES     pages the kernel remembers evicting (also EVICTED)\n"
+	"  RECENTLY_EVICTED_PAGES  evicted recently enough to count as a refault\n"
+	"                    if read again (also RECENTLY_EVICTED)\n"
+	"  COUNTED_PAGES     pages counted: the file's, or those the profile lists\n"
+	"  RES%              share of the pages counted that is resident\n"
+	"  UNKNOWN           yes: residency cannot be known (no write permission)\n"
+	"  STALE             yes: the file changed since the profile was made\n"
+	"A value that cannot be known is ?; one that needs cachestat(2), on a\n"
+	"kernel without it, is -.\n"
 	"\n"
 	"Residency is unknown for files the caller may not write (the kernel\n"
 	"refuses to say); they are counted apart, never guessed.\n"
@@ -37,13 +66,160 @@ const struct cmd cmd_status;
 
 #define BAR_CELLS 20
 
+/*
+ * The table's columns: fincore's (util-linux 2.40), in its order for
+ * --output-all, with its names and width hints, then hotset's own.
+ */
+enum column_id {
+	COL_PAGES, COL_SIZE, COL_FILE, COL_RES, COL_DIRTY_PAGES, COL_DIRTY,
+	COL_WRITEBACK_PAGES, COL_WRITEBACK, COL_EVICTED_PAGES, COL_EVICTED,
+	COL_RECENTLY_EVICTED_PAGES, COL_RECENTLY_EVICTED,
+	COL_COUNTED_PAGES, COL_RES_PERCENT, COL_UNKNOWN, COL_STALE, NCOLUMNS
+};
+
+static const struct table_column columns[NCOLUMNS] = {
+	[COL_PAGES] = { "PAGES", true, 1 },
+	[COL_SIZE] = { "SIZE", true, 5 },
+	[COL_FILE] = { "FILE", false, 4 },
+	[COL_RES] = { "RES", true, 5 },
+	[COL_DIRTY_PAGES] = { "DIRTY_PAGES", true, 1 },
+	[COL_DIRTY] = { "DIRTY", true, 5 },
+	[COL_WRITEBACK_PAGES] = { "WRITEBACK_PAGES", true, 1 },
+	[COL_WRITEBACK] = { "WRITEBACK", true, 5 },
+	[COL_EVICTED_PAGES] = { "EVICTED_PAGES", true, 1 },
+	[COL_EVICTED] = { "EVICTED", true, 5 },
+	[COL_RECENTLY_EVICTED_PAGES] = { "RECENTLY_EVICTED_PAGES", true, 1 },
+	[COL_RECENTLY_EVICTED] = { "RECENTLY_EVICTED", true, 5 },
+	[COL_COUNTED_PAGES] = { "COUNTED_PAGES", true, 1 },
+	[COL_RES_PERCENT] = { "RES%", true, 1 },
+	[COL_UNKNOWN] = { "UNKNOWN", false, 1 },
+	[COL_STALE] = { "STALE", false, 1 },
+};
+
 struct status {
 	bool verbose, json;
+	bool table, raw, noheadings, bytes;	/* -o, -r, -n, -b: fincore's table */
+	bool rows;				/* a row per file: -v or the table */
+	int cols[TABLE_MAX_COLUMNS];
+	size_t ncols;
+	struct table tab;
 	struct json j;
 	struct hs_residency_total total;
 	struct operands *ops;
 	pthread_mutex_t lock;	/* the walk may call status_one from several threads */
 };
+
+/* A row of the JSON items: every key, null where it cannot be known. */
+static void json_item(struct status *s, const struct hs_target *t,
+		      const struct hs_target_residency *r)
+{
+	const struct hs_cache_counts *c = &r->counts;
+	const bool known = r->rc == 0, counts = known && r->method == HS_RES_CACHESTAT;
+
+	json_begin_object(&s->j, NULL);
+	json_bytes(&s->j, "path", t->path, t->path_len);
+	json_u64(&s->j, "size", (uint64_t)t->st->st_size);
+	json_u64(&s->j, "pages", t->pages);
+	json_u64(&s->j, "bytes", r->bytes);
+	json_bool(&s->j, "unknown", !known);
+	json_bool(&s->j, "stale", t->stale);
+	json_u64_or_null(&s->j, "resident_pages", known, c->cached);
+	json_u64_or_null(&s->j, "resident_bytes", known, r->resident_bytes);
+	json_u64_or_null(&s->j, "resident_memory_bytes", known, c->cached * hs_page_size());
+	json_u64_or_null(&s->j, "dirty_pages", counts, c->dirty);
+	json_u64_or_null(&s->j, "writeback_pages", counts, c->writeback);
+	json_u64_or_null(&s->j, "evicted_pages", counts, c->evicted);
+	json_u64_or_null(&s->j, "recently_evicted_pages", counts, c->recently_evicted);
+	json_end_object(&s->j);
+}
+
+/* A count of pages (in_pages), or their bytes as -b says, into buf. */
+static const char *format_pages(const struct status *s, uint64_t pages, bool in_pages,
+				char buf[24])
+{
+	const uint64_t v = in_pages ? pages : pages * hs_page_size();
+
+	if (in_pages || s->bytes)
+		snprintf(buf, 24, "%llu", (unsigned long long)v);
+	else
+		short_size(v, buf);
+	return buf;
+}
+
+/* A count only cachestat(2) gives: ? if unknown, - if mincore answered. */
+static const char *cachestat_cell(const struct status *s, const struct hs_target_residency *r,
+				  uint64_t pages, bool in_pages, char buf[24])
+{
+	if (r->rc)
+		return "?";
+	if (r->method != HS_RES_CACHESTAT)
+		return "-";
+	return format_pages(s, pages, in_pages, buf);
+}
+
+/* A row of fincore's table: the columns -o chose. */
+static void table_row_of(struct status *s, const struct hs_target *t,
+			 const struct hs_target_residency *r)
+{
+	const struct hs_cache_counts *c = &r->counts;
+	const bool known = r->rc == 0;
+	const char *cells[TABLE_MAX_COLUMNS];
+	size_t lens[TABLE_MAX_COLUMNS];
+	char bufs[TABLE_MAX_COLUMNS][24];
+
+	for (size_t i = 0; i < s->ncols; i++) {
+		const int id = s->cols[i];
+		char *buf = bufs[i];
+
+		switch (id) {
+		case COL_FILE:
+			cells[i] = t->path;
+			lens[i] = t->path_len;
+			continue;
+		case COL_SIZE:
+			if (s->bytes)
+				snprintf(buf, 24, "%llu", (unsigned long long)t->st->st_size);
+			else
+				short_size((uint64_t)t->st->st_size, buf);
+			cells[i] = buf;
+			break;
+		case COL_COUNTED_PAGES:
+			cells[i] = format_pages(s, t->pages, true, buf);
+			break;
+		case COL_UNKNOWN:
+			cells[i] = known ? "no" : "yes";
+			break;
+		case COL_STALE:
+			cells[i] = t->stale ? "yes" : "no";
+			break;
+		case COL_RES_PERCENT:
+			cells[i] = known ? percent(c->cached, c->pages, buf) : "?";
+			break;
+		case COL_PAGES:
+		case COL_RES:
+			cells[i] = known ? format_pages(s, c->cached, id == COL_PAGES, buf) : "?";
+			break;
+		case COL_DIRTY_PAGES:
+		case COL_DIRTY:
+			cells[i] = cachestat_cell(s, r, c->dirty, id == COL_DIRTY_PAGES, buf);
+			break;
+		case COL_WRITEBACK_PAGES:
+		case COL_WRITEBACK:
+			cells[i] = cachestat_cell(s, r, c->writeback, id == COL_WRITEBACK_PAGES, buf);
+			break;
+		case COL_EVICTED_PAGES:
+		case COL_EVICTED:
+			cells[i] = cachestat_cell(s, r, c->evicted, id == COL_EVICTED_PAGES, buf);
+			break;
+		default:
+			cells[i] = cachestat_cell(s, r, c->recently_evicted,
+						  id == COL_RECENTLY_EVICTED_PAGES, buf);
+			break;
+		}
+		lens[i] = strlen(cells[i]);
+	}
+	table_row(&s->tab, cells, lens);
+}
 
 static void print_row(struct status *s, const struct hs_target *t,
 		      const struct hs_target_residency *r)
@@ -54,14 +230,11 @@ static void print_row(struct status *s, const struct hs_target *t,
 	double cells[BAR_CELLS];
 
 	if (s->json) {
-		json_begin_object(&s->j, NULL);
-		json_bytes(&s->j, "path", t->path, t->path_len);
-		json_u64(&s->j, "pages", t->pages);
-		if (known)
-			json_u64(&s->j, "resident_pages", c->cached);
-		else
-			json_null(&s->j, "resident_pages");
-		json_end_object(&s->j);
+		json_item(s, t, r);
+		return;
+	}
+	if (s->table) {
+		table_row_of(s, t, r);
 		return;
 	}
 	if (!known) {
@@ -98,7 +271,7 @@ static int status_one(void *ctx, const struct hs_target *t)
 	}
 	pthread_mutex_lock(&s->lock);
 	hs_residency_total_add(&s->total, t, &r);
-	if (s->verbose)
+	if (s->rows)
 		print_row(s, t, &r);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
@@ -110,6 +283,7 @@ static void print_totals(struct status *s)
 	const struct hs_residency_total *tot = &s->total;
 	const struct hs_cache_counts *c = &tot->known;
 	uint64_t pages = hs_residency_total_pages(tot);
+	const bool counts = hs_have_cachestat();
 	char a[16], b[16], pct[8];
 
 	if (s->json) {
@@ -118,17 +292,17 @@ static void print_totals(struct status *s)
 		json_u64(&s->j, "resident_pages", c->cached);
 		json_u64(&s->j, "bytes", tot->bytes);
 		json_u64(&s->j, "resident_bytes", tot->resident_bytes);
+		json_u64(&s->j, "resident_memory_bytes", c->cached * ps);
 		json_u64(&s->j, "unknown_files", tot->unknown_files);
 		json_u64(&s->j, "unknown_pages", tot->unknown_pages);
 		json_u64(&s->j, "page_size", ps);
 		json_string(&s->j, "method", !tot->method ? NULL :
 			    tot->method == HS_RES_CACHESTAT ? "cachestat" : "mincore");
-		if (tot->method == HS_RES_CACHESTAT) {
-			json_u64(&s->j, "dirty_pages", c->dirty);
-			json_u64(&s->j, "writeback_pages", c->writeback);
-			json_u64(&s->j, "evicted_pages", c->evicted);
-			json_u64(&s->j, "recently_evicted_pages", c->recently_evicted);
-		}
+		/* mincore cannot tell these: null, not 0 */
+		json_u64_or_null(&s->j, "dirty_pages", counts, c->dirty);
+		json_u64_or_null(&s->j, "writeback_pages", counts, c->writeback);
+		json_u64_or_null(&s->j, "evicted_pages", counts, c->evicted);
+		json_u64_or_null(&s->j, "recently_evicted_pages", counts, c->recently_evicted);
 		json_u64(&s->j, "skipped_files", s->ops->skipped);
 		json_u64(&s->j, "stale_files", s->ops->stale);
 		json_end_object(&s->j);
@@ -161,23 +335,91 @@ static void print_totals(struct status *s)
 		       (unsigned long long)tot->unknown_files, plural(tot->unknown_files));
 }
 
+/*
+ * -o COLS as fincore takes it: names separated by commas, in any case;
+ * +COLS adds them to the columns already chosen (the default ones, or all
+ * with --output-all). Returns 0, or EXIT_USAGE after saying why not.
+ */
+static int parse_columns(struct status *s, const char *list)
+{
+	const char *p = list;
+	const char *names[NCOLUMNS];
+	bool want[NCOLUMNS];
+
+	if (*p == '+')
+		p++;
+	else
+		s->ncols = 0;
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		int id = -1;
+		char word[64];
+
+		for (int i = 0; i < NCOLUMNS; i++)
+			if (n && !strncasecmp(p, columns[i].name, n) && !columns[i].name[n])
+				id = i;
+		if (id >= 0 && s->ncols == TABLE_MAX_COLUMNS)
+			return usage_error(&cmd_status, "-o %s: more than %d columns", list,
+					   TABLE_MAX_COLUMNS);
+		if (id >= 0) {
+			s->cols[s->ncols++] = id;
+			if (!p[n])
+				return 0;
+			p += n + 1;
+			continue;
+		}
+		if (!n)
+			return usage_error(&cmd_status, "-o %s: an empty column name", list);
+		for (size_t i = 0; i < sizeof(word) - 1 && i < n; i++)
+			word[i] = (char)toupper((unsigned char)p[i]);
+		word[n < sizeof(word) - 1 ? n : sizeof(word) - 1] = '\0';
+		for (int i = 0; i < NCOLUMNS; i++)
+			names[i] = columns[i].name;
+		for (int i = 0; similar_names(word, names, NCOLUMNS, want) && i < NCOLUMNS; i++)
+			if (want[i])
+				return usage_error(&cmd_status, "unknown column '%.*s'; did you mean "
+						   "'%s'?", (int)n, p, names[i]);
+		return usage_error(&cmd_status, "unknown column '%.*s' (see the list of "
+				   "columns in 'hotset status --help')", (int)n, p);
+	}
+}
+
 static int run_status(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "profile", required_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "threads", required_argument, NULL, 'j' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "output-all", no_argument, NULL, OPT_OUTPUT_ALL },
+		{ "noheadings", no_argument, NULL, 'n' },
+		{ "raw", no_argument, NULL, 'r' },
+		{ "bytes", no_argument, NULL, 'b' },
 		WALK_LONGOPTS,
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
 	struct operands ops = { .cmd = &cmd_status };
 	struct status s = { .ops = &ops, .lock = PTHREAD_MUTEX_INITIALIZER };
+	static const int defaults[] = { COL_RES, COL_PAGES, COL_SIZE, COL_FILE };	/* fincore's */
+	const struct table_column *cols[TABLE_MAX_COLUMNS];
+	const char *outarg = NULL;
 	unsigned threads = 0;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "p:vj:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "p:vj:o:nrb", longopts,
+				  NULL)) != -1) {
 		switch (opt) {
+		/* fincore's: any of them asks for its table, a row per file */
+		case 'o': outarg = optarg; s.table = true; break;
+		case 'n': s.noheadings = s.table = true; break;
+		case 'r': s.raw = s.table = true; break;
+		case 'b': s.bytes = s.table = true; break;
+		case OPT_OUTPUT_ALL:
+			for (s.ncols = 0; s.ncols < NCOLUMNS; s.ncols++)
+				s.cols[s.ncols] = (int)s.ncols;
+			s.table = true;
+			break;
 		case 'p': ops.profile = optarg; break;
 		case 'v': s.verbose = true; break;
 		case 'J': s.json = true; break;
@@ -191,22 +433,43 @@ static int run_status(int argc, char **argv)
 				return rc;
 		}
 	}
+	if (!s.ncols)
+		for (; s.ncols < sizeof(defaults) / sizeof(defaults[0]); s.ncols++)
+			s.cols[s.ncols] = defaults[s.ncols];
+	if (outarg && (rc = parse_columns(&s, outarg)))
+		return rc;
 	ops.paths = argv + optind;
 	ops.npaths = argc - optind;
+	s.rows = s.verbose || s.table;
 	/* rows come in walk order with one thread */
-	ops.walk.threads = threads ? threads : s.verbose ? 1 : default_threads();
+	ops.walk.threads = threads ? threads : s.rows ? 1 : default_threads();
 	if ((rc = operands_open(&ops)))
 		return rc;
-	if (!s.verbose)
+	if (!s.rows)
 		ops.progress_label = "Checking";	/* rows and a progress line do not mix */
-	if (s.json)
-		json_begin_report(&s.j, stdout, "status", s.verbose);
+	if (s.json) {
+		s.table = false;	/* the items carry every key, whatever -o says */
+		json_begin_report(&s.j, stdout, "status", s.rows);
+	} else if (s.table) {
+		for (size_t i = 0; i < s.ncols; i++)
+			cols[i] = &columns[s.cols[i]];
+		table_start(&s.tab, stdout, cols, s.ncols, s.raw, s.noheadings);
+	}
 	rc = operands_foreach(&ops, status_one, &s);
 	operands_report_stale(&ops);
-	if (s.json && s.verbose)
+	if (s.json && s.rows)
 		json_end_array(&s.j);
-	if (rc == 0)
+	if (s.table) {
+		/* as fincore: the rows only; what they cannot say goes to stderr */
+		table_end(&s.tab);
+		if (s.total.unknown_files && !ops.quiet)
+			warning("residency of %llu file%s is unknown (shown as ?): the kernel tells "
+				"it only to users who may write a file (or own it, or are root)",
+				(unsigned long long)s.total.unknown_files,
+				plural(s.total.unknown_files));
+	} else if (rc == 0) {
 		print_totals(&s);
+	}
 	operands_close(&ops);
 	if (rc)
 		return finish_stdout(EXIT_USAGE);

@@ -297,6 +297,35 @@ const char *human_size(uint64_t bytes, char buf[16])
 	return buf;
 }
 
+const char *short_size(uint64_t bytes, char buf[24])
+{
+	static const char letters[] = "BKMGTPE";
+	int exp = 0;
+	uint64_t dec, frac;	/* dec: below 1025 (bytes: below 1024) */
+
+	while (exp < 60 && bytes >= (uint64_t)1 << (exp + 10))
+		exp += 10;
+	dec = exp ? bytes >> exp : bytes;
+	frac = exp ? bytes & (((uint64_t)1 << exp) - 1) : 0;
+	if (frac) {
+		/* thousandths, then rounded half up to tenths, as util-linux does */
+		if (frac >= UINT64_MAX / 1000)
+			frac = frac / 1024 * 1000 / ((uint64_t)1 << (exp - 10));
+		else
+			frac = frac * 1000 / ((uint64_t)1 << exp);
+		frac = (frac + 50) / 100;
+		if (frac == 10) {	/* 1023.96K is "1024K", as there */
+			dec++;
+			frac = 0;
+		}
+	}
+	if (frac)
+		snprintf(buf, 24, "%u.%u%c", (unsigned)dec, (unsigned)frac, letters[exp / 10]);
+	else
+		snprintf(buf, 24, "%u%c", (unsigned)dec, letters[exp / 10]);
+	return buf;
+}
+
 const char *percent(uint64_t part, uint64_t whole, char buf[8])
 {
 	if (!whole)
@@ -315,6 +344,156 @@ void print_bar(FILE *f, const double *cells, int width)
 		fputc(c < 0 ? '?' : c >= 1.0 ? 'O' : c > 0 ? 'o' : ' ', f);
 	}
 	fputc(']', f);
+}
+
+/* ---- tables ------------------------------------------------------------------ */
+
+/* A cell's bytes as raw mode writes them (fputs_nonblank() in util-linux). */
+static void raw_cell(FILE *f, const char *cell, size_t len)
+{
+	char out[4];
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char b = (unsigned char)cell[i];
+
+		if (b <= ' ' || b == '\\' || b >= 0x7f) {
+			hex_escape(out, b);
+			fwrite(out, 1, 4, f);
+		} else {
+			fputc(b, f);
+		}
+	}
+}
+
+/* Room for n more bytes in *buf (of *cap); false if there is no memory. */
+static bool room(char **buf, size_t *cap, size_t len, size_t n)
+{
+	size_t c = *cap ? *cap : 4096;
+	char *p;
+
+	while (c - len < n)
+		c *= 2;
+	if (c == *cap)
+		return true;
+	if (!(p = realloc(*buf, c)))
+		return false;
+	*buf = p;
+	*cap = c;
+	return true;
+}
+
+/* One cell of width w (escaped text s, n bytes) in column i, with its padding. */
+static void put_cell(struct table *t, size_t i, const char *s, size_t n, size_t w)
+{
+	size_t pad = t->width[i] > w ? t->width[i] - w : 0;
+	bool last = i + 1 == t->ncols;
+
+	if (t->cols[i]->right)
+		fprintf(t->f, "%*s", (int)pad, "");
+	fwrite(s, 1, n, t->f);
+	if (!t->cols[i]->right && !last)
+		fprintf(t->f, "%*s", (int)pad, "");
+	fputc(last ? '\n' : ' ', t->f);
+}
+
+/* Size the columns over the header and the rows held, write them, stream on. */
+static void table_flush(struct table *t)
+{
+	size_t off = 0, w, n;
+
+	if (t->streaming)
+		return;
+	t->streaming = true;
+	for (size_t i = 0; i < t->ncols; i++) {
+		size_t name = strlen(t->cols[i]->name), hint = t->cols[i]->hint;
+
+		if (t->width[i] < name)
+			t->width[i] = name;
+		else if (t->width[i] < hint && name < hint)
+			t->width[i] = hint;
+	}
+	for (size_t i = 0; i < t->ncols && !t->noheadings; i++)
+		put_cell(t, i, t->cols[i]->name, strlen(t->cols[i]->name),
+			 strlen(t->cols[i]->name));
+	for (size_t r = 0; r < t->nheld; r++) {
+		for (size_t i = 0; i < t->ncols; i++) {
+			memcpy(&w, t->held + off, sizeof(w));
+			memcpy(&n, t->held + off + sizeof(w), sizeof(n));
+			off += 2 * sizeof(size_t);
+			put_cell(t, i, t->held + off, n, w);
+			off += n;
+		}
+	}
+	free(t->held);
+	t->held = NULL;
+	t->held_len = t->held_cap = t->nheld = 0;
+}
+
+void table_start(struct table *t, FILE *f, const struct table_column *const *cols, size_t ncols,
+		 bool raw, bool noheadings)
+{
+	memset(t, 0, sizeof(*t));
+	t->f = f;
+	t->ncols = ncols < TABLE_MAX_COLUMNS ? ncols : TABLE_MAX_COLUMNS;
+	memcpy(t->cols, cols, t->ncols * sizeof(*cols));
+	t->raw = raw;
+	t->noheadings = noheadings;
+	for (size_t i = 0; raw && !noheadings && i < t->ncols; i++) {
+		raw_cell(f, t->cols[i]->name, strlen(t->cols[i]->name));
+		fputc(i + 1 < t->ncols ? ' ' : '\n', f);
+	}
+}
+
+void table_row(struct table *t, const char *const *cells, const size_t *lens)
+{
+	size_t need = 0;
+
+	if (t->raw) {
+		for (size_t i = 0; i < t->ncols; i++) {
+			raw_cell(t->f, cells[i], lens[i]);
+			fputc(i + 1 < t->ncols ? ' ' : '\n', t->f);
+		}
+		return;
+	}
+	/* escaped, a byte takes at most 4 (a UTF-8 sequence of k bytes stays k) */
+	for (size_t i = 0; i < t->ncols; i++)
+		need += 2 * sizeof(size_t) + 4 * lens[i];
+	if (!t->streaming && (t->nheld == TABLE_HELD_ROWS ||
+			      !room(&t->held, &t->held_cap, t->held_len, need)))
+		table_flush(t);
+	if (t->streaming && !room(&t->held, &t->held_cap, 0, need))
+		die("out of memory");
+	for (size_t i = 0; i < t->ncols; i++) {
+		const unsigned char *s = (const unsigned char *)cells[i];
+		size_t start = t->streaming ? 0 : t->held_len, at = start + 2 * sizeof(size_t);
+		size_t w = 0, k, used;
+
+		for (size_t j = 0; j < lens[i]; j += used) {
+			used = escape_char(s + j, lens[i] - j, true, t->held + at, &k);
+			w += used > 1 && k == used ? 1 : k;	/* a UTF-8 character takes one cell */
+			at += k;
+		}
+		if (t->streaming) {
+			put_cell(t, i, t->held + 2 * sizeof(size_t), at - 2 * sizeof(size_t), w);
+			continue;
+		}
+		if (w > t->width[i])
+			t->width[i] = w;
+		k = at - start - 2 * sizeof(size_t);
+		memcpy(t->held + start, &w, sizeof(w));
+		memcpy(t->held + start + sizeof(w), &k, sizeof(k));
+		t->held_len = at;
+	}
+	if (!t->streaming)
+		t->nheld++;
+}
+
+void table_end(struct table *t)
+{
+	if (!t->raw)
+		table_flush(t);
+	free(t->held);
+	t->held = NULL;
 }
 
 /* ---- progress --------------------------------------------------------------- */
@@ -512,6 +691,14 @@ void json_u64(struct json *j, const char *key, uint64_t v)
 {
 	member(j, key);
 	fprintf(j->f, "%llu", (unsigned long long)v);
+}
+
+void json_u64_or_null(struct json *j, const char *key, bool known, uint64_t v)
+{
+	if (known)
+		json_u64(j, key, v);
+	else
+		json_null(j, key);
 }
 
 void json_i64(struct json *j, const char *key, int64_t v)

@@ -269,4 +269,125 @@ test_expect_success 'nothing to count: zero totals, no division by zero' '
 	check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"resident_pages\"], j[\"method\"])")" "(0, 0, 0, None)"
 '
 
+test_expect_success 'the table: fincore'"'"'s columns and hotset'"'"'s, in any case, + to add' '
+	printf x > f &&
+	hotset status -r --output-all f > out &&
+	check_eq "$(head -n 1 out)" "PAGES SIZE FILE RES DIRTY_PAGES DIRTY WRITEBACK_PAGES WRITEBACK EVICTED_PAGES EVICTED RECENTLY_EVICTED_PAGES RECENTLY_EVICTED COUNTED_PAGES RES% UNKNOWN STALE" &&
+	check_eq "$(wc -l < out)" 2 &&
+	hotset status -r -o res,Pages,FILE,unknown,stale,counted_pages f > out &&
+	check_eq "$(cat out)" "RES PAGES FILE UNKNOWN STALE COUNTED_PAGES
+$(tail -n 1 out)" &&
+	tail -n 1 out | grep -Eq "^[0-9]+[BK] [01] f no no 1$" &&
+	hotset status -r -o +stale f > out &&
+	check_eq "$(head -n 1 out)" "RES PAGES SIZE FILE STALE" &&
+	hotset status -r --output-all -o SIZE f > out &&
+	check_eq "$(head -n 1 out)" "SIZE" &&
+	hotset status -r -o FILE --output-all f > out &&	# -o chooses last, as in fincore
+	check_eq "$(head -n 1 out)" "FILE" &&
+	hotset status -r --output-all -o +SIZE f > out &&
+	check_eq "$(head -n 1 out | wc -w)" 17 &&
+	expect_code 2 hotset status -o RES,NOPE f > out 2> err &&
+	test ! -s out && grep -q "unknown column .NOPE." err &&
+	expect_code 2 hotset status -o RESS f 2> err && grep -q "did you mean .RES.?" err &&
+	expect_code 2 hotset status -o RES,,FILE f 2> err && grep -q "an empty column name" err &&
+	expect_code 2 hotset status -o "" f 2> err && grep -q "an empty column name" err
+'
+
+test_expect_success 'the table: -n, -b, a row per file in walk order, no totals' '
+	mkdir d && printf x > d/a && head -c 5000 /dev/zero > d/b && printf "" > d/c &&
+	hotset status -n -b -o SIZE,FILE d/a d/b d/c > out &&
+	check_eq "$(cat out)" "    1 d/a
+ 5000 d/b
+    0 d/c" &&
+	hotset status -o SIZE,FILE d/a d/b d/c > out &&
+	check_eq "$(cat out)" " SIZE FILE
+   1B d/a
+ 4.9K d/b
+   0B d/c" &&
+	hotset status -r -n d > out &&
+	check_eq "$(wc -l < out)" 3 && ! grep -q Files out &&
+	hotset status -v d > out && grep -q "^     Files: 3$" out
+'
+
+test_expect_success 'the aligned table streams: the first 1000 rows size the columns' '
+	for i in $(seq 1000 1999); do : > e$i; done && truncate -s 1G big &&
+	hotset status -b -o SIZE,FILE e* big > out &&
+	check_eq "$(wc -l < out)" 1002 &&
+	check_eq "$(sed -n 1p out)" "SIZE FILE" &&
+	check_eq "$(sed -n 2p out)" "   0 e1000" &&
+	check_eq "$(sed -n 1001p out)" "   0 e1999" &&
+	check_eq "$(sed -n 1002p out)" "1073741824 big" &&
+	hotset status -b -o SIZE,FILE big e1000 > out &&
+	check_eq "$(cat out)" "      SIZE FILE
+1073741824 big
+         0 e1000"
+'
+
+test_expect_success REALFS 'the table without cachestat: - for its counts, never a number' '
+	mkpages f 4 && pagetool read f 0-1 &&
+	HOTSET_NO_CACHESTAT=1 hotset status -r -n -o DIRTY_PAGES,DIRTY,WRITEBACK_PAGES,WRITEBACK,EVICTED_PAGES,EVICTED,RECENTLY_EVICTED_PAGES,RECENTLY_EVICTED,FILE f > out &&
+	check_eq "$(cat out)" "- - - - - - - - f"
+'
+
+test_expect_success REALFS,CACHESTAT 'the table with cachestat: its counts' '
+	head -c $((3 * ps)) /dev/zero > dirty &&
+	hotset status -r -n -b -o DIRTY_PAGES,DIRTY,WRITEBACK_PAGES,FILE dirty > out &&
+	check_eq "$(awk -v ps=$ps "{ print \$1 + \$3, \$2 == \$1 * ps, \$4 }" out)" "3 1 dirty" &&
+	sync dirty &&
+	hotset status -r -n -o DIRTY_PAGES,DIRTY,FILE dirty > out &&
+	check_eq "$(cat out)" "0 0B dirty"
+'
+
+# check_keys JSON: the keys of the report and of its items are those the
+# table of "## status" in docs/json.md lists, in its order, each value of
+# the type given there
+cat > "$TRASH/keys.py" <<'PY'
+import json, re, sys
+doc = open(sys.argv[2]).read().split("\n## status\n")[1].split("\n## ")[0]
+rows = re.findall(r"^\| `([a-z_\[\].]+)` \| ([a-z|\\]+) \|", doc, re.M)
+top = {k: t.replace("\\", "") for k, t in rows if not k.startswith("items[].")}
+items = {k[len("items[]."):]: t.replace("\\", "") for k, t in rows if k.startswith("items[].")}
+assert len(top) > 15 and len(items) > 10 and top["items"] == "array", (top, items)
+j = json.load(open(sys.argv[1]))
+def typed(v, t):
+    return any({"int": isinstance(v, int) and not isinstance(v, bool),
+                "number": isinstance(v, (int, float)) and not isinstance(v, bool),
+                "string": isinstance(v, str), "bool": isinstance(v, bool),
+                "array": isinstance(v, list), "object": isinstance(v, dict),
+                "null": v is None}[k] for k in t.split("|"))
+def check(obj, want, what):
+    if "items" in want and "items" not in obj:
+        want = {k: t for k, t in want.items() if k != "items"}
+    if list(obj) != list(want):
+        sys.exit("%s: keys %s, docs/json.md %s" % (what, list(obj), list(want)))
+    for k, v in obj.items():
+        if not typed(v, want[k]):
+            sys.exit("%s: %s is %r, not %s" % (what, k, v, want[k]))
+check(j, top, "report")
+for i in j.get("items", []):
+    check(i, items, "item")
+PY
+check_keys() { python3 "$TRASH/keys.py" "$1" "$TESTS_DIR/../docs/json.md"; }
+
+test_expect_success REALFS 'JSON: every key of docs/json.md, in its order; cachestat counts null with mincore' '
+	mkpages f 2 && head -c 5000 /dev/zero > short && pagetool read short 0-1 &&
+	hotset status -v --json f short > j && check_keys j &&
+	hotset status -J -o RES f short > j2 && check_keys j2 &&
+	check_eq "$(json j2 "[i[\"path\"] for i in j[\"items\"]]")" "['"'"'f'"'"', '"'"'short'"'"']" &&
+	check_eq "$(json j "[(i[\"size\"], i[\"bytes\"], i[\"resident_bytes\"], i[\"resident_memory_bytes\"]) for i in j[\"items\"]][1]")" "(5000, 5000, 5000, $((2 * ps)))" &&
+	check_eq "$(json j "j[\"resident_memory_bytes\"] - j[\"resident_bytes\"]")" "$((2 * ps - 5000))" &&
+	HOTSET_NO_CACHESTAT=1 hotset status -v --json f short > j && check_keys j &&
+	check_eq "$(json j "[i[\"dirty_pages\"] for i in j[\"items\"]] + [j[\"evicted_pages\"], j[\"method\"]]")" "[None, None, None, '"'"'mincore'"'"']" &&
+	HOTSET_NO_CACHESTAT=1 hotset status --json f > j && check_keys j &&
+	mkdir empty && HOTSET_NO_CACHESTAT=1 hotset status --json empty > j && check_keys j &&
+	check_eq "$(json j "(j[\"method\"], j[\"dirty_pages\"])")" "(None, None)"
+'
+
+test_expect_success REALFS,CACHESTAT 'JSON with cachestat: its counts in items and totals' '
+	head -c $((2 * ps)) /dev/zero > f &&
+	hotset status -v --json f > j && check_keys j &&
+	check_eq "$(json j "(j[\"method\"], j[\"items\"][0][\"dirty_pages\"] + j[\"items\"][0][\"writeback_pages\"], j[\"dirty_pages\"] + j[\"writeback_pages\"])")" "('"'"'cachestat'"'"', 2, 2)" &&
+	check_eq "$(json j "all(isinstance(x[k], int) for x in (j, j[\"items\"][0]) for k in (\"evicted_pages\", \"recently_evicted_pages\"))")" 1
+'
+
 test_done

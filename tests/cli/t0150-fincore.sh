@@ -112,4 +112,82 @@ test_expect_success FINCORE,REALFS 'after evict, fincore finds no page of the co
 	check_eq "$(json j "j[\"resident_pages\"]")" 0
 '
 
+# Files of every kind fincore and status both know: partly, fully and not
+# resident, sparse, empty, with odd names (a space, a newline, a tab, a
+# backslash, a byte that is not UTF-8, UTF-8, a C1 control as UTF-8).
+odd_files() {
+	mkpages part 12 && mkpages full 5 && mkpages cold 3 &&
+	head -c 5000 /dev/zero > short && pagetool evict short &&
+	truncate -s 1G sparse && printf data | dd of=sparse bs=4096 seek=1000 conv=notrunc status=none &&
+	: > empty &&
+	for n in "a b" "new
+line" "tab	x" "back\\slash" $'bad\xff' "é" $'c1\xc2\x9b'; do printf x > "$n"; done &&
+	pagetool read part 0 3-5 11 && pagetool read full 0-4 && pagetool read short 0-1 &&
+	pagetool read sparse 1000
+}
+
+# same_as_fincore ARGS...: status and fincore print the same, with these
+# options, on the files of odd_files (residency may change under us: the
+# comparison is tried three times)
+same_as_fincore() {
+	local files=(part full cold short sparse empty "a b" "new
+line" "tab	x" "back\\slash" $'bad\xff' "é" $'c1\xc2\x9b')
+	check() {
+		LC_ALL=C.UTF-8 fincore "$@" -- "${files[@]}" > want &&
+		hotset status "$@" -- "${files[@]}" > got &&
+		{ cmp want got || { diff want got; false; }; }
+	}
+	retry check "$@"
+}
+
+test_expect_success FINCORE,REALFS 'status -r -n -b -o RES,PAGES,SIZE,FILE prints what fincore prints' '
+	odd_files &&
+	same_as_fincore -r -n -b -o RES,PAGES,SIZE,FILE &&
+	grep -q "^8192 2 5000 short$" got &&
+	grep -q "^4096 1 1073741824 sparse$" got &&
+	grep -q "^0 0 0 empty$" got &&
+	grep -Fqx "4096 1 1 a\\x20b" got && grep -Fqx "4096 1 1 new\\x0aline" got &&
+	grep -Fqx "4096 1 1 bad\\xff" got && grep -Fqx "4096 1 1 back\\x5cslash" got
+'
+
+test_expect_success FINCORE,REALFS 'without -b, with headings, other columns: the same too' '
+	odd_files &&
+	same_as_fincore -r -n -o RES,PAGES,SIZE,FILE &&
+	grep -q "^8K 2 4.9K short$" got && grep -q "^4K 1 1G sparse$" got &&
+	same_as_fincore -r &&
+	head -n 1 got | grep -qx "RES PAGES SIZE FILE" &&
+	same_as_fincore -r -o file,Size,pages &&
+	same_as_fincore -r -b -o +RES
+'
+
+test_expect_success FINCORE 'human sizes as fincore prints them, rounding included' '
+	python3 -c "
+import os, random
+r = random.Random(7)
+sizes = [0, 1, 1023, 1024, 1025, 1075, 1076, 1126, 1127, 1997, 1998, 2047, 10239, 10240,
+         1048063, 1048064, 1048575, 1048576, 1572864, 1073741823, 1073741824, (1 << 31) - 1]
+sizes += [r.randrange(0, 1 << r.randrange(1, 31)) for _ in range(200)]
+for i, s in enumerate(sizes):
+    fd = os.open(\"f%03d\" % i, os.O_CREAT | os.O_WRONLY, 0o644)
+    os.ftruncate(fd, s)
+    os.close(fd)
+" &&
+	fincore -o SIZE,FILE f* > want && hotset status -o SIZE,FILE f* > got &&
+	cmp want got &&
+	grep -q "^  1024K f016$" got && grep -q "^1023.5K f014$" got && grep -q "^   1.5M f018$" got &&
+	grep -q "^  1024M f019$" got
+'
+
+test_expect_success FINCORE,REALFS 'the aligned table: as fincore aligns it, for plain names' '
+	mkpages a 3 && mkpages bb 300 && : > c && pagetool read bb 0-299 &&
+	check() {
+		fincore a bb c > want && hotset status -o RES,PAGES,SIZE,FILE a bb c > got &&
+		cmp want got &&
+		fincore -n -o FILE,RES,PAGES a bb c > want && hotset status -n -o FILE,RES,PAGES a bb c > got &&
+		cmp want got
+	} &&
+	retry check &&
+	grep -q "^bb    1.2M   300$" got
+'
+
 test_done

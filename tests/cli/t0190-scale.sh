@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Scale: a tree of 1,000,000 files and a profile of 1,000,000 entries.
-# status, warm and show (its summary too, with as many directories as
-# files) must finish with memory that does not grow with the number of
-# files: nothing is kept per file but the current one (and hard links, of
-# which this tree has none, and show's bounded table of directories), and
-# a profile's pages are given back as they are parsed.
+# status (its totals and fincore's table), warm and show (its summary too,
+# with as many directories as files) must finish with memory that does not
+# grow with the number of files: nothing is kept per file but the current
+# one (and hard links, of which this tree has none, and show's bounded table
+# of directories), and a profile's pages are given back as they are parsed.
 #
 # The bound: peak RSS at most 32 MiB (64 MiB under ASan, whose shadow and
 # allocator add their own). hotset needs 3-4 MiB here (20-30 MiB under
@@ -44,6 +44,16 @@ test_expect_success SCALE,INODES "status on a tree of $total files, and -p on a 
 	note "status: $((SECONDS - start)) s, peak RSS $rss KiB (bound $bound KiB)" &&
 	check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"bytes\"], j[\"skipped_files\"])")" "($total, $((total / 100)), $((total / 100 * $(getconf PAGESIZE))), 0)" &&
 	test "$rss" -le $bound &&
+
+	start=$SECONDS &&
+	rss=$(peak_rss rows "$HOTSET" status -r -n -b tree) &&
+	note "status -r (fincore'"'"'s raw table): $((SECONDS - start)) s, peak RSS $rss KiB" &&
+	check_eq "$(wc -l < rows)" $total && test "$rss" -le $bound &&
+
+	start=$SECONDS &&
+	rss=$(peak_rss rows "$HOTSET" status -o RES,PAGES,SIZE,FILE tree) &&
+	note "status -o (the aligned table): $((SECONDS - start)) s, peak RSS $rss KiB" &&
+	check_eq "$(wc -l < rows)" $((total + 1)) && test "$rss" -le $bound && rm rows &&
 
 	start=$SECONDS &&
 	rss=$(peak_rss j "$HOTSET" status -p p.prof --json) &&
