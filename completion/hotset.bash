@@ -10,12 +10,13 @@
 # _hotset_arg (option -> the name of its argument, for options taking one)
 # and _hotset_runs (set if the command runs a command: "usage: ... CMD [ARGS...]").
 _hotset_parse_help() {
-	local line in_cmds= re_opt re_usage
+	local line in_cmds= in_usage= re_opt re_usage
 	# "  -p, --profile PROFILE  ...", "      --json  ...", "  -0, --null  ..."
 	re_opt='^ {1,8}(-([[:alnum:]]))?(, )?(--([[:alnum:]][[:alnum:]-]*))?([ =]([A-Z][A-Z0-9_]*))?( {2,}|$)'
 	re_usage='\[(--?[[:alnum:]][[:alnum:]-]*)\]'
 	_hotset_cmds=() _hotset_opts=() _hotset_arg=() _hotset_runs=
 	while IFS= read -r line; do
+		[ -n "$line" ] || in_usage=
 		if [ "$line" = "Commands:" ]; then
 			in_cmds=1
 		elif [ -n "$in_cmds" ]; then
@@ -32,7 +33,9 @@ _hotset_parse_help() {
 				[ -n "$short" ] && _hotset_arg[$short]=$arg
 				[ -n "$long" ] && _hotset_arg[$long]=$arg
 			fi
-		elif [[ $line == usage:* ]]; then
+		elif [[ $line == usage:* ]] || { [ -n "$in_usage" ] && [[ $line == " "*[![:space:]]* ]]; }; then
+			# the synopsis, and the lines that continue it, up to a blank line
+			in_usage=1
 			[[ $line =~ \ (CMD|COMMAND)\ \[ARGS?\.\.\.\] ]] && _hotset_runs=1
 			# options shown only in the synopsis: "usage: hotset [--version] [--help] ..."
 			while [[ $line =~ $re_usage ]]; do
