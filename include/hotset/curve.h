@@ -50,6 +50,13 @@ struct hs_curve_opts {
 	 * hash when one more would be needed. 0: no bound.
 	 */
 	uint64_t sample_size;
+	/*
+	 * When sampling: the distinct pages of the trace, if the caller knows
+	 * them (a profile's file lines list the pages its trace accesses),
+	 * rather than counted at every access, which costs sampling much of
+	 * its speed. 0: counted. An exact curve always counts.
+	 */
+	uint64_t known_pages;
 };
 
 /* The curves: misses, in accesses, at cache sizes k * step pages. */
@@ -99,6 +106,13 @@ int hs_curve_new(const struct hs_curve_opts *o, uint64_t npages, struct hs_curve
 
 /* One access to page id (< npages). Returns 0 or -ENOMEM. */
 int hs_curve_access(struct hs_curve_builder *b, uint64_t page);
+
+/*
+ * Accesses to pages[0], pages[1], ... pages[n - 1], in that order: the
+ * same as one call per page, but faster on a large trace (the pages to
+ * come are looked up ahead). Stops at a page >= npages (-EINVAL).
+ */
+int hs_curve_access_many(struct hs_curve_builder *b, const uint64_t *pages, size_t n);
 
 /* Accesses to pages first, first + 1, ..., first + n - 1, in that order. */
 int hs_curve_access_run(struct hs_curve_builder *b, uint64_t first, uint64_t n);

@@ -39,12 +39,29 @@
 #define BLOCK_SLOTS (64 * BLOCK_WORDS)
 #define EXACT_MAX_PAGES (UINT64_C(1) << 30)	/* the axis of 2M slots fits 32 bits */
 
+/*
+ * The loops that count marks want the popcnt instruction, which baseline
+ * x86-64 lacks (the compiler calls a function per word instead): the entry
+ * points are built twice, and the loader picks the one the CPU runs.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define HOT_CLONES __attribute__((target_clones("popcnt", "default")))
+#else
+#define HOT_CLONES
+#endif
+#define HOT_INLINE static inline __attribute__((always_inline))
+#define PENDING 16		/* exact: histogram updates in flight */
+#define PREFETCH 16		/* hs_curve_access_many(): pages looked up ahead */
+#define NO_BUCKET SIZE_MAX
+
 struct hs_curve_builder {
 	struct hs_curve_opts o;
 	uint64_t npages, accesses, distinct;
 	bool sampling, evicted;
+	bool count_pages;	/* sampling: count distinct pages in seen[] */
 	uint64_t threshold;	/* sampling: follow the pages whose hash is below */
 	double weight;		/* accesses an access of a followed page stands for */
+	double scale;		/* weight / step: from a distance to its bucket */
 	uint64_t *seen;		/* sampling: a bit per page, for the exact count */
 
 	/* entries: the pages followed (exact: the entry is the page id) */
@@ -62,13 +79,21 @@ struct hs_curve_builder {
 	/* the time axis */
 	uint32_t *owner;	/* slot -> entry */
 	uint64_t *bits;		/* marked slots: the last access of each entry */
-	uint32_t *fen;		/* Fenwick tree of marks per block, 1-based */
+	uint32_t *fen;		/* Fenwick tree of marks per sealed block, 1-based */
 	size_t cap, nblocks, next, live;
+	size_t sealed;		/* blocks before this are in fen: those behind next's */
 
 	/* distances, in buckets of step pages, as weights */
 	double *hist;
 	size_t hist_len, hist_cap;
 	uint64_t step;
+	/*
+	 * Exact: the buckets of the last few accesses, counted PENDING
+	 * accesses late so that the bucket's cache line (a random one in a
+	 * histogram of M) is fetched meanwhile rather than waited for.
+	 */
+	size_t pending[PENDING];
+	unsigned pending_at;
 	double cold;		/* weight of first accesses */
 	double drawn;		/* weight of all followed accesses */
 };
@@ -86,19 +111,19 @@ static inline uint64_t mix(uint64_t x)
 
 /* ---- the time axis ------------------------------------------------------ */
 
-static inline void fen_add(struct hs_curve_builder *b, size_t block, int delta)
+HOT_INLINE void fen_add(struct hs_curve_builder *b, size_t block, int delta)
 {
 	for (size_t i = block + 1; i <= b->nblocks; i += i & (0 - i))
 		b->fen[i] += (uint32_t)delta;
 }
 
 /* Marks after slot s, up to the end of the axis. */
-static inline uint64_t marks_after(const struct hs_curve_builder *b, size_t s)
+HOT_INLINE uint64_t marks_after(const struct hs_curve_builder *b, size_t s)
 {
 	size_t w = s / 64, end = (b->next + 63) / 64, blk = s / BLOCK_SLOTS;
 	uint64_t n = 0, upto;
 
-	/* recent slot (a hot page): count the few words to the end */
+	/* a recent slot (a hot page, or the block being filled): the few words to the end */
 	if (end - w <= BLOCK_WORDS) {
 		n = (uint64_t)__builtin_popcountll(b->bits[w] & ~(((uint64_t)2 << (s % 64)) - 1));
 		for (size_t x = w + 1; x < end; x++)
@@ -114,20 +139,22 @@ static inline uint64_t marks_after(const struct hs_curve_builder *b, size_t s)
 	return b->live - upto;
 }
 
-static inline void unmark(struct hs_curve_builder *b, size_t s)
+HOT_INLINE void unmark(struct hs_curve_builder *b, size_t s)
 {
 	b->bits[s / 64] &= ~((uint64_t)1 << (s % 64));
-	fen_add(b, s / BLOCK_SLOTS, -1);
+	if (s / BLOCK_SLOTS < b->sealed)
+		fen_add(b, s / BLOCK_SLOTS, -1);
 }
 
 static void rebuild_fenwick(struct hs_curve_builder *b)
 {
+	b->sealed = b->next / BLOCK_SLOTS;
 	memset(b->fen, 0, (b->nblocks + 1) * sizeof(*b->fen));
 	for (size_t i = 1; i <= b->nblocks; i++) {
 		const uint64_t *w = b->bits + (i - 1) * BLOCK_WORDS;
 		size_t j = i + (i & (0 - i));
 
-		for (int k = 0; k < BLOCK_WORDS; k++)
+		for (int k = 0; k < BLOCK_WORDS && i <= b->sealed; k++)
 			b->fen[i] += (uint32_t)__builtin_popcountll(w[k]);
 		if (j <= b->nblocks)
 			b->fen[j] += b->fen[i];
@@ -167,13 +194,13 @@ static int compact(struct hs_curve_builder *b, size_t want)
 	memset(b->bits, 0, b->cap / 64 * sizeof(*b->bits));
 	for (size_t s = 0; s < k; s += 64)
 		b->bits[s / 64] = k - s >= 64 ? UINT64_MAX : ((uint64_t)1 << (k - s)) - 1;
-	rebuild_fenwick(b);
 	b->next = k;
+	rebuild_fenwick(b);
 	return 0;
 }
 
 /* A slot for the access being made: the axis of 2M slots compacted or grown. */
-static inline int take_slot(struct hs_curve_builder *b, uint32_t e)
+HOT_INLINE int take_slot(struct hs_curve_builder *b, uint32_t e)
 {
 	size_t s;
 
@@ -187,8 +214,20 @@ static inline int take_slot(struct hs_curve_builder *b, uint32_t e)
 	s = b->next++;
 	b->owner[s] = e;
 	b->bits[s / 64] |= (uint64_t)1 << (s % 64);
-	fen_add(b, s / BLOCK_SLOTS, 1);
 	b->last[e] = (uint32_t)s;
+	/*
+	 * The block being filled is counted by popcount (marks_after() looks
+	 * at the few words before next directly): it joins the tree once
+	 * full, rather than at every mark.
+	 */
+	if (b->next % BLOCK_SLOTS == 0) {
+		const uint64_t *w = b->bits + s / 64 + 1 - BLOCK_WORDS;
+		int marks = 0;
+
+		for (int k = 0; k < BLOCK_WORDS; k++)
+			marks += __builtin_popcountll(w[k]);
+		fen_add(b, b->sealed++, marks);
+	}
 	return 0;
 }
 
@@ -206,7 +245,7 @@ static int grow_zeroed(double **v, size_t *cap, size_t need)
 	return 0;
 }
 
-static inline int count(struct hs_curve_builder *b, size_t bucket, double w)
+HOT_INLINE int count(struct hs_curve_builder *b, size_t bucket, double w)
 {
 	if (bucket >= b->hist_len) {
 		if (grow_zeroed(&b->hist, &b->hist_cap, bucket + 1))
@@ -217,14 +256,41 @@ static inline int count(struct hs_curve_builder *b, size_t bucket, double w)
 	return 0;
 }
 
-/* The bucket of a distance of d followed pages: d scaled, in steps. */
-static inline size_t bucket_of(const struct hs_curve_builder *b, uint64_t d)
+/* Exact: count bucket later, fetching its line now (see pending). */
+HOT_INLINE int count_later(struct hs_curve_builder *b, size_t bucket)
 {
-	return b->sampling ? (size_t)((double)d * b->weight / (double)b->step) : (size_t)d;
+	size_t old = b->pending[b->pending_at];
+
+	if (bucket >= b->hist_len) {
+		if (grow_zeroed(&b->hist, &b->hist_cap, bucket + 1))
+			return -ENOMEM;
+		b->hist_len = bucket + 1;
+	}
+	__builtin_prefetch(&b->hist[bucket], 1);
+	if (old != NO_BUCKET)
+		b->hist[old] += 1;
+	b->pending[b->pending_at] = bucket;
+	b->pending_at = (b->pending_at + 1) % PENDING;
+	return 0;
+}
+
+static void count_pending(struct hs_curve_builder *b)
+{
+	for (unsigned i = 0; i < PENDING; i++) {
+		if (b->pending[i] != NO_BUCKET)
+			b->hist[b->pending[i]] += 1;
+		b->pending[i] = NO_BUCKET;
+	}
+}
+
+/* The bucket of a distance of d followed pages: d scaled, in steps. */
+HOT_INLINE size_t bucket_of(const struct hs_curve_builder *b, uint64_t d)
+{
+	return b->sampling ? (size_t)((double)d * b->scale) : (size_t)d;
 }
 
 /* An access to entry e. */
-static inline int follow(struct hs_curve_builder *b, uint32_t e)
+HOT_INLINE int follow(struct hs_curve_builder *b, uint32_t e)
 {
 	uint32_t l = b->last[e];
 	int rc;
@@ -235,7 +301,11 @@ static inline int follow(struct hs_curve_builder *b, uint32_t e)
 		b->cold += b->weight;
 		b->live++;
 	} else {
-		if ((rc = count(b, bucket_of(b, marks_after(b, l)), b->weight)))
+		if (b->sampling)
+			rc = count(b, bucket_of(b, marks_after(b, l)), b->weight);
+		else
+			rc = count_later(b, marks_after(b, l));
+		if (rc)
 			return rc;
 		unmark(b, l);
 	}
@@ -295,6 +365,7 @@ static void set_threshold(struct hs_curve_builder *b, uint64_t t)
 		b->hist_len = n;
 		b->step *= 2;
 	}
+	b->scale = b->weight / (double)b->step;
 }
 
 /* Fixed size: drop the followed page of the highest hash; T falls to it. */
@@ -355,19 +426,22 @@ static int new_entry(struct hs_curve_builder *b, uint64_t page, uint64_t h, uint
 	return 0;
 }
 
-static int access_sampled(struct hs_curve_builder *b, uint64_t page)
+/* A page seen for the first time, sampled or not: the exact count of pages. */
+HOT_INLINE void see(struct hs_curve_builder *b, uint64_t page)
 {
-	uint64_t h = mix(page), bit = (uint64_t)1 << (page % 64);
+	uint64_t *w = &b->seen[page / 64], bit = (uint64_t)1 << (page % 64);
+
+	b->distinct += !(*w & bit);
+	*w |= bit;
+}
+
+/* An access to a page whose hash h is below the threshold. */
+HOT_INLINE int access_followed(struct hs_curve_builder *b, uint64_t page, uint64_t h)
+{
 	void *v;
 	uint32_t e;
 	int rc;
 
-	if (!(b->seen[page / 64] & bit)) {
-		b->seen[page / 64] |= bit;
-		b->distinct++;
-	}
-	if (h >= b->threshold)
-		return 0;
 	if ((v = u64map_get(&b->map, page)))
 		e = (uint32_t)((uintptr_t)v - 1);
 	else if ((rc = new_entry(b, page, h, &e)))
@@ -377,6 +451,15 @@ static int access_sampled(struct hs_curve_builder *b, uint64_t page)
 	if (b->o.sample_size && b->live > b->o.sample_size)
 		evict_max(b);
 	return 0;
+}
+
+HOT_INLINE int access_sampled(struct hs_curve_builder *b, uint64_t page)
+{
+	uint64_t h = mix(page);
+
+	if (b->count_pages)
+		see(b, page);
+	return h < b->threshold ? access_followed(b, page, h) : 0;
 }
 
 /* ---- building ---------------------------------------------------------------- */
@@ -396,6 +479,8 @@ int hs_curve_new(const struct hs_curve_opts *o, uint64_t npages, struct hs_curve
 	b->sampling = (o->sample_rate > 0 && o->sample_rate < 1) || o->sample_size;
 	b->weight = 1;
 	b->step = 1;
+	for (unsigned i = 0; i < PENDING; i++)
+		b->pending[i] = NO_BUCKET;
 	if (!b->sampling) {
 		if (npages > EXACT_MAX_PAGES) {
 			free(b);
@@ -410,7 +495,9 @@ int hs_curve_new(const struct hs_curve_opts *o, uint64_t npages, struct hs_curve
 	} else {
 		double rate = o->sample_rate > 0 ? o->sample_rate : 1;
 
-		if (!(b->seen = calloc(npages / 64 + 1, sizeof(*b->seen))))
+		b->count_pages = !o->known_pages;
+		b->distinct = o->known_pages;
+		if (b->count_pages && !(b->seen = calloc(npages / 64 + 1, sizeof(*b->seen))))
 			goto nomem;
 		slots = 0;
 		set_threshold(b, rate >= 1 ? UINT64_MAX : (uint64_t)(rate * 18446744073709551616.0));
@@ -428,7 +515,7 @@ nomem:
 	return -ENOMEM;
 }
 
-int hs_curve_access(struct hs_curve_builder *b, uint64_t page)
+HOT_CLONES int hs_curve_access(struct hs_curve_builder *b, uint64_t page)
 {
 	if (page >= b->npages)
 		return -EINVAL;
@@ -440,7 +527,50 @@ int hs_curve_access(struct hs_curve_builder *b, uint64_t page)
 	return follow(b, (uint32_t)page);
 }
 
-int hs_curve_access_run(struct hs_curve_builder *b, uint64_t first, uint64_t n)
+HOT_CLONES int hs_curve_access_many(struct hs_curve_builder *b, const uint64_t *pages, size_t n)
+{
+	size_t i = 0;
+	int rc = 0;
+
+	if (b->sampling && !b->count_pages) {
+		/* the loop SHARDS is fast for: most pages are only hashed */
+		for (; i < n && !rc; i++) {
+			uint64_t p = pages[i], h = mix(p);
+
+			if (p >= b->npages)
+				break;
+			if (h < b->threshold)
+				rc = access_followed(b, p, h);
+		}
+	} else if (b->sampling) {
+		for (; i < n && !rc; i++) {
+			uint64_t p = pages[i], h = mix(p);
+
+			if (p >= b->npages)
+				break;
+			if (i + PREFETCH < n)
+				__builtin_prefetch(&b->seen[pages[i + PREFETCH] / 64 % (b->npages / 64 + 1)]);
+			see(b, p);
+			if (h < b->threshold)
+				rc = access_followed(b, p, h);
+		}
+	} else {
+		for (; i < n && !rc; i++) {
+			uint64_t p = pages[i];
+
+			if (p >= b->npages)
+				break;
+			if (i + PREFETCH < n && pages[i + PREFETCH] < b->npages)
+				__builtin_prefetch(&b->last[pages[i + PREFETCH]]);
+			b->distinct += b->last[p] == NONE;
+			rc = follow(b, (uint32_t)p);
+		}
+	}
+	b->accesses += i;
+	return rc ? rc : i < n ? -EINVAL : 0;
+}
+
+HOT_CLONES int hs_curve_access_run(struct hs_curve_builder *b, uint64_t first, uint64_t n)
 {
 	int rc = 0;
 
@@ -542,6 +672,7 @@ int hs_curve_finish(struct hs_curve_builder *b, struct hs_curve *out)
 	size_t rerun_cap = 0, rerun_len = 0, n;
 	int rc;
 
+	count_pending(b);
 	if ((rc = compact(b, 0)))
 		return rc;
 	/* the axis is not needed any more: give its memory back first */
@@ -833,12 +964,15 @@ int hs_curve_from_profile(struct hs_profile_reader *r, const struct hs_curve_opt
 {
 	struct hs_curve_builder *b = NULL;
 	struct hs_trace *t = NULL;
+	struct hs_curve_opts opts = *o;
 	uint64_t first, n;
 	int rc;
 
 	if ((rc = hs_trace_open(r, &t, err)))
 		return rc;
-	if ((rc = hs_curve_new(o, hs_trace_pages(t), &b))) {
+	/* a profile's file lines list exactly the pages its trace accesses */
+	opts.known_pages = hs_trace_pages(t);
+	if ((rc = hs_curve_new(&opts, hs_trace_pages(t), &b))) {
 		if (rc == -E2BIG)
 			hs_error_set(err, E2BIG, "more than %llu distinct pages for an exact "
 				     "curve: sample them", (unsigned long long)EXACT_MAX_PAGES);
