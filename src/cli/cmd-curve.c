@@ -51,6 +51,7 @@ struct curve_cmd {
 
 #define CHART_W 64
 #define CHART_H 16
+#define TABLE_NAMES 26	/* columns for names after the figures */
 
 static uint64_t bytes_of(const struct curve_cmd *k, double accesses)
 {
@@ -204,20 +205,30 @@ static void print_table(const struct curve_cmd *k)
 	qsort(rows, n, sizeof(rows[0]), by_pages);
 	printf("%10s  %-18s  %-18s\n", "CACHE", "COLD START", "RE-RUN");
 	for (size_t i = 0; i < n;) {
-		char size[16], cold[16], rerun[16], pc[8], pr[8], names[128] = "";
+		char size[16], cold[16], rerun[16], pc[8], pr[8];
 		double vc = hs_curve_misses(&k->c, rows[i].pages, false);
 		double vr = hs_curve_misses(&k->c, rows[i].pages, true);
-		size_t j = i;
+		size_t j = i, col = 0;
 
-		for (; j < n && rows[j].pages == rows[i].pages; j++)
-			if (*rows[j].what)
-				snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-					 *names ? ", " : "", rows[j].what);
-		printf("%10s  %10s %7s  %10s %7s  %s\n", size_of(k, rows[i].pages, size),
+		printf("%10s  %10s %7s  %10s %7s", size_of(k, rows[i].pages, size),
 		       human_size(bytes_of(k, vc), cold),
 		       percent((uint64_t)llround(vc), k->c.accesses, pc),
 		       human_size(bytes_of(k, vr), rerun),
-		       percent((uint64_t)llround(vr), k->c.accesses, pr), names);
+		       percent((uint64_t)llround(vr), k->c.accesses, pr));
+		/* the names of the size, wrapped under each other within 80 columns */
+		for (; j < n && rows[j].pages == rows[i].pages; j++) {
+			size_t len = strlen(rows[j].what);
+
+			if (!len)
+				continue;
+			if (col && col + 2 + len > TABLE_NAMES) {
+				printf(",\n%52s", "");
+				col = 0;
+			}
+			printf("%s%s", col ? ", " : "  ", rows[j].what);
+			col += len + 2;
+		}
+		putchar('\n');
 		i = j;
 	}
 }

@@ -103,6 +103,21 @@ static int check_exact(const uint64_t *trace, size_t n, uint64_t npages, const c
 		       (unsigned long long)c.step);
 		bad = 1;
 	}
+	/* one call for all: the same curve */
+	struct hs_curve_builder *b;
+	struct hs_curve many;
+
+	if (hs_curve_new(&o, npages, &b) || hs_curve_access_many(b, trace, n) ||
+	    hs_curve_finish(b, &many)) {
+		printf("#   %s: hs_curve_access_many failed\n", what);
+		return 1;
+	}
+	hs_curve_builder_free(b);
+	bad |= many.n != c.n || memcmp(many.cold, c.cold, c.n * sizeof(double)) ||
+	       memcmp(many.rerun, c.rerun, c.n * sizeof(double));
+	if (bad)
+		printf("#   %s: hs_curve_access_many gives another curve\n", what);
+	hs_curve_release(&many);
 	for (size_t size = 0; size <= m + 2 && !bad; size++) {
 		uint64_t cold = lru_misses(trace, n, size, 1), rerun = lru_misses(trace, n, size, 2);
 
@@ -330,6 +345,8 @@ TEST(bad_options_and_ids_are_refused)
 	CHECK(hs_curve_access(b, 10) == -EINVAL);
 	CHECK(hs_curve_access_run(b, 5, 6) == -EINVAL);
 	CHECK(hs_curve_access_run(b, 5, 5) == 0);
+	uint64_t pages[] = { 1, 2, 10, 3 };
+	CHECK(hs_curve_access_many(b, pages, 4) == -EINVAL);
 	hs_curve_builder_free(b);
 }
 
