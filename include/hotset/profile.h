@@ -242,6 +242,25 @@ void hs_profile_catch_signals(void);
  */
 int hs_profile_writer_fd(const struct hs_profile_writer *w);
 
+/*
+ * Any file written as profiles are: to ".NAME.hotset-tmp.XXXXXX" beside
+ * path (the same checks, lock and removal on a fatal signal), renamed over
+ * path when done; "-" is standard output. *fd is the descriptor to write
+ * to, which belongs to the file.
+ */
+struct hs_atomic_file;
+int hs_atomic_open(const char *path, struct hs_atomic_file **out, int *fd);
+
+/*
+ * Done writing: with rc 0, fsync and rename into place; otherwise (a
+ * write that failed with rc) remove the temporary file. Frees f; returns
+ * rc or the error of the fsync or rename.
+ */
+int hs_atomic_commit(struct hs_atomic_file *f, int rc);
+
+/* Give up: remove the temporary file and free f (NULL is ignored). */
+void hs_atomic_abort(struct hs_atomic_file *f);
+
 /* ---- text helpers shared with the CLI ----------------------------------- */
 
 /* Letters for flags ("rmx"), or "-" for none; buf holds at least 8 bytes. */

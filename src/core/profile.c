@@ -1008,11 +1008,17 @@ void hs_profile_close(struct hs_profile_reader *r)
  * Writer
  * ====================================================================== */
 
-struct hs_profile_writer {
+/* A file being written beside its target, to be renamed over it. */
+struct hs_atomic_file {
 	int fd;
 	char *target;		/* NULL when writing to standard output */
 	char *tmp;
 	int slot;		/* tmp's in the table of temporaries, or -1 */
+};
+
+struct hs_profile_writer {
+	struct hs_atomic_file *file;
+	int fd;			/* file's */
 	enum section sec;
 	struct hs_profile_totals count;
 	int error;		/* first write error, sticky */
@@ -1463,45 +1469,94 @@ int hs_profile_check_target(const char *path, struct hs_error *err)
 	return rc;
 }
 
-int hs_profile_writer_open(const char *path, const struct hs_profile_header *h,
-			   struct hs_profile_writer **out)
+int hs_atomic_open(const char *path, struct hs_atomic_file **out, int *fd)
 {
-	struct hs_profile_writer *w = calloc(1, sizeof(*w));
+	struct hs_atomic_file *f = calloc(1, sizeof(*f));
 	mode_t mask;
 	int rc;
 
-	if (!w)
+	if (!f)
 		return -ENOMEM;
-	w->sec = SEC_FILES;
-	w->slot = -1;
+	f->slot = -1;
 	if (strcmp(path, "-") == 0) {
-		w->fd = STDOUT_FILENO;
-	} else if ((rc = check_target(path, &w->target, NULL))) {
+		f->fd = STDOUT_FILENO;
+	} else if ((rc = check_target(path, &f->target, NULL))) {
 		goto fail;
 	} else {
-		if ((w->fd = create_temp(w->target, &w->tmp, &w->slot, true)) < 0) {
-			rc = w->fd;
+		if ((f->fd = create_temp(f->target, &f->tmp, &f->slot, true)) < 0) {
+			rc = f->fd;
 			goto fail;
 		}
 		/* mkostemp makes 0600; give the mode a plain creat() would */
 		mask = umask(0);
 		umask(mask);
-		if (fchmod(w->fd, 0666 & ~mask) < 0) {
+		if (fchmod(f->fd, 0666 & ~mask) < 0) {
 			rc = -errno;
-			unlink(w->tmp);
-			tmp_unregister(w->slot);
-			close(w->fd);
+			unlink(f->tmp);
+			tmp_unregister(f->slot);
+			close(f->fd);
 			goto fail;
 		}
+	}
+	*out = f;
+	*fd = f->fd;
+	return 0;
+fail:
+	free(f->target);
+	free(f->tmp);
+	free(f);
+	return rc;
+}
+
+static void atomic_free(struct hs_atomic_file *f)
+{
+	tmp_unregister(f->slot);	/* renamed or removed by now */
+	if (f->target)
+		close(f->fd);	/* and so unlocked */
+	free(f->target);
+	free(f->tmp);
+	free(f);
+}
+
+int hs_atomic_commit(struct hs_atomic_file *f, int rc)
+{
+	if (f->target) {
+		if (!rc && fsync(f->fd) < 0)
+			rc = -errno;
+		if (!rc && rename(f->tmp, f->target) < 0)
+			rc = -errno;
+		if (rc)
+			unlink(f->tmp);
+	}
+	atomic_free(f);
+	return rc;
+}
+
+void hs_atomic_abort(struct hs_atomic_file *f)
+{
+	if (!f)
+		return;
+	if (f->target)
+		unlink(f->tmp);
+	atomic_free(f);
+}
+
+int hs_profile_writer_open(const char *path, const struct hs_profile_header *h,
+			   struct hs_profile_writer **out)
+{
+	struct hs_profile_writer *w = calloc(1, sizeof(*w));
+	int rc;
+
+	if (!w)
+		return -ENOMEM;
+	w->sec = SEC_FILES;
+	if ((rc = hs_atomic_open(path, &w->file, &w->fd))) {
+		free(w);
+		return rc;
 	}
 	put_header(w, h);
 	*out = w;
 	return 0;
-fail:
-	free(w->target);
-	free(w->tmp);
-	free(w);
-	return rc;
 }
 
 int hs_profile_write_file(struct hs_profile_writer *w, const struct hs_profile_file *f)
@@ -1557,16 +1612,6 @@ int hs_profile_write_trace(struct hs_profile_writer *w, const struct hs_profile_
 	return w->error;
 }
 
-static void writer_free(struct hs_profile_writer *w)
-{
-	tmp_unregister(w->slot);	/* renamed or removed by now */
-	if (w->target)
-		close(w->fd);	/* and so unlocked */
-	free(w->target);
-	free(w->tmp);
-	free(w);
-}
-
 int hs_profile_writer_commit(struct hs_profile_writer *w)
 {
 	int rc;
@@ -1579,16 +1624,8 @@ int hs_profile_writer_commit(struct hs_profile_writer *w)
 	put_u64(w, w->count.trace_lines);
 	put(w, "\n", 1);
 	flush_buf(w);
-	rc = w->error;
-	if (w->target) {
-		if (!rc && fsync(w->fd) < 0)
-			rc = -errno;
-		if (!rc && rename(w->tmp, w->target) < 0)
-			rc = -errno;
-		if (rc)
-			unlink(w->tmp);
-	}
-	writer_free(w);
+	rc = hs_atomic_commit(w->file, w->error);
+	free(w);
 	return rc;
 }
 
@@ -1601,7 +1638,6 @@ void hs_profile_writer_abort(struct hs_profile_writer *w)
 {
 	if (!w)
 		return;
-	if (w->target)
-		unlink(w->tmp);
-	writer_free(w);
+	hs_atomic_abort(w->file);
+	free(w);
 }

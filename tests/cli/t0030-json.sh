@@ -127,6 +127,15 @@ for method in cachestat mincore; do
 	'
 done
 
+test_expect_success REALFS 'curve, exact and sampled' '
+	mktree &&
+	hotset record --trace -q -o p.prof -- cat d/part d/sub/cold d/part > /dev/null &&
+	hotset curve -J p.prof > c.json && check_report curve c.json &&
+	hotset curve -J --sample 50% p.prof > cs.json && check_report curve cs.json &&
+	hotset curve -J --sample-size 8 --points 3 p.prof > cz.json && check_report curve cz.json &&
+	check_eq "$(json cz.json "len(j[\"points\"]), j[\"sample_size\"]")" "(3, 8)"
+'
+
 # As nobody, the residency of a file it may only read is unknown: the keys
 # that may be null are null, and documented so.
 test_expect_success NOBODY,REALFS 'status as nobody' '

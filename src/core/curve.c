@@ -1,0 +1,994 @@
+/*
+ * curve.c - miss-ratio curves from a page-access trace (see curve.h).
+ *
+ * LRU, exactly (Mattson): an access hits a cache of C pages when fewer
+ * than C other pages were accessed since the page's previous access (its
+ * stack distance). Each access takes a new slot on a time axis; a bitmap
+ * marks the slot of each page's last access, and a Fenwick tree over
+ * blocks of 512 slots counts them, so the distance of an access is the
+ * number of marks after its page's previous slot: O(log M). When the axis
+ * is full it is compacted (the marks, in order, to its start), which
+ * happens at most once per M accesses on an axis of 2M slots.
+ *
+ * The re-run (the trace once more, after itself) needs no second pass: an
+ * access of the second pass that is not its page's first has the same
+ * distance as in the first pass, and the first access of page p in the
+ * second pass has as distance the pages q whose first access is before
+ * p's or whose last access is after p's: all but those whose whole
+ * lifetime lies within p's. Those are counted for all pages in
+ * O(M log M) at the end.
+ *
+ * SHARDS: only the pages whose hash is below a threshold T are followed,
+ * as above; each access of one stands for 2^64/T accesses and its
+ * distance is scaled by as much. Misses are the sum of those weights, so
+ * the estimate is normalised by the expected number of samples rather
+ * than the number drawn: that is the SHARDS-adj correction, whose
+ * difference (accesses minus the weights drawn) goes to distance 0. With
+ * a fixed size, the page of the highest hash leaves when one too many is
+ * followed, and T drops to its hash.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/u64map.h"
+#include "hotset/curve.h"
+
+#define NONE UINT32_MAX
+#define BLOCK_WORDS 8			/* one cache line of bitmap */
+#define BLOCK_SLOTS (64 * BLOCK_WORDS)
+#define EXACT_MAX_PAGES (UINT64_C(1) << 30)	/* the axis of 2M slots fits 32 bits */
+
+/*
+ * The loops that count marks want the popcnt instruction, which baseline
+ * x86-64 lacks (the compiler calls a function per word instead): the entry
+ * points are built twice, and the loader picks the one the CPU runs.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define HOT_CLONES __attribute__((target_clones("popcnt", "default")))
+#else
+#define HOT_CLONES
+#endif
+#define HOT_INLINE static inline __attribute__((always_inline))
+#define PENDING 16		/* exact: histogram updates in flight */
+#define PREFETCH 16		/* hs_curve_access_many(): pages looked up ahead */
+#define NO_BUCKET SIZE_MAX
+
+struct hs_curve_builder {
+	struct hs_curve_opts o;
+	uint64_t npages, accesses, distinct;
+	bool sampling, evicted;
+	bool count_pages;	/* sampling: count distinct pages in seen[] */
+	uint64_t threshold;	/* sampling: follow the pages whose hash is below */
+	double weight;		/* accesses an access of a followed page stands for */
+	double scale;		/* weight / step: from a distance to its bucket */
+	uint64_t *seen;		/* sampling: a bit per page, for the exact count */
+
+	/* entries: the pages followed (exact: the entry is the page id) */
+	uint32_t *last;		/* its slot on the time axis, or NONE */
+	uint32_t *first;	/* the order of its first access among entries */
+	uint64_t *key, *hash;	/* sampling: its page, and the page's hash */
+	size_t nent, ent_cap;
+	uint32_t *free_ent;	/* entries of evicted pages, to reuse */
+	size_t nfree, free_cap;
+	struct u64map map;	/* sampling: page -> entry + 1 */
+	uint32_t *heap;		/* fixed size: entries, a max-heap by hash */
+	size_t nheap, heap_cap;
+	uint32_t nfirst;
+
+	/* the time axis */
+	uint32_t *owner;	/* slot -> entry */
+	uint64_t *bits;		/* marked slots: the last access of each entry */
+	uint32_t *fen;		/* Fenwick tree of marks per sealed block, 1-based */
+	size_t cap, nblocks, next, live;
+	size_t sealed;		/* blocks before this are in fen: those behind next's */
+
+	/* distances, in buckets of step pages, as weights */
+	double *hist;
+	size_t hist_len, hist_cap;
+	uint64_t step;
+	/*
+	 * Exact: the buckets of the last few accesses, counted PENDING
+	 * accesses late so that the bucket's cache line (a random one in a
+	 * histogram of M) is fetched meanwhile rather than waited for.
+	 */
+	size_t pending[PENDING];
+	unsigned pending_at;
+	double cold;		/* weight of first accesses */
+	double drawn;		/* weight of all followed accesses */
+};
+
+/* murmur3's finaliser: consecutive page ids spread over all 64 bits */
+static inline uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= UINT64_C(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64_C(0xc4ceb9fe1a85ec53);
+	x ^= x >> 33;
+	return x;
+}
+
+/* ---- the time axis ------------------------------------------------------ */
+
+HOT_INLINE void fen_add(struct hs_curve_builder *b, size_t block, int delta)
+{
+	for (size_t i = block + 1; i <= b->nblocks; i += i & (0 - i))
+		b->fen[i] += (uint32_t)delta;
+}
+
+/* Marks after slot s, up to the end of the axis. */
+HOT_INLINE uint64_t marks_after(const struct hs_curve_builder *b, size_t s)
+{
+	size_t w = s / 64, end = (b->next + 63) / 64, blk = s / BLOCK_SLOTS;
+	uint64_t n = 0, upto;
+
+	/* a recent slot (a hot page, or the block being filled): the few words to the end */
+	if (end - w <= BLOCK_WORDS) {
+		n = (uint64_t)__builtin_popcountll(b->bits[w] & ~(((uint64_t)2 << (s % 64)) - 1));
+		for (size_t x = w + 1; x < end; x++)
+			n += (uint64_t)__builtin_popcountll(b->bits[x]);
+		return n;
+	}
+	upto = 0;	/* marks up to s: the blocks before, then in its block */
+	for (size_t i = blk; i > 0; i -= i & (0 - i))
+		upto += b->fen[i];
+	for (size_t x = blk * BLOCK_WORDS; x < w; x++)
+		upto += (uint64_t)__builtin_popcountll(b->bits[x]);
+	upto += (uint64_t)__builtin_popcountll(b->bits[w] & (((uint64_t)2 << (s % 64)) - 1));
+	return b->live - upto;
+}
+
+HOT_INLINE void unmark(struct hs_curve_builder *b, size_t s)
+{
+	b->bits[s / 64] &= ~((uint64_t)1 << (s % 64));
+	if (s / BLOCK_SLOTS < b->sealed)
+		fen_add(b, s / BLOCK_SLOTS, -1);
+}
+
+static void rebuild_fenwick(struct hs_curve_builder *b)
+{
+	b->sealed = b->next / BLOCK_SLOTS;
+	memset(b->fen, 0, (b->nblocks + 1) * sizeof(*b->fen));
+	for (size_t i = 1; i <= b->nblocks; i++) {
+		const uint64_t *w = b->bits + (i - 1) * BLOCK_WORDS;
+		size_t j = i + (i & (0 - i));
+
+		for (int k = 0; k < BLOCK_WORDS && i <= b->sealed; k++)
+			b->fen[i] += (uint32_t)__builtin_popcountll(w[k]);
+		if (j <= b->nblocks)
+			b->fen[j] += b->fen[i];
+	}
+}
+
+/* Move the marks, in order, to the start of an axis of at least want slots. */
+static int compact(struct hs_curve_builder *b, size_t want)
+{
+	size_t k = 0, words = (b->next + 63) / 64;
+
+	for (size_t w = 0; w < words; w++)
+		for (uint64_t x = b->bits[w]; x; x &= x - 1) {
+			uint32_t e = b->owner[w * 64 + (size_t)__builtin_ctzll(x)];
+
+			b->owner[k] = e;	/* k <= the slot read: in place */
+			b->last[e] = (uint32_t)k++;
+		}
+	if (want > b->cap) {
+		size_t cap = (want + BLOCK_SLOTS - 1) / BLOCK_SLOTS * BLOCK_SLOTS;
+		uint32_t *owner = realloc(b->owner, cap * sizeof(*owner));
+		uint64_t *bits;
+		uint32_t *fen;
+
+		if (!owner)
+			return -ENOMEM;
+		b->owner = owner;
+		if (!(bits = realloc(b->bits, cap / 64 * sizeof(*bits))))
+			return -ENOMEM;
+		b->bits = bits;
+		if (!(fen = realloc(b->fen, (cap / BLOCK_SLOTS + 1) * sizeof(*fen))))
+			return -ENOMEM;
+		b->fen = fen;
+		b->cap = cap;
+		b->nblocks = cap / BLOCK_SLOTS;
+	}
+	memset(b->bits, 0, b->cap / 64 * sizeof(*b->bits));
+	for (size_t s = 0; s < k; s += 64)
+		b->bits[s / 64] = k - s >= 64 ? UINT64_MAX : ((uint64_t)1 << (k - s)) - 1;
+	b->next = k;
+	rebuild_fenwick(b);
+	return 0;
+}
+
+/* A slot for the access being made: the axis of 2M slots compacted or grown. */
+HOT_INLINE int take_slot(struct hs_curve_builder *b, uint32_t e)
+{
+	size_t s;
+
+	if (b->next == b->cap) {
+		size_t want = 2 * b->live + 2 * BLOCK_SLOTS;
+		int rc = compact(b, want > b->cap ? want : b->cap);
+
+		if (rc)
+			return rc;
+	}
+	s = b->next++;
+	b->owner[s] = e;
+	b->bits[s / 64] |= (uint64_t)1 << (s % 64);
+	b->last[e] = (uint32_t)s;
+	/*
+	 * The block being filled is counted by popcount (marks_after() looks
+	 * at the few words before next directly): it joins the tree once
+	 * full, rather than at every mark.
+	 */
+	if (b->next % BLOCK_SLOTS == 0) {
+		const uint64_t *w = b->bits + s / 64 + 1 - BLOCK_WORDS;
+		int marks = 0;
+
+		for (int k = 0; k < BLOCK_WORDS; k++)
+			marks += __builtin_popcountll(w[k]);
+		fen_add(b, b->sealed++, marks);
+	}
+	return 0;
+}
+
+/* ---- distances ------------------------------------------------------------ */
+
+static int grow_zeroed(double **v, size_t *cap, size_t need)
+{
+	size_t old = *cap;
+
+	if (need <= old)
+		return 0;
+	if (hs_grow(v, cap, need, sizeof(**v)))
+		return -ENOMEM;
+	memset(*v + old, 0, (*cap - old) * sizeof(**v));
+	return 0;
+}
+
+HOT_INLINE int count(struct hs_curve_builder *b, size_t bucket, double w)
+{
+	if (bucket >= b->hist_len) {
+		if (grow_zeroed(&b->hist, &b->hist_cap, bucket + 1))
+			return -ENOMEM;
+		b->hist_len = bucket + 1;
+	}
+	b->hist[bucket] += w;
+	return 0;
+}
+
+/* Exact: count bucket later, fetching its line now (see pending). */
+HOT_INLINE int count_later(struct hs_curve_builder *b, size_t bucket)
+{
+	size_t old = b->pending[b->pending_at];
+
+	if (bucket >= b->hist_len) {
+		if (grow_zeroed(&b->hist, &b->hist_cap, bucket + 1))
+			return -ENOMEM;
+		b->hist_len = bucket + 1;
+	}
+	__builtin_prefetch(&b->hist[bucket], 1);
+	if (old != NO_BUCKET)
+		b->hist[old] += 1;
+	b->pending[b->pending_at] = bucket;
+	b->pending_at = (b->pending_at + 1) % PENDING;
+	return 0;
+}
+
+static void count_pending(struct hs_curve_builder *b)
+{
+	for (unsigned i = 0; i < PENDING; i++) {
+		if (b->pending[i] != NO_BUCKET)
+			b->hist[b->pending[i]] += 1;
+		b->pending[i] = NO_BUCKET;
+	}
+}
+
+/* The bucket of a distance of d followed pages: d scaled, in steps. */
+HOT_INLINE size_t bucket_of(const struct hs_curve_builder *b, uint64_t d)
+{
+	return b->sampling ? (size_t)((double)d * b->scale) : (size_t)d;
+}
+
+/* An access to entry e. */
+HOT_INLINE int follow(struct hs_curve_builder *b, uint32_t e)
+{
+	uint32_t l = b->last[e];
+	int rc;
+
+	b->drawn += b->weight;
+	if (l == NONE) {
+		b->first[e] = b->nfirst++;
+		b->cold += b->weight;
+		b->live++;
+	} else {
+		if (b->sampling)
+			rc = count(b, bucket_of(b, marks_after(b, l)), b->weight);
+		else
+			rc = count_later(b, marks_after(b, l));
+		if (rc)
+			return rc;
+		unmark(b, l);
+	}
+	return take_slot(b, e);
+}
+
+/* ---- SHARDS ------------------------------------------------------------------ */
+
+static void heap_sift_down(struct hs_curve_builder *b, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < b->nheap && b->hash[b->heap[l]] > b->hash[b->heap[m]])
+			m = l;
+		if (r < b->nheap && b->hash[b->heap[r]] > b->hash[b->heap[m]])
+			m = r;
+		if (m == i)
+			return;
+		uint32_t t = b->heap[i];
+		b->heap[i] = b->heap[m];
+		b->heap[m] = t;
+		i = m;
+	}
+}
+
+static int heap_push(struct hs_curve_builder *b, uint32_t e)
+{
+	size_t i;
+
+	if (hs_grow(&b->heap, &b->heap_cap, b->nheap + 1, sizeof(*b->heap)))
+		return -ENOMEM;
+	i = b->nheap++;
+	b->heap[i] = e;
+	while (i > 0 && b->hash[b->heap[(i - 1) / 2]] < b->hash[b->heap[i]]) {
+		uint32_t t = b->heap[i];
+
+		b->heap[i] = b->heap[(i - 1) / 2];
+		b->heap[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+	return 0;
+}
+
+static void set_threshold(struct hs_curve_builder *b, uint64_t t)
+{
+	b->threshold = t;
+	b->weight = 18446744073709551616.0 / (double)(t ? t : 1);
+	/* buckets as wide as the distances are coarse: at most about S of them */
+	while ((double)b->step * 2 <= b->weight) {
+		size_t n = (b->hist_len + 1) / 2;
+
+		for (size_t i = 0; i < n; i++)
+			b->hist[i] = b->hist[2 * i] + (2 * i + 1 < b->hist_len ? b->hist[2 * i + 1] : 0);
+		if (b->hist_len)
+			memset(b->hist + n, 0, (b->hist_len - n) * sizeof(*b->hist));
+		b->hist_len = n;
+		b->step *= 2;
+	}
+	b->scale = b->weight / (double)b->step;
+}
+
+/* Fixed size: drop the followed page of the highest hash; T falls to it. */
+static void evict_max(struct hs_curve_builder *b)
+{
+	uint32_t e = b->heap[0];
+
+	b->heap[0] = b->heap[--b->nheap];
+	heap_sift_down(b, 0);
+	unmark(b, b->last[e]);
+	b->last[e] = NONE;
+	b->live--;
+	u64map_del(&b->map, b->key[e]);
+	b->free_ent[b->nfree++] = e;	/* room made when e was added */
+	b->evicted = true;
+	set_threshold(b, b->hash[e]);
+}
+
+static int new_entry(struct hs_curve_builder *b, uint64_t page, uint64_t h, uint32_t *out)
+{
+	uint32_t e;
+	int rc;
+
+	if (b->nfree) {
+		e = b->free_ent[--b->nfree];
+	} else {
+		size_t cap = b->ent_cap;
+
+		if (b->nent >= NONE - 1)
+			return -E2BIG;
+		if (b->nent == cap) {
+			cap = b->ent_cap;
+			if (hs_grow(&b->last, &cap, b->nent + 1, sizeof(*b->last)))
+				return -ENOMEM;
+			cap = b->ent_cap;
+			if (hs_grow(&b->first, &cap, b->nent + 1, sizeof(*b->first)))
+				return -ENOMEM;
+			cap = b->ent_cap;
+			if (hs_grow(&b->key, &cap, b->nent + 1, sizeof(*b->key)))
+				return -ENOMEM;
+			cap = b->ent_cap;
+			if (hs_grow(&b->hash, &cap, b->nent + 1, sizeof(*b->hash)))
+				return -ENOMEM;
+			cap = b->ent_cap;
+			if (hs_grow(&b->free_ent, &cap, b->nent + 1, sizeof(*b->free_ent)))
+				return -ENOMEM;
+			b->ent_cap = cap;
+		}
+		e = (uint32_t)b->nent++;
+	}
+	b->last[e] = NONE;
+	b->key[e] = page;
+	b->hash[e] = h;
+	if ((rc = u64map_put(&b->map, page, (void *)(uintptr_t)(e + 1))) ||
+	    (b->o.sample_size && (rc = heap_push(b, e))))
+		return rc;
+	*out = e;
+	return 0;
+}
+
+/* A page seen for the first time, sampled or not: the exact count of pages. */
+HOT_INLINE void see(struct hs_curve_builder *b, uint64_t page)
+{
+	uint64_t *w = &b->seen[page / 64], bit = (uint64_t)1 << (page % 64);
+
+	b->distinct += !(*w & bit);
+	*w |= bit;
+}
+
+/* An access to a page whose hash h is below the threshold. */
+HOT_INLINE int access_followed(struct hs_curve_builder *b, uint64_t page, uint64_t h)
+{
+	void *v;
+	uint32_t e;
+	int rc;
+
+	if ((v = u64map_get(&b->map, page)))
+		e = (uint32_t)((uintptr_t)v - 1);
+	else if ((rc = new_entry(b, page, h, &e)))
+		return rc;
+	if ((rc = follow(b, e)))
+		return rc;
+	if (b->o.sample_size && b->live > b->o.sample_size)
+		evict_max(b);
+	return 0;
+}
+
+HOT_INLINE int access_sampled(struct hs_curve_builder *b, uint64_t page)
+{
+	uint64_t h = mix(page);
+
+	if (b->count_pages)
+		see(b, page);
+	return h < b->threshold ? access_followed(b, page, h) : 0;
+}
+
+/* ---- building ---------------------------------------------------------------- */
+
+int hs_curve_new(const struct hs_curve_opts *o, uint64_t npages, struct hs_curve_builder **out)
+{
+	struct hs_curve_builder *b;
+	size_t slots;
+
+	if (o->policy != HS_CURVE_LRU || !(o->sample_rate >= 0 && o->sample_rate <= 1) ||
+	    npages >= UINT64_MAX / 2)
+		return -EINVAL;
+	if (!(b = calloc(1, sizeof(*b))))
+		return -ENOMEM;
+	b->o = *o;
+	b->npages = npages;
+	b->sampling = (o->sample_rate > 0 && o->sample_rate < 1) || o->sample_size;
+	b->weight = 1;
+	b->step = 1;
+	for (unsigned i = 0; i < PENDING; i++)
+		b->pending[i] = NO_BUCKET;
+	if (!b->sampling) {
+		if (npages > EXACT_MAX_PAGES) {
+			free(b);
+			return -E2BIG;
+		}
+		b->nent = b->ent_cap = npages;
+		slots = 2 * npages;
+		if (!(b->last = malloc((npages ? npages : 1) * sizeof(*b->last))) ||
+		    !(b->first = malloc((npages ? npages : 1) * sizeof(*b->first))))
+			goto nomem;
+		memset(b->last, 0xff, npages * sizeof(*b->last));
+	} else {
+		double rate = o->sample_rate > 0 ? o->sample_rate : 1;
+
+		b->count_pages = !o->known_pages;
+		b->distinct = o->known_pages;
+		if (b->count_pages && !(b->seen = calloc(npages / 64 + 1, sizeof(*b->seen))))
+			goto nomem;
+		slots = 0;
+		set_threshold(b, rate >= 1 ? UINT64_MAX : (uint64_t)(rate * 18446744073709551616.0));
+	}
+	b->cap = (slots + 2 * BLOCK_SLOTS) / BLOCK_SLOTS * BLOCK_SLOTS;
+	b->nblocks = b->cap / BLOCK_SLOTS;
+	if (!(b->owner = malloc(b->cap * sizeof(*b->owner))) ||
+	    !(b->bits = calloc(b->cap / 64, sizeof(*b->bits))) ||
+	    !(b->fen = calloc(b->nblocks + 1, sizeof(*b->fen))))
+		goto nomem;
+	*out = b;
+	return 0;
+nomem:
+	hs_curve_builder_free(b);
+	return -ENOMEM;
+}
+
+HOT_CLONES int hs_curve_access(struct hs_curve_builder *b, uint64_t page)
+{
+	if (page >= b->npages)
+		return -EINVAL;
+	b->accesses++;
+	if (b->sampling)
+		return access_sampled(b, page);
+	if (b->last[page] == NONE)
+		b->distinct++;
+	return follow(b, (uint32_t)page);
+}
+
+HOT_CLONES int hs_curve_access_many(struct hs_curve_builder *b, const uint64_t *pages, size_t n)
+{
+	size_t i = 0;
+	int rc = 0;
+
+	if (b->sampling && !b->count_pages) {
+		/* the loop SHARDS is fast for: most pages are only hashed */
+		for (; i < n && !rc; i++) {
+			uint64_t p = pages[i], h = mix(p);
+
+			if (p >= b->npages)
+				break;
+			if (h < b->threshold)
+				rc = access_followed(b, p, h);
+		}
+	} else if (b->sampling) {
+		for (; i < n && !rc; i++) {
+			uint64_t p = pages[i], h = mix(p);
+
+			if (p >= b->npages)
+				break;
+			if (i + PREFETCH < n)
+				__builtin_prefetch(&b->seen[pages[i + PREFETCH] / 64 % (b->npages / 64 + 1)]);
+			see(b, p);
+			if (h < b->threshold)
+				rc = access_followed(b, p, h);
+		}
+	} else {
+		for (; i < n && !rc; i++) {
+			uint64_t p = pages[i];
+
+			if (p >= b->npages)
+				break;
+			if (i + PREFETCH < n && pages[i + PREFETCH] < b->npages)
+				__builtin_prefetch(&b->last[pages[i + PREFETCH]]);
+			b->distinct += b->last[p] == NONE;
+			rc = follow(b, (uint32_t)p);
+		}
+	}
+	b->accesses += i;
+	return rc ? rc : i < n ? -EINVAL : 0;
+}
+
+HOT_CLONES int hs_curve_access_run(struct hs_curve_builder *b, uint64_t first, uint64_t n)
+{
+	int rc = 0;
+
+	if (first >= b->npages || n > b->npages - first)
+		return -EINVAL;
+	b->accesses += n;
+	for (uint64_t p = first; p < first + n && !rc; p++) {
+		if (b->sampling) {
+			rc = access_sampled(b, p);
+		} else {
+			b->distinct += b->last[p] == NONE;
+			rc = follow(b, (uint32_t)p);
+		}
+	}
+	return rc;
+}
+
+void hs_curve_builder_free(struct hs_curve_builder *b)
+{
+	if (!b)
+		return;
+	free(b->seen);
+	free(b->last);
+	free(b->first);
+	free(b->key);
+	free(b->hash);
+	free(b->free_ent);
+	u64map_free(&b->map);
+	free(b->heap);
+	free(b->owner);
+	free(b->bits);
+	free(b->fen);
+	free(b->hist);
+	free(b);
+}
+
+static int by_first(const void *x, const void *y, void *first)
+{
+	const uint32_t *f = first;
+	uint32_t a = f[*(const uint32_t *)x], c = f[*(const uint32_t *)y];
+
+	return a < c ? -1 : a > c;
+}
+
+/*
+ * The second pass's first accesses: page p's distance is the pages that
+ * are not nested in its lifetime (first access after p's, last before).
+ * Adds their weights to rerun (rerun_cap buckets, zeroed beyond use).
+ */
+static int rerun_firsts(struct hs_curve_builder *b, double **rerun, size_t *rerun_cap,
+			size_t *rerun_len)
+{
+	size_t live = b->live, k = 0;
+	uint32_t *order = malloc((live ? live : 1) * sizeof(*order));
+	uint32_t *fen = calloc(live + 1, sizeof(*fen));
+	int rc = 0;
+
+	if (!order || !fen) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* entries in the order of their first access; last[] are ranks now */
+	if (!b->evicted && b->nfirst == live) {
+		for (size_t e = 0; e < b->nent; e++)
+			if (b->last[e] != NONE)
+				order[b->first[e]] = (uint32_t)e;
+	} else {
+		for (size_t e = 0; e < b->nent; e++)
+			if (b->last[e] != NONE)
+				order[k++] = (uint32_t)e;
+		qsort_r(order, live, sizeof(*order), by_first, b->first);
+	}
+	for (size_t i = live; i-- > 0;) {
+		uint32_t e = order[i], r = b->last[e];
+		uint64_t nested = 0;
+		size_t bucket;
+
+		for (size_t j = r; j > 0; j -= j & (0 - j))	/* inserted with an earlier last */
+			nested += fen[j];
+		for (size_t j = (size_t)r + 1; j <= live; j += j & (0 - j))
+			fen[j]++;
+		bucket = bucket_of(b, live - 1 - nested);
+		if (bucket >= *rerun_len) {
+			if ((rc = grow_zeroed(rerun, rerun_cap, bucket + 1)))
+				goto out;
+			*rerun_len = bucket + 1;
+		}
+		(*rerun)[bucket] += b->weight;
+	}
+out:
+	free(order);
+	free(fen);
+	return rc;
+}
+
+int hs_curve_finish(struct hs_curve_builder *b, struct hs_curve *out)
+{
+	double *rerun = NULL, n_acc = (double)b->accesses, sum, drawn2 = 0;
+	size_t rerun_cap = 0, rerun_len = 0, n;
+	int rc;
+
+	count_pending(b);
+	if ((rc = compact(b, 0)))
+		return rc;
+	/* the axis is not needed any more: give its memory back first */
+	free(b->owner);
+	free(b->bits);
+	free(b->fen);
+	b->owner = NULL, b->bits = NULL, b->fen = NULL;
+	if ((rc = rerun_firsts(b, &rerun, &rerun_cap, &rerun_len))) {
+		free(rerun);
+		return rc;
+	}
+	/* SHARDS-adj: what the draw missed of the accesses, at distance 0 */
+	if (b->sampling && b->accesses) {
+		if ((rc = count(b, 0, n_acc - b->drawn)))
+			goto fail;
+		drawn2 = b->drawn - b->cold + (double)b->live * b->weight;
+	}
+	n = (rerun_len > b->hist_len ? rerun_len : b->hist_len) + 1;
+	if ((rc = grow_zeroed(&rerun, &rerun_cap, n)) || (rc = grow_zeroed(&b->hist, &b->hist_cap, n)))
+		goto fail;
+	if (b->sampling && b->accesses)
+		rerun[0] += n_acc - drawn2;
+	/* suffix sums: misses at k steps are the accesses of bucket k and beyond */
+	sum = 0;
+	for (size_t k = n; k-- > 0;) {
+		sum += rerun[k] + b->hist[k];
+		rerun[k] = sum < n_acc ? (sum > 0 ? sum : 0) : n_acc;
+	}
+	sum = b->cold;
+	for (size_t k = n; k-- > 0;) {
+		sum += b->hist[k];
+		b->hist[k] = sum < n_acc ? (sum > 0 ? sum : 0) : n_acc;
+	}
+	b->hist[0] = rerun[0] = n_acc;	/* no cache: every access reads */
+	memset(out, 0, sizeof(*out));
+	out->policy = b->o.policy;
+	out->accesses = b->accesses;
+	out->pages = b->distinct;
+	out->sampled = b->sampling;
+	out->sample_rate = b->sampling ? 1 / b->weight : 1;
+	out->sampled_pages = b->live;
+	out->step = b->step;
+	out->n = n;
+	out->cold = b->hist;
+	out->rerun = rerun;
+	b->hist = NULL;
+	b->hist_cap = b->hist_len = 0;
+	return 0;
+fail:
+	free(rerun);
+	return rc;
+}
+
+void hs_curve_release(struct hs_curve *c)
+{
+	free(c->cold);
+	free(c->rerun);
+	c->cold = c->rerun = NULL;
+	c->n = 0;
+}
+
+/* ---- reading the curve ------------------------------------------------------- */
+
+double hs_curve_misses(const struct hs_curve *c, uint64_t cache_pages, bool rerun)
+{
+	uint64_t k = cache_pages / c->step;
+
+	if (!c->n)
+		return 0;
+	if (k >= c->n)
+		k = c->n - 1;
+	return rerun ? c->rerun[k] : c->cold[k];
+}
+
+/* The least size at which curve v falls to at most limit (UINT64_MAX: never). */
+static uint64_t first_at_most(const struct hs_curve *c, const double *v, double limit)
+{
+	for (size_t k = 0; k < c->n; k++)
+		if (v[k] <= limit)
+			return k * c->step;
+	return UINT64_MAX;
+}
+
+void hs_curve_summarize(const struct hs_curve *c, struct hs_curve_summary *s)
+{
+	double n = (double)c->accesses, best = 0;
+	uint64_t floor_at;
+
+	memset(s, 0, sizeof(*s));
+	if (!c->n)
+		return;
+	s->rerun_zero = first_at_most(c, c->rerun, 0);
+	s->rerun_hits90 = first_at_most(c, c->rerun, n * 0.1);
+	s->rerun_hits99 = first_at_most(c, c->rerun, n * 0.01);
+	s->cold_hits90 = first_at_most(c, c->cold, n * 0.1);
+	s->cold_hits99 = first_at_most(c, c->cold, n * 0.01);
+	floor_at = first_at_most(c, c->cold, c->cold[c->n - 1]) / c->step;
+	s->knee = floor_at * c->step;
+	for (size_t k = 1; k < floor_at; k++) {
+		double chord = c->cold[0] - (c->cold[0] - c->cold[floor_at]) * (double)k / (double)floor_at;
+
+		/* a gap of less than half an access is no knee (rounding) */
+		if (chord - c->cold[k] > best && chord - c->cold[k] >= 0.5) {
+			best = chord - c->cold[k];
+			s->knee = k * c->step;
+		}
+	}
+}
+
+/* ---- the trace of a profile ---------------------------------------------------- */
+
+struct tfile {
+	size_t r0, nr;		/* its ranges: ranges[r0 .. r0 + nr), sorted, merged */
+	size_t hint;		/* the one the last access fell in */
+};
+
+struct hs_trace {
+	struct hs_profile_reader *r;
+	struct tfile *files;
+	size_t nfiles, files_cap;
+	struct hs_range *ranges;
+	uint64_t *id;		/* id of ranges[i].first */
+	size_t nranges, ranges_cap, id_cap;
+	uint64_t pages;
+	struct hs_profile_item it;	/* the trace line being read */
+	size_t ri;			/* its range being read */
+	uint64_t pos;			/* the next page of that range */
+	bool have;
+};
+
+static int cmp_first(const void *x, const void *y)
+{
+	const struct hs_range *a = x, *b = y;
+
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+static int add_file(struct hs_trace *t, const struct hs_profile_file *f)
+{
+	struct tfile *tf;
+	size_t n = 0;
+
+	if (hs_grow(&t->files, &t->files_cap, t->nfiles + 1, sizeof(*t->files)) ||
+	    hs_grow(&t->ranges, &t->ranges_cap, t->nranges + f->nranges, sizeof(*t->ranges)) ||
+	    hs_grow(&t->id, &t->id_cap, t->nranges + f->nranges, sizeof(*t->id)))
+		return -ENOMEM;
+	tf = &t->files[t->nfiles++];
+	tf->r0 = t->nranges;
+	tf->hint = 0;
+	memcpy(t->ranges + t->nranges, f->ranges, f->nranges * sizeof(*f->ranges));
+	qsort(t->ranges + t->nranges, f->nranges, sizeof(*t->ranges), cmp_first);
+	/* the parser saw that they are disjoint: merge those that touch */
+	for (size_t i = 0; i < f->nranges; i++) {
+		struct hs_range *rg = &t->ranges[t->nranges + i], *prev;
+
+		if (n && (prev = &t->ranges[t->nranges + n - 1])->last + 1 == rg->first) {
+			prev->last = rg->last;
+			continue;
+		}
+		t->ranges[t->nranges + n] = *rg;
+		n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct hs_range *rg = &t->ranges[t->nranges + i];
+
+		if (t->pages > (UINT64_MAX >> 1) - (rg->last - rg->first + 1))
+			return -E2BIG;
+		t->id[t->nranges + i] = t->pages;
+		t->pages += rg->last - rg->first + 1;
+	}
+	tf->nr = n;
+	t->nranges += n;
+	return 0;
+}
+
+int hs_trace_open(struct hs_profile_reader *r, struct hs_trace **out, struct hs_error *err)
+{
+	struct hs_trace *t;
+	int rc;
+
+	if (!hs_profile_totals(r)->trace_lines)
+		return hs_error_set(err, ENODATA, "the profile has no access trace");
+	if (!(t = calloc(1, sizeof(*t))))
+		return hs_error_set(err, ENOMEM, "out of memory");
+	t->r = r;
+	hs_profile_rewind(r);
+	while ((rc = hs_profile_next(r, &t->it, err)) > 0) {
+		if (t->it.kind == HS_ITEM_TRACE)
+			break;
+		if (t->it.kind == HS_ITEM_FILE && (rc = add_file(t, &t->it.file))) {
+			hs_error_set(err, -rc, rc == -E2BIG ? "more pages than a curve can number"
+							    : "out of memory");
+			break;
+		}
+	}
+	if (rc == 0)	/* the trailer promised trace lines that never came */
+		rc = hs_error_set(err, ENODATA, "the profile has no access trace");
+	if (rc < 0) {
+		hs_trace_close(t);
+		return rc;
+	}
+	t->have = true;
+	t->ri = 0;
+	t->pos = t->it.trace.ranges[0].first;
+	*out = t;
+	return 0;
+}
+
+uint64_t hs_trace_pages(const struct hs_trace *t)
+{
+	return t->pages;
+}
+
+/* The range of file f that holds page p, or -1. */
+static ptrdiff_t find_range(const struct hs_trace *t, struct tfile *f, uint64_t p)
+{
+	const struct hs_range *rg = t->ranges + f->r0;
+	size_t lo = 0, hi = f->nr;
+
+	if (f->hint < f->nr && rg[f->hint].first <= p && p <= rg[f->hint].last)
+		return (ptrdiff_t)f->hint;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rg[mid].last < p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == f->nr || rg[lo].first > p)
+		return -1;
+	f->hint = lo;
+	return (ptrdiff_t)lo;
+}
+
+int hs_trace_next(struct hs_trace *t, uint64_t *first, uint64_t *n, struct hs_error *err)
+{
+	const struct hs_profile_trace *tr = &t->it.trace;
+	struct tfile *f;
+	const struct hs_range *rg;
+	ptrdiff_t k;
+	uint64_t end;
+	int rc;
+
+	if (!t->have)
+		return 0;
+	f = &t->files[tr->file];
+	if ((k = find_range(t, f, t->pos)) < 0) {
+		if (err) {
+			hs_error_set(err, EINVAL, "page %llu of file %llu is in the trace but not "
+				     "among the file's pages", (unsigned long long)t->pos,
+				     (unsigned long long)tr->file);
+			err->line = t->it.line;
+		}
+		return -EINVAL;
+	}
+	rg = &t->ranges[f->r0 + (size_t)k];
+	end = tr->ranges[t->ri].last < rg->last ? tr->ranges[t->ri].last : rg->last;
+	*first = t->id[f->r0 + (size_t)k] + (t->pos - rg->first);
+	*n = end - t->pos + 1;
+	if (end < tr->ranges[t->ri].last) {
+		t->pos = end + 1;
+	} else if (++t->ri < tr->nranges) {
+		t->pos = tr->ranges[t->ri].first;
+	} else {
+		/* the next trace line; its ranges replace this one's */
+		if ((rc = hs_profile_next(t->r, &t->it, err)) < 0)
+			return rc;
+		t->have = rc > 0 && t->it.kind == HS_ITEM_TRACE;
+		t->ri = 0;
+		if (t->have)
+			t->pos = t->it.trace.ranges[0].first;
+	}
+	return 1;
+}
+
+void hs_trace_close(struct hs_trace *t)
+{
+	if (!t)
+		return;
+	free(t->files);
+	free(t->ranges);
+	free(t->id);
+	free(t);
+}
+
+int hs_curve_from_profile(struct hs_profile_reader *r, const struct hs_curve_opts *o,
+			  struct hs_curve *out, struct hs_error *err)
+{
+	struct hs_curve_builder *b = NULL;
+	struct hs_trace *t = NULL;
+	struct hs_curve_opts opts = *o;
+	uint64_t first, n;
+	int rc;
+
+	if ((rc = hs_trace_open(r, &t, err)))
+		return rc;
+	/* a profile's file lines list exactly the pages its trace accesses */
+	opts.known_pages = hs_trace_pages(t);
+	if ((rc = hs_curve_new(&opts, hs_trace_pages(t), &b))) {
+		if (rc == -E2BIG)
+			hs_error_set(err, E2BIG, "more than %llu distinct pages for an exact "
+				     "curve: sample them", (unsigned long long)EXACT_MAX_PAGES);
+		else
+			hs_error_set(err, -rc, "%s", strerror(-rc));
+		goto out;
+	}
+	while ((rc = hs_trace_next(t, &first, &n, err)) > 0)
+		if ((rc = hs_curve_access_run(b, first, n))) {
+			hs_error_set(err, -rc, "%s", strerror(-rc));
+			goto out;
+		}
+	if (!rc && (rc = hs_curve_finish(b, out)))
+		hs_error_set(err, -rc, "%s", strerror(-rc));
+out:
+	hs_curve_builder_free(b);
+	hs_trace_close(t);
+	return rc;
+}

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# hotset curve: the miss curve of a profile's trace, exact against known
+# traces and against an LRU simulated here (over a job recorded for real);
+# its CSV, JSON and SVG; sampling; a profile without a trace; usage errors.
+. "$(dirname "$0")/../lib.sh"
+
+HEAD='hotset-profile 1
+page-size 4096
+source record'
+
+# A file of 64 pages read twice: a cyclic scan of 64 pages.
+twice() {
+	printf '%s\nf 8:1 12 262144 1.000000000 r 0-63 /data\nt 0 0-31,32-63,0-63\nend 1 0 1\n' \
+		"$HEAD" > twice.prof
+}
+
+test_expect_success 'a 64-page file read twice: everything misses below 64 pages, cold misses only at 64' '
+	twice &&
+	hotset curve -J --points 65 twice.prof > j &&
+	check_eq "$(json j "(j[\"accesses\"], j[\"working_set_bytes\"], j[\"page_size\"])")" "(128, 262144, 4096)" &&
+	check_eq "$(json j "(j[\"rerun_zero_bytes\"], j[\"knee_bytes\"], j[\"hits90_bytes\"], j[\"hits99_bytes\"])")" \
+		"(262144, 262144, 262144, 262144)" &&
+	check_eq "$(json j "(j[\"cold_hits90_bytes\"], j[\"cold_hits99_bytes\"], j[\"sampling\"], j[\"sample_size\"])")" \
+		"(None, None, None, None)" &&
+	check_eq "$(json j "len(j[\"points\"])")" 65 &&
+	check_eq "$(json j "all(p[\"cache_bytes\"] == i * 4096 for i, p in enumerate(j[\"points\"]))")" 1 &&
+	check_eq "$(json j "all(p[\"miss_bytes_cold\"] == p[\"miss_bytes_rerun\"] == 128 * 4096 for p in j[\"points\"][:64])")" 1 &&
+	check_eq "$(json j "(j[\"points\"][64][\"miss_bytes_cold\"], j[\"points\"][64][\"miss_bytes_rerun\"])")" "(262144, 0)"
+'
+
+test_expect_success 'CSV: a header, then the points of the JSON' '
+	twice &&
+	hotset curve --csv --points 5 twice.prof > c &&
+	cat > want <<-\EOF &&
+	cache_bytes,miss_bytes_cold,miss_bytes_rerun
+	0,524288,524288
+	65536,524288,524288
+	131072,524288,524288
+	196608,524288,524288
+	262144,262144,0
+	EOF
+	diff want c
+'
+
+test_expect_success 'the report for people: headline figures, a chart in 80 columns, a table' '
+	twice &&
+	hotset curve twice.prof > out &&
+	grep -q "^Accesses:     128 pages (512.0 KiB read with no cache)$" out &&
+	grep -q "^Working set:  64 pages (256.0 KiB)" out &&
+	grep -q "^Re-run:       reads nothing with 256.0 KiB of cache$" out &&
+	grep -q "^Sampling:     none: exact" out &&
+	grep -q "^  64.0 KiB   512.0 KiB  100.0%   512.0 KiB  100.0%" out &&
+	grep -q "^ 256.0 KiB   256.0 KiB   50.0%         0 B    0.0%  knee, 90% hits, 99% hits,$" out &&
+	grep -q "^ \{54\}re-run reads nothing,$" out && grep -q "^ \{54\}working set$" out &&
+	! awk "length > 80" out | grep . &&
+	hotset curve -p twice.prof > out2 && cmp out out2
+'
+
+test_expect_success 'SVG: written whole, parses as XML, with both series; nothing left beside it' '
+	twice && mkdir o &&
+	hotset curve --svg o/c.svg twice.prof > /dev/null &&
+	python3 -c "
+import sys, xml.etree.ElementTree as E
+r = E.parse(\"o/c.svg\").getroot()
+lines = r.findall(\"{http://www.w3.org/2000/svg}polyline\")
+sys.exit(0 if r.tag.endswith(\"svg\") and len(lines) == 2 else \"bad svg\")" &&
+	check_eq "$(ls -A o)" c.svg &&
+	hotset curve --svg - twice.prof > s.svg && python3 -c "import xml.etree.ElementTree as E; E.parse(\"s.svg\")" &&
+	expect_code 2 hotset curve --svg nodir/c.svg twice.prof > /dev/null 2> err &&
+	grep -q "nodir/c.svg: cannot write" err
+'
+
+test_expect_success 'a profile without a trace: say to record with --trace, exit 2' '
+	printf "%s\nf 8:1 12 262144 1.000000000 r 0-63 /data\nend 1 0 0\n" "$HEAD" > plain.prof &&
+	expect_code 2 hotset curve plain.prof 2> err &&
+	grep -q "plain.prof: the profile has no access trace; record the job with .hotset record --trace" err
+'
+
+test_expect_success 'a trace page its file line lacks: the line, exit 2' '
+	printf "%s\nf 8:1 12 262144 1.000000000 r 0-3 /data\nt 0 0-3\nt 0 4\nend 1 0 2\n" "$HEAD" > bad.prof &&
+	expect_code 2 hotset curve bad.prof 2> err &&
+	grep -q "bad.prof:6: page 4 of file 0 is in the trace but not among the file.s pages" err
+'
+
+test_expect_success 'usage errors' '
+	twice &&
+	expect_code 2 hotset curve -J --csv twice.prof 2> err && grep -q "choose one" err &&
+	expect_code 2 hotset curve --sample 1% --sample-size 10 twice.prof 2> err && grep -q "choose one" err &&
+	expect_code 2 hotset curve --sample 0 twice.prof 2> err && grep -q "rate above 0" err &&
+	expect_code 2 hotset curve --sample 150% twice.prof 2>/dev/null &&
+	expect_code 2 hotset curve --sample x twice.prof 2>/dev/null &&
+	expect_code 2 hotset curve --points 1 twice.prof 2>/dev/null &&
+	expect_code 2 hotset curve --sample-size 0 twice.prof 2>/dev/null &&
+	expect_code 2 hotset curve 2>/dev/null &&
+	expect_code 2 hotset curve twice.prof twice.prof 2>/dev/null
+'
+
+test_expect_success 'sampling: an estimate, said so; a rate of 1 is exact' '
+	twice &&
+	hotset curve -J --sample 50% twice.prof > j &&
+	check_eq "$(json j "(j[\"sampling\"], j[\"accesses\"], j[\"working_set_bytes\"], j[\"sampled_pages\"] <= 64)")" "(0.5, 128, 262144, True)" &&
+	hotset curve -J --sample-size 16 twice.prof > j &&
+	check_eq "$(json j "(j[\"sample_size\"], j[\"sampled_pages\"] <= 16, j[\"sampling\"] < 1)")" "(16, True, True)" &&
+	hotset curve -J --sample 1 twice.prof > j && check_eq "$(json j "j[\"sampling\"]")" None &&
+	hotset curve --sample 0.5 twice.prof > out && grep -q "^Sampling:     SHARDS at 50%" out
+'
+
+# The trace of a real job, replayed through an LRU cache simulated here:
+# the curve must give the same misses at every point.
+simulate() {
+	python3 - "$1" "$2" <<-\PY
+	import json, sys
+	from collections import OrderedDict
+	show, curve = (json.load(open(f)) for f in sys.argv[1:3])
+	ps = show["page_size"]
+	trace = [(f, p) for f, a, b in show["trace"] for p in range(a, b + 1)]
+	def misses(size, passes):
+	    lru, n = OrderedDict(), 0
+	    for k in range(passes):
+	        for page in trace:
+	            if page in lru:
+	                lru.move_to_end(page)
+	                continue
+	            n += k == passes - 1
+	            if size:
+	                lru[page] = 1
+	                if len(lru) > size:
+	                    lru.popitem(last=False)
+	    return n * ps
+	assert curve["accesses"] == len(trace), (curve["accesses"], len(trace))
+	assert curve["working_set_bytes"] == len(set(trace)) * ps
+	for p in curve["points"]:
+	    size = p["cache_bytes"] // ps
+	    want = (misses(size, 1), misses(size, 2))
+	    got = (p["miss_bytes_cold"], p["miss_bytes_rerun"])
+	    assert got == want, "at %d pages: %r, simulated %r" % (size, got, want)
+	PY
+}
+
+test_expect_success REALFS 'a recorded job: cat reading a 64-page file twice' '
+	mkpages f 64 &&
+	hotset record --trace -q -o p.prof -- cat f f > /dev/null &&
+	hotset show --trace -J p.prof > show.json &&
+	hotset curve -J --points 41 p.prof > j &&
+	simulate show.json j &&
+	ws=$(json j "j[\"working_set_bytes\"]") &&
+	test "$ws" -ge $((64 * ps)) &&
+	check_eq "$(json j "(j[\"points\"][-1][\"cache_bytes\"] == $ws, j[\"points\"][-1][\"miss_bytes_cold\"] == $ws, j[\"points\"][-1][\"miss_bytes_rerun\"])")" "(True, True, 0)" &&
+	check_eq "$(json j "all(p[\"miss_bytes_rerun\"] >= 128 * $ps for p in j[\"points\"] if p[\"cache_bytes\"] < 64 * $ps)")" 1 &&
+	check_eq "$(json j "j[\"rerun_zero_bytes\"] >= 64 * $ps")" 1
+'
+
+test_done
