@@ -118,6 +118,19 @@ int hs_psi_parse(const char *buf, struct hs_psi *out);
  */
 int hs_psi_read(const char *dir, const char *name, struct hs_psi *out);
 
+/*
+ * A PSI trigger on the pressure file name in dir: "some STALL WINDOW",
+ * an event (POLLPRI on the descriptor returned) whenever tasks stalled
+ * for stall_us within a window_us window, at most once per window
+ * (the kernel's Documentation/accounting/psi.rst). The trigger lasts
+ * until the descriptor is closed. Returns it, or -errno: -EACCES when the
+ * file is not writable (unprivileged, before Linux 6.5), -EINVAL for
+ * thresholds refused (an unprivileged window must be a multiple of 2 s;
+ * windows are 0.5 to 10 s), -EPERM, -ENOENT without PSI, -EOPNOTSUPP
+ * for a file that is not the kernel's (on no proc or cgroup filesystem).
+ */
+int hs_psi_trigger(const char *dir, const char *name, uint64_t stall_us, uint64_t window_us);
+
 /* ---- cgroups ------------------------------------------------------------- */
 
 /*

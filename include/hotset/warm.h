@@ -85,6 +85,7 @@ typedef void (*hs_warm_trace_fn)(void *ctx, const char *path, uint64_t off, uint
 struct hs_warm_file {
 	const char *path;
 	size_t path_len;
+	uint64_t index;			/* the target's index (struct hs_target) */
 	uint64_t pages;			/* targeted: within the file, holes excluded */
 	uint64_t hole_pages;		/* targeted pages that are holes */
 	uint64_t requested_pages;	/* in the pieces read */

@@ -30,7 +30,7 @@ struct cmd {
 };
 
 extern const struct cmd cmd_record, cmd_show, cmd_snapshot, cmd_status, cmd_warm,
-	cmd_evict, cmd_time, cmd_curve;
+	cmd_evict, cmd_time, cmd_curve, cmd_keep;
 
 /* The table, in the order `hotset --help` lists it; NULL-terminated. */
 extern const struct cmd *const commands[];
@@ -81,6 +81,9 @@ void line_write(struct line *l);
 
 /* Parse a size such as 512M, 1.5G, 4096 or 10% (of RAM); -1 if invalid. */
 int parse_size(const char *s, uint64_t *out);
+
+/* Parse a duration such as 0.2s, 200ms, 10 (seconds), 5m or 1h into ns; -1 if invalid. */
+int parse_duration(const char *s, uint64_t *ns);
 
 /* ---- human output -------------------------------------------------------- */
 

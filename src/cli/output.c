@@ -280,6 +280,30 @@ int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+int parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "", 1e9 }, { "s", 1e9 }, { "ms", 1e6 }, { "m", 60e9 }, { "h", 3600e9 } };
+	char *end;
+	double v;
+
+	/* digits first: strtod would also take "inf", "nan", hex and a sign */
+	if (!s || !(isdigit((unsigned char)s[0]) || (s[0] == '.' && isdigit((unsigned char)s[1]))))
+		return -1;
+	v = strtod(s, &end);
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (v * units[i].ns >= 1.8e19)
+			return -1;
+		*ns = (uint64_t)(v * units[i].ns);
+		return 0;
+	}
+	return -1;
+}
+
 const char *human_size(uint64_t bytes, char buf[16])
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };

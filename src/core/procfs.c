@@ -247,6 +247,33 @@ int hs_psi_read(const char *dir, const char *name, struct hs_psi *out)
 	return hs_psi_parse(buf, out);
 }
 
+int hs_psi_trigger(const char *dir, const char *name, uint64_t stall_us, uint64_t window_us)
+{
+	char path[PATH_MAX], spec[64];
+	int fd, len;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	len = snprintf(spec, sizeof(spec), "some %llu %llu", (unsigned long long)stall_us,
+		       (unsigned long long)window_us);
+	/* the trigger lives as long as this descriptor */
+	if ((fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return -errno;
+	/* a copy on a disk (a test's) would take the spec as data, and never signal */
+	if (!hs_pseudo_fs(fd)) {
+		close(fd);
+		return -EOPNOTSUPP;
+	}
+	/* the kernel takes the spec with its NUL (psi.rst's example writes strlen + 1) */
+	if (write(fd, spec, (size_t)len + 1) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 /* ---- cgroups ---------------------------------------------------------------- */
 
 int hs_cgroup_parse_self(const char *buf, char *out, size_t size)

@@ -190,6 +190,7 @@ struct job {
 	uint64_t before;	/* of those, resident when planned */
 	/* for the file callback: the whole target, as planned */
 	uint64_t target_pages, holes, resident;
+	uint64_t index;			/* the target's */
 	size_t path_len;
 	size_t npieces;
 	struct hs_range *pieces;	/* in pages; trailing storage */
@@ -419,7 +420,8 @@ static void job_finish(struct hs_warm *w, struct job *j)
 	pthread_mutex_unlock(&w->lock);
 	if (w->o.file) {
 		struct hs_warm_file f = {
-			.path = j->path, .path_len = j->path_len, .pages = j->target_pages,
+			.path = j->path, .path_len = j->path_len, .index = j->index,
+			.pages = j->target_pages,
 			.hole_pages = j->holes, .requested_pages = j->pages,
 			.known_before = j->known, .resident_pages = j->resident,
 			.known_after = known,
@@ -1105,6 +1107,7 @@ static struct job *job_new(const struct hs_target *t, const struct plan *p)
 	j->target_pages = p->pages;
 	j->holes = p->holes;
 	j->resident = p->resident;
+	j->index = t->index;
 	j->path_len = t->path_len;
 	j->npieces = p->npieces;
 	j->pieces = (struct hs_range *)(j + 1);
@@ -1266,7 +1269,8 @@ int hs_warm_add(struct hs_warm *w, const struct hs_target *t)
 		pthread_mutex_unlock(&w->lock);
 		if (w->o.file) {	/* nothing to read: done already */
 			struct hs_warm_file f = {
-				.path = t->path, .path_len = t->path_len, .pages = p.pages,
+				.path = t->path, .path_len = t->path_len, .index = t->index,
+				.pages = p.pages,
 				.hole_pages = p.holes, .known_before = p.known,
 				.resident_pages = p.resident, .known_after = p.known,
 			};

@@ -1,0 +1,246 @@
+/*
+ * keep.h - keeping profiles' working sets resident: the daemon behind
+ * `hotset keep`.
+ *
+ * A keeper holds the kept set: the files of some profiles, in the order
+ * given, each with its pages in profile order, cut where a budget of bytes
+ * runs out. It then watches that set:
+ *
+ *   check    each tick, open, fstat and cachestat(2) (or mincore(2)) a part
+ *            of the files: the large ones every tick, the small ones in
+ *            rounds, within a share of one CPU that the keeper measures on
+ *            itself (struct hs_keep_sched below);
+ *   re-warm  pages found missing are read back in profile order (warm.h),
+ *            at most rate bytes a second, at the idle I/O priority;
+ *   follow   a file replaced (new inode) or rewritten is read anew, a
+ *            deleted one dropped; a reload rebuilds the set, counters kept;
+ *   yield    under memory or I/O pressure (PSI triggers on
+ *            /proc/pressure/memory and io, or their averages where the
+ *            kernel refuses triggers) it stops reading and checking until
+ *            the pressure has been gone for a while.
+ *
+ * What it does it tells through an event callback (the library never
+ * prints); its counters go to a state file, written atomically, which a
+ * restart resumes from and `hotset keep --status` reads. One keeper per
+ * state file: a lock file beside it says which process holds it.
+ *
+ * Watching is one mode; others (locking pages with mlock) are meant to be
+ * added as another enum hs_keep_mode beside it.
+ */
+#ifndef HOTSET_KEEP_H
+#define HOTSET_KEEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hotset/hotset.h"
+
+/* ---- scheduling: when to check what (pure; tested with a fake clock) ---- */
+
+/*
+ * Files whose kept part is at least this many bytes are "large": checked
+ * every tick, since one check covers many pages. The others are checked in
+ * rounds, a slice each tick.
+ */
+#define HS_KEEP_LARGE_BYTES (UINT64_C(1) << 20)
+
+struct hs_keep_sched {
+	/* settings (hs_keep_sched_init) */
+	uint64_t interval;	/* ns: a round of every file takes this long, at most
+				 * (unless the CPU share stretches it) */
+	uint64_t min_period;	/* ns: ticks this close after refaults (interval / 4) */
+	uint64_t quiet;		/* ns without pressure before resuming */
+	double cpu_share;	/* checks use at most this fraction of one CPU */
+	/* state */
+	uint64_t period;	/* ns between ticks, min_period .. interval */
+	uint64_t cost;		/* ns of CPU per file check, measured (smoothed) */
+	unsigned calm_ticks;	/* ticks since pages were last found missing */
+	bool backed_off;
+	uint64_t pressure_at;	/* ns: the last pressure event */
+	uint64_t round_ns;	/* what the last slice implied a round takes */
+};
+
+/* Defaults: the first check cost is a guess, corrected by the first tick. */
+#define HS_KEEP_CPU_SHARE 0.005		/* 0.5% of one CPU */
+#define HS_KEEP_QUIET_NS (UINT64_C(10) * 1000000000)
+#define HS_KEEP_COST_GUESS_NS 2000
+
+void hs_keep_sched_init(struct hs_keep_sched *s, uint64_t interval_ns, double cpu_share);
+
+/*
+ * The time until the next tick (ns), given nlarge large files to check in
+ * it: the period, stretched so that large files alone take at most half
+ * the CPU share.
+ */
+uint64_t hs_keep_sched_period(const struct hs_keep_sched *s, size_t nlarge);
+
+/*
+ * How many of nsmall small files to check in a tick, when nlarge large
+ * ones are checked too: enough that a round of them takes interval, or
+ * longer when the CPU share left by the large files does not allow it
+ * (s->round_ns says how long). At least 1 when nsmall > 0.
+ */
+size_t hs_keep_sched_slice(struct hs_keep_sched *s, size_t nsmall, size_t nlarge);
+
+/*
+ * A tick checked nchecked files in cpu_ns of CPU and found lost_pages
+ * pages missing: the cost estimate follows, and the period tightens to
+ * min_period after a loss, or backs off (doubling, up to interval) once
+ * four ticks in a row have found nothing missing.
+ */
+void hs_keep_sched_checked(struct hs_keep_sched *s, size_t nchecked, uint64_t cpu_ns,
+			   uint64_t lost_pages);
+
+/* A pressure event at now: returns true if the keeper backs off now (was not). */
+bool hs_keep_sched_pressure(struct hs_keep_sched *s, uint64_t now);
+
+/* Returns true if, backed off, it resumes at now: quiet ns since the last event. */
+bool hs_keep_sched_resume(struct hs_keep_sched *s, uint64_t now);
+
+/* ---- the state file ------------------------------------------------------ */
+
+/* What a keeper writes to its state file and `--status` reads. */
+struct hs_keep_state {
+	/* counters, carried across restarts */
+	uint64_t refault_pages;		/* pages found missing after they had been resident */
+	uint64_t rewarmed_pages;	/* pages read back (refaults and replaced files) */
+	uint64_t rewarms;		/* ticks that read pages back */
+	uint64_t backoffs;		/* times it backed off under pressure */
+	int64_t last_rewarm_ns;		/* realtime ns of the last re-warm, 0 if none */
+	int64_t last_backoff_ns;	/* and of the last back-off */
+	int64_t since_ns;		/* when the counters started (the first run) */
+	/* this run */
+	int64_t started_ns;		/* when this keeper started */
+	int64_t updated_ns;		/* when the state was written */
+	pid_t pid;
+	bool running;			/* false once it exited cleanly */
+	bool backed_off;
+	char backoff_reason[64];	/* "memory some 12.30%" while backed off */
+	char pressure[16];		/* "trigger", "averages" or "none" */
+	uint64_t budget_bytes;
+	uint64_t files, pages, bytes;	/* kept */
+	uint64_t unknown_files;		/* not watched: residency unknown */
+	uint64_t dropped_files;		/* deleted since they were loaded */
+	uint64_t interval_ns;
+	uint64_t round_ns;		/* how long a round of checks takes now */
+	char **profiles;		/* absolute paths, malloc'd */
+	size_t nprofiles;
+};
+
+/* Write st to path atomically (temporary file, fsync, rename). Returns 0 or -errno. */
+int hs_keep_state_write(const char *path, const struct hs_keep_state *st);
+
+/*
+ * Read the state file at path into *st (release with
+ * hs_keep_state_release()). Returns 0, -errno, or -EINVAL with err saying
+ * which line is wrong.
+ */
+int hs_keep_state_read(const char *path, struct hs_keep_state *st, struct hs_error *err);
+void hs_keep_state_release(struct hs_keep_state *st);
+
+/*
+ * The lock of state file path: path + ".lock", holding the pid of its
+ * keeper. hs_keep_lock() takes it (a descriptor the caller keeps open as
+ * long as it keeps), or returns -EWOULDBLOCK with the holder's pid in
+ * *holder (0 if unknown). hs_keep_lock_holder() tells who holds it: its
+ * pid, 0 if nobody does, or -errno (-ENOENT: no keeper ever ran).
+ */
+int hs_keep_lock(const char *path, pid_t *holder);
+pid_t hs_keep_lock_holder(const char *path);
+
+/* ---- the keeper ------------------------------------------------------------ */
+
+enum hs_keep_mode {
+	HS_KEEP_WATCH = 0,	/* re-warm what gets evicted */
+};
+
+/* PSI thresholds: stall_us of stall in each window_us (docs/man/hotset-keep.1). */
+struct hs_keep_trigger {
+	uint64_t stall_us, window_us;
+};
+
+enum hs_keep_event_kind {
+	HS_KEEP_STARTED,	/* profiles, files, pages, bytes, budget; stale, unknown */
+	HS_KEEP_WARMED,		/* pages read back (pages) of files (files); refault_pages
+				 * of them had been resident; initial: the first reading */
+	HS_KEEP_BACKOFF,	/* resource ("memory", "io"), value (percent avg10), how;
+				 * trigger (by a trigger) or threshold (by the averages) */
+	HS_KEEP_RESUMED,
+	HS_KEEP_RELOADED,	/* files, pages, bytes */
+	HS_KEEP_REPLACED,	/* path: a new inode (or rewritten in place: in_place) */
+	HS_KEEP_DELETED,	/* path: dropped */
+	HS_KEEP_FILE_WARMED,	/* path, pages: one file's pages read back */
+	HS_KEEP_WARN,		/* path (or NULL), errnum, what */
+	HS_KEEP_NOTE,		/* what: a sentence (the pressure fallback, say) */
+	HS_KEEP_EXITING,	/* signal */
+};
+
+struct hs_keep_event {
+	enum hs_keep_event_kind kind;
+	const char *path;	/* NUL-terminated */
+	uint64_t files, pages, bytes, refault_pages;
+	uint64_t budget, stale, unknown;
+	size_t profiles;
+	bool initial, in_place;
+	const char *resource;	/* BACKOFF */
+	double value;		/* BACKOFF: avg10, percent */
+	const char *how;	/* BACKOFF: "trigger" or "averages" */
+	struct hs_keep_trigger trigger;	/* BACKOFF by trigger: its thresholds */
+	double threshold;	/* BACKOFF: the avg10 threshold, percent */
+	int errnum;		/* WARN */
+	const char *what;	/* WARN, NOTE */
+	int signal;		/* EXITING */
+};
+
+typedef void (*hs_keep_event_fn)(void *ctx, const struct hs_keep_event *e);
+
+struct hs_keep_opts {
+	enum hs_keep_mode mode;
+	const char *const *profiles;	/* paths, in order */
+	size_t nprofiles;
+	uint64_t budget;		/* bytes kept, in profile order; required (> 0) */
+	uint64_t interval_ns;		/* see struct hs_keep_sched; 0 = 10 s */
+	uint64_t rate;			/* bytes read back per second at most; 0 = 64 MiB */
+	double cpu_share;		/* 0 = HS_KEEP_CPU_SHARE */
+	const char *state;		/* the state file (already locked by the caller) */
+	const char *pressure_dir;	/* NULL = /proc/pressure */
+	struct hs_keep_trigger memory, io;	/* 0 = the defaults */
+	int signal_fd;			/* a signalfd of SIGHUP (reload), SIGTERM and
+					 * SIGINT (stop), or -1 */
+	hs_keep_event_fn event;
+	bool file_events;		/* HS_KEEP_FILE_WARMED too */
+	void *ctx;
+};
+
+struct hs_keep;
+
+/*
+ * Load the profiles, resume the counters of the state file (if it exists
+ * and names the same profiles... or others: counters are the state's), and
+ * set up the pressure watch. Returns 0, or -errno with err saying why (a
+ * profile that cannot be read; -EPERM when the residency of no file can be
+ * known to this user).
+ */
+int hs_keep_new(const struct hs_keep_opts *o, struct hs_keep **out, struct hs_error *err);
+
+/*
+ * Keep until a stop signal comes through signal_fd: the first reading,
+ * then ticks. Writes the state file after each tick that changed it, and
+ * at the end. Returns the signal that stopped it, or -errno.
+ */
+int hs_keep_run(struct hs_keep *k);
+
+/* The state as it stands (counters and what is kept). */
+const struct hs_keep_state *hs_keep_state(const struct hs_keep *k);
+
+void hs_keep_free(struct hs_keep *k);
+
+/*
+ * Set the calling thread's I/O priority to the idle class (threads it
+ * starts afterwards inherit it). Returns 0 or -errno.
+ */
+int hs_ioprio_idle(void);
+
+#endif

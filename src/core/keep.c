@@ -1,0 +1,1239 @@
+/*
+ * keep.c - keeping profiles' working sets resident (see keep.h).
+ *
+ * The kept set is an array of files in profile order (the order in which
+ * missing pages are read back), with two index lists over it: the large
+ * files, checked every tick, and the small ones, checked a slice a tick.
+ * A check opens the file, fstats it (a new inode, size or mtime: read it
+ * anew), counts its resident kept pages, and closes it: measured at about
+ * 1 us a file, cheaper than holding 200,000 descriptors (whose fstat and
+ * cachestat miss the CPU caches) and it never pins a deleted file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hotset/keep.h"
+#include "hotset/procfs.h"
+#include "hotset/profile.h"
+#include "hotset/residency.h"
+#include "hotset/targets.h"
+#include "hotset/warm.h"
+#include "u64map.h"
+
+#define NS 1000000000ull
+
+/* ---- scheduling --------------------------------------------------------- */
+
+void hs_keep_sched_init(struct hs_keep_sched *s, uint64_t interval_ns, double cpu_share)
+{
+	memset(s, 0, sizeof(*s));
+	s->interval = interval_ns;
+	s->min_period = interval_ns / 4 ? interval_ns / 4 : 1;
+	s->quiet = HS_KEEP_QUIET_NS;
+	s->cpu_share = cpu_share > 0 ? cpu_share : HS_KEEP_CPU_SHARE;
+	/* tight at first: the first reading has just been done, losses come early */
+	s->period = s->min_period;
+	s->cost = HS_KEEP_COST_GUESS_NS;
+	s->round_ns = interval_ns;
+}
+
+uint64_t hs_keep_sched_period(const struct hs_keep_sched *s, size_t nlarge)
+{
+	double need = 2.0 * (double)nlarge * (double)s->cost / s->cpu_share;
+
+	return need > (double)s->period ? (uint64_t)need : s->period;
+}
+
+size_t hs_keep_sched_slice(struct hs_keep_sched *s, size_t nsmall, size_t nlarge)
+{
+	double p = (double)hs_keep_sched_period(s, nlarge), left, round, slice;
+
+	if (!nsmall) {
+		s->round_ns = (uint64_t)p;
+		return 0;
+	}
+	/* the share the large files leave: at least half, by the period */
+	left = s->cpu_share - (double)nlarge * (double)s->cost / p;
+	round = (double)nsmall * (double)s->cost / left;
+	if (round < (double)s->interval)
+		round = (double)s->interval;
+	if (round < p)
+		round = p;
+	s->round_ns = (uint64_t)round;
+	slice = (double)nsmall * p / round;
+	if (slice < 1)
+		return 1;
+	return slice >= (double)nsmall ? nsmall : (size_t)(slice + 0.999999);
+}
+
+void hs_keep_sched_checked(struct hs_keep_sched *s, size_t nchecked, uint64_t cpu_ns,
+			   uint64_t lost_pages)
+{
+	if (nchecked) {
+		uint64_t per = cpu_ns / nchecked;
+
+		/* smoothed, so that one preempted tick does not halve the rounds */
+		s->cost = (3 * s->cost + (per ? per : 1)) / 4;
+		if (!s->cost)
+			s->cost = 1;
+	}
+	if (lost_pages) {
+		s->period = s->min_period;
+		s->calm_ticks = 0;
+	} else if (++s->calm_ticks >= 4 && s->period < s->interval) {
+		s->period = s->period * 2 < s->interval ? s->period * 2 : s->interval;
+	}
+}
+
+bool hs_keep_sched_pressure(struct hs_keep_sched *s, uint64_t now)
+{
+	bool was = s->backed_off;
+
+	s->backed_off = true;
+	s->pressure_at = now;
+	return !was;
+}
+
+bool hs_keep_sched_resume(struct hs_keep_sched *s, uint64_t now)
+{
+	if (!s->backed_off || now - s->pressure_at < s->quiet)
+		return false;
+	s->backed_off = false;
+	/* pages may have gone meanwhile: look closely again */
+	s->period = s->min_period;
+	s->calm_ticks = 0;
+	return true;
+}
+
+/* ---- the state file ------------------------------------------------------ */
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * (int64_t)NS + ts.tv_nsec;
+}
+
+/* A profile path on one line: backslash and newline escaped. */
+static void put_escaped(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", f);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (*s == '\\' && (s[1] == '\\' || s[1] == 'n'))
+			*o++ = *++s == 'n' ? '\n' : '\\';
+		else
+			*o++ = *s;
+	}
+	*o = '\0';
+}
+
+#define STATE_MAGIC "hotset-keep-state 1"
+
+int hs_keep_state_write(const char *path, const struct hs_keep_state *st)
+{
+	struct hs_atomic_file *af = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc, fd = -1;
+
+	if (!f)
+		return -ENOMEM;
+	fprintf(f, STATE_MAGIC "\n");
+	fprintf(f, "pid %d\nrunning %d\n", (int)st->pid, st->running);
+	fprintf(f, "since %lld\nstarted %lld\nupdated %lld\n", (long long)st->since_ns,
+		(long long)st->started_ns, (long long)realtime_ns());
+	fprintf(f, "refault_pages %llu\nrewarmed_pages %llu\nrewarms %llu\nbackoffs %llu\n",
+		(unsigned long long)st->refault_pages, (unsigned long long)st->rewarmed_pages,
+		(unsigned long long)st->rewarms, (unsigned long long)st->backoffs);
+	fprintf(f, "last_rewarm %lld\nlast_backoff %lld\n", (long long)st->last_rewarm_ns,
+		(long long)st->last_backoff_ns);
+	fprintf(f, "backed_off %d\nbackoff_reason %s\npressure %s\n", st->backed_off,
+		st->backoff_reason, st->pressure);
+	fprintf(f, "budget %llu\nfiles %llu\npages %llu\nbytes %llu\nunknown_files %llu\n"
+		"dropped_files %llu\ninterval %llu\nround %llu\n",
+		(unsigned long long)st->budget_bytes, (unsigned long long)st->files,
+		(unsigned long long)st->pages, (unsigned long long)st->bytes,
+		(unsigned long long)st->unknown_files, (unsigned long long)st->dropped_files,
+		(unsigned long long)st->interval_ns, (unsigned long long)st->round_ns);
+	for (size_t i = 0; i < st->nprofiles; i++) {
+		fputs("profile ", f);
+		put_escaped(f, st->profiles[i]);
+		fputc('\n', f);
+	}
+	fputs("end\n", f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return -ENOMEM;
+	}
+	rc = hs_atomic_open(path, &af, &fd);
+	for (const char *p = buf; !rc && len;) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno != EINTR)
+			rc = -errno;
+		else if (n > 0)
+			p += n, len -= (size_t)n;
+	}
+	if (af)
+		rc = hs_atomic_commit(af, rc);
+	free(buf);
+	return rc;
+}
+
+void hs_keep_state_release(struct hs_keep_state *st)
+{
+	for (size_t i = 0; i < st->nprofiles; i++)
+		free(st->profiles[i]);
+	free(st->profiles);
+	st->profiles = NULL;
+	st->nprofiles = 0;
+}
+
+/* The value of "key value" into the field that key names; false if no field does. */
+static bool state_field(struct hs_keep_state *st, const char *key, char *val, bool *bad)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+		int kind;	/* 0 u64, 1 i64, 2 bool */
+	} fields[] = {
+#define U(k, f) { k, offsetof(struct hs_keep_state, f), 0 }
+#define I(k, f) { k, offsetof(struct hs_keep_state, f), 1 }
+		U("refault_pages", refault_pages), U("rewarmed_pages", rewarmed_pages),
+		U("rewarms", rewarms), U("backoffs", backoffs), I("last_rewarm", last_rewarm_ns),
+		I("last_backoff", last_backoff_ns), I("since", since_ns), I("started", started_ns),
+		I("updated", updated_ns), U("budget", budget_bytes), U("files", files),
+		U("pages", pages), U("bytes", bytes), U("unknown_files", unknown_files),
+		U("dropped_files", dropped_files), U("interval", interval_ns), U("round", round_ns),
+		{ "running", offsetof(struct hs_keep_state, running), 2 },
+		{ "backed_off", offsetof(struct hs_keep_state, backed_off), 2 },
+#undef U
+#undef I
+	};
+	char *end;
+
+	if (!strcmp(key, "pid")) {
+		st->pid = (pid_t)strtol(val, &end, 10);
+		*bad = end == val || *end;
+		return true;
+	}
+	if (!strcmp(key, "backoff_reason") || !strcmp(key, "pressure")) {
+		char *dst = key[0] == 'b' ? st->backoff_reason : st->pressure;
+		size_t size = key[0] == 'b' ? sizeof(st->backoff_reason) : sizeof(st->pressure);
+
+		snprintf(dst, size, "%s", val);
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		char *p = (char *)st + fields[i].off;
+
+		if (strcmp(key, fields[i].key))
+			continue;
+		errno = 0;
+		if (fields[i].kind == 0)
+			*(uint64_t *)p = strtoull(val, &end, 10);
+		else if (fields[i].kind == 1)
+			*(int64_t *)p = strtoll(val, &end, 10);
+		else
+			*(bool *)p = strtol(val, &end, 10) != 0;
+		*bad = end == val || *end || errno || (fields[i].kind == 0 && *val == '-');
+		return true;
+	}
+	return false;
+}
+
+int hs_keep_state_read(const char *path, struct hs_keep_state *st, struct hs_error *err)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0, pcap = 0;
+	ssize_t n;
+	unsigned lineno = 0;
+	bool ended = false;
+	int rc = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (!f)
+		return hs_error_set(err, errno, "%s", strerror(errno));
+	while (!rc && !ended && (n = getline(&line, &cap, f)) >= 0) {
+		char *val;
+		bool bad = false;
+
+		lineno++;
+		if (n && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (lineno == 1) {
+			if (strcmp(line, STATE_MAGIC))
+				rc = hs_error_set(err, EINVAL, "not a keep state file (no \"%s\" line)",
+						  STATE_MAGIC);
+			continue;
+		}
+		if (!strcmp(line, "end")) {
+			ended = true;
+			continue;
+		}
+		val = strchr(line, ' ');
+		val = val ? (*val = '\0', val + 1) : line + n;
+		if (!strcmp(line, "profile")) {
+			char *p = strdup(val);
+
+			if (!p || hs_grow(&st->profiles, &pcap, st->nprofiles + 1, sizeof(char *))) {
+				free(p);
+				rc = -ENOMEM;
+				break;
+			}
+			unescape(p);
+			st->profiles[st->nprofiles++] = p;
+		} else if (state_field(st, line, val, &bad) && bad) {
+			rc = hs_error_set(err, EINVAL, "line %u: a bad value for %s", lineno, line);
+		}
+		/* keys this version does not know are skipped: a newer keeper wrote them */
+	}
+	if (!rc && !ended)
+		rc = hs_error_set(err, EINVAL, "%s", lineno ? "cut short (no \"end\" line)" : "empty");
+	free(line);
+	fclose(f);
+	if (rc)
+		hs_keep_state_release(st);
+	return rc;
+}
+
+static char *lock_path(const char *path)
+{
+	char *p;
+
+	return asprintf(&p, "%s.lock", path) < 0 ? NULL : p;
+}
+
+static pid_t read_pid(int fd)
+{
+	char buf[32];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return (pid_t)strtol(buf, NULL, 10);
+}
+
+int hs_keep_lock(const char *path, pid_t *holder)
+{
+	char *lp = lock_path(path), pid[32];
+	int fd, n;
+
+	*holder = 0;
+	if (!lp)
+		return -ENOMEM;
+	fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	free(lp);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int err = errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
+
+		if (err == -EWOULDBLOCK)
+			*holder = read_pid(fd);
+		close(fd);
+		return err;
+	}
+	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+pid_t hs_keep_lock_holder(const char *path)
+{
+	char *lp = lock_path(path);
+	pid_t pid = 0;
+	int fd;
+
+	if (!lp)
+		return -ENOMEM;
+	fd = open(lp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	free(lp);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+		pid = errno == EWOULDBLOCK ? (read_pid(fd) > 0 ? read_pid(fd) : 1) : -errno;
+	close(fd);
+	return pid;
+}
+
+/* ---- the kept set ----------------------------------------------------------- */
+
+enum { F_WATCHED, F_UNKNOWN, F_DROPPED };
+enum { P_NONE, P_FIRST, P_REFAULT };	/* why a file waits to be read */
+
+struct kfile {
+	char *path;
+	struct hs_range *ranges;	/* in this machine's pages, cut by the budget */
+	size_t nranges;
+	uint64_t pages;			/* kept pages (within the file when loaded) */
+	uint64_t dev, ino, size;
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+	uint64_t resident;		/* kept pages resident at the last look */
+	unsigned char state, pending;
+	bool large, warned;
+};
+
+struct kset {
+	struct kfile *files;
+	size_t n, cap;
+	size_t *large, nlarge;		/* indices into files */
+	size_t *small, nsmall;
+	uint64_t pages, bytes, unknown, stale;
+	uint64_t budget_pages;		/* left to spend while loading */
+	struct u64map ids;		/* (dev, ino) -> index + 1, while loading */
+};
+
+static void kset_free(struct kset *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->files[i].path);
+		free(s->files[i].ranges);
+	}
+	free(s->files);
+	free(s->large);
+	free(s->small);
+	u64map_free(&s->ids);
+	memset(s, 0, sizeof(*s));
+}
+
+struct hs_keep {
+	struct hs_keep_opts o;
+	struct hs_keep_state st;
+	struct hs_keep_sched sched;
+	struct kset set;
+	size_t cursor;			/* the next small file to check */
+	size_t *pend;			/* files waiting to be read, in no order */
+	size_t npend, pend_cap;
+	/* pressure: memory and io */
+	int trig[2];
+	bool averages[2];		/* no trigger: its avg10, each tick */
+	double threshold[2];		/* percent, for the averages and the message */
+	struct hs_keep_trigger used[2];	/* the thresholds of the triggers made */
+	uint64_t own_io_until;		/* ns: io pressure before this is our own reads' */
+	const char *pdir;
+	bool stop;
+	int stop_signal;
+	bool dirty;			/* the state changed since it was written */
+	pthread_mutex_t lock;		/* the warm file callback, from I/O threads */
+	uint64_t tick_read, tick_files;
+};
+
+static const char *const resource[2] = { "memory", "io" };
+
+static void emit(struct hs_keep *k, struct hs_keep_event *e)
+{
+	if (k->o.event)
+		k->o.event(k->o.ctx, e);
+}
+
+static void warn_event(struct hs_keep *k, const char *path, int errnum, const char *what)
+{
+	struct hs_keep_event e = { .kind = HS_KEEP_WARN, .path = path, .errnum = errnum,
+				   .what = what };
+
+	emit(k, &e);
+}
+
+struct load {
+	struct hs_keep *k;
+	struct kset *s;
+	int rc;
+};
+
+static void load_warn(void *ctx, const char *path, int errnum, const char *what)
+{
+	struct load *l = ctx;
+
+	warn_event(l->k, path, errnum, what);
+}
+
+/*
+ * Append to *v (n ranges, cap) the pages of r[0..nr) that exist below npages,
+ * that none of have[0..nhave) holds, and that the budget still pays for.
+ */
+static int add_ranges(struct kset *s, struct hs_range **v, size_t *n, size_t *cap,
+		      const struct hs_range *r, size_t nr, uint64_t npages,
+		      const struct hs_range *have, size_t nhave, uint64_t *added)
+{
+	for (size_t i = 0; i < nr && s->budget_pages; i++) {
+		uint64_t a = r[i].first, b = r[i].last < npages ? r[i].last : npages - 1;
+
+		while (a <= b && a < npages && s->budget_pages) {
+			uint64_t end = b;
+
+			/* the first page not already kept, and how far the gap goes
+			 * (ranges of one profile are few per file: a scan suffices) */
+			for (size_t j = 0; j < nhave; j++) {
+				if (a >= have[j].first && a <= have[j].last) {
+					a = have[j].last + 1;
+					j = (size_t)-1;	/* again from the start */
+					if (a > b)
+						break;
+				}
+			}
+			if (a > b)
+				break;
+			for (size_t j = 0; j < nhave; j++)
+				if (have[j].first > a && have[j].first <= end)
+					end = have[j].first - 1;
+			if (end - a + 1 > s->budget_pages)
+				end = a + s->budget_pages - 1;
+			if (hs_grow(v, cap, *n + 1, sizeof(**v)))
+				return -ENOMEM;
+			(*v)[(*n)++] = (struct hs_range){ a, end };
+			s->budget_pages -= end - a + 1;
+			*added += end - a + 1;
+			a = end + 1;
+		}
+	}
+	return 0;
+}
+
+static int load_one(void *ctx, const struct hs_target *t)
+{
+	struct load *l = ctx;
+	struct kset *s = l->s;
+	const uint64_t ps = hs_page_size();
+	uint64_t npages = ((uint64_t)t->st->st_size + ps - 1) / ps, added = 0;
+	struct hs_cache_counts c = { 0 };
+	struct kfile *f;
+	void *had = NULL;
+	size_t cap, idx;
+	int rc;
+
+	if (!s->budget_pages)
+		return 1;	/* spent: the rest of the profiles is not kept */
+	rc = u64map_add2(&s->ids, t->st->st_dev, t->st->st_ino, (void *)(uintptr_t)(s->n + 1), &had);
+	if (rc < 0)
+		return rc;
+	if (!rc) {	/* in an earlier profile too: its pages not kept yet are added */
+		f = &s->files[(uintptr_t)had - 1];
+		cap = f->nranges;
+		{
+			struct hs_range *have = malloc((f->nranges ? f->nranges : 1) * sizeof(*have));
+
+			if (!have)
+				return -ENOMEM;
+			memcpy(have, f->ranges, f->nranges * sizeof(*have));
+			rc = add_ranges(s, &f->ranges, &f->nranges, &cap, t->ranges, t->nranges,
+					npages, have, f->nranges, &added);
+			free(have);
+		}
+		if (rc)
+			return rc;
+		f->pages += added;
+		s->pages += added;
+		f->large = f->pages * ps >= HS_KEEP_LARGE_BYTES;
+		return 0;
+	}
+	if (hs_grow(&s->files, &s->cap, s->n + 1, sizeof(*s->files)))
+		return -ENOMEM;
+	idx = s->n;
+	f = &s->files[idx];
+	memset(f, 0, sizeof(*f));
+	cap = 0;
+	if (t->ranges)
+		rc = add_ranges(s, &f->ranges, &f->nranges, &cap, t->ranges, t->nranges, npages,
+				NULL, 0, &added);
+	else if (npages)	/* never: profile targets have ranges; kept for safety */
+		rc = add_ranges(s, &f->ranges, &f->nranges, &cap,
+				&(struct hs_range){ 0, npages - 1 }, 1, npages, NULL, 0, &added);
+	if (rc || !(f->path = strdup(t->path))) {
+		free(f->ranges);
+		return rc ? rc : -ENOMEM;
+	}
+	s->n++;
+	f->pages = added;
+	f->dev = t->st->st_dev;
+	f->ino = t->st->st_ino;
+	f->size = (uint64_t)t->st->st_size;
+	f->mtime_sec = t->st->st_mtim.tv_sec;
+	f->mtime_nsec = (uint32_t)t->st->st_mtim.tv_nsec;
+	f->large = added * ps >= HS_KEEP_LARGE_BYTES;
+	s->pages += added;
+	s->stale += t->stale;
+	rc = hs_residency_count(t->fd, f->size, f->ranges, f->nranges, &c, NULL);
+	if (rc == -EPERM) {
+		f->state = F_UNKNOWN;
+		s->unknown++;
+	} else if (rc) {
+		warn_event(l->k, f->path, -rc, "cannot read residency, not watched");
+		f->state = F_UNKNOWN;
+		s->unknown++;
+	} else {
+		f->resident = c.cached;
+		if (c.cached < c.pages)
+			f->pending = P_FIRST;
+	}
+	return 0;
+}
+
+/* Index lists of the large and small watched files. */
+static int kset_index(struct kset *s)
+{
+	const uint64_t ps = hs_page_size();
+
+	s->large = malloc((s->n ? s->n : 1) * sizeof(*s->large));
+	s->small = malloc((s->n ? s->n : 1) * sizeof(*s->small));
+	if (!s->large || !s->small)
+		return -ENOMEM;
+	s->bytes = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		struct kfile *f = &s->files[i];
+
+		s->bytes += f->pages * ps;
+		if (f->state != F_WATCHED)
+			continue;
+		if (f->large)
+			s->large[s->nlarge++] = i;
+		else
+			s->small[s->nsmall++] = i;
+	}
+	u64map_free(&s->ids);
+	return 0;
+}
+
+static int kset_load(struct hs_keep *k, struct kset *s, struct hs_error *err)
+{
+	struct load l = { .k = k, .s = s };
+	int rc = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->budget_pages = k->o.budget / hs_page_size();
+	for (size_t i = 0; i < k->o.nprofiles && !rc; i++) {
+		struct hs_profile_reader *r;
+		struct hs_error e = { 0 };
+
+		if ((rc = hs_profile_open(k->o.profiles[i], &r, &e)) < 0) {
+			if (rc == -EINVAL && e.line)
+				hs_error_set(err, EINVAL, "%s:%u: %s", k->o.profiles[i], e.line, e.msg);
+			else
+				hs_error_set(err, -rc, "%s: %s", k->o.profiles[i],
+					     e.msg[0] ? e.msg : strerror(-rc));
+			break;
+		}
+		rc = hs_targets_profile(r, load_one, load_warn, &l, &e);
+		hs_profile_close(r);
+		if (rc == 1) {
+			rc = 0;	/* the budget is spent */
+			break;
+		}
+		if (rc == -EINVAL)
+			hs_error_set(err, EINVAL, "%s:%u: %s", k->o.profiles[i], e.line, e.msg);
+		else if (rc)
+			hs_error_set(err, -rc, "%s: %s", k->o.profiles[i], strerror(-rc));
+	}
+	if (!rc)
+		rc = kset_index(s);
+	if (rc)
+		kset_free(s);
+	return rc;
+}
+
+/* Files waiting to be read: those of a new set, for the first reading. */
+static int pend_add(struct hs_keep *k, size_t i)
+{
+	if (hs_grow(&k->pend, &k->pend_cap, k->npend + 1, sizeof(*k->pend)))
+		return -ENOMEM;
+	k->pend[k->npend++] = i;
+	return 0;
+}
+
+static int pend_from_set(struct hs_keep *k)
+{
+	k->npend = 0;
+	for (size_t i = 0; i < k->set.n; i++)
+		if (k->set.files[i].pending && pend_add(k, i))
+			return -ENOMEM;
+	return 0;
+}
+
+static void set_counts(struct hs_keep *k)
+{
+	k->st.files = k->set.n;
+	k->st.pages = k->set.pages;
+	k->st.bytes = k->set.bytes;
+	k->st.unknown_files = k->set.unknown;
+	k->st.dropped_files = 0;
+}
+
+/* ---- pressure ------------------------------------------------------------------ */
+
+/*
+ * A trigger for resource i: the thresholds asked for, else the same share
+ * over a window of 2 s (unprivileged users may only use multiples of 2 s),
+ * else its averages, read each tick, with a note saying why.
+ */
+static void pressure_setup(struct hs_keep *k)
+{
+	const struct hs_keep_trigger def[2] = { { 100000, 1000000 }, { 150000, 1000000 } };
+	const struct hs_keep_trigger *want[2] = { &k->o.memory, &k->o.io };
+	int nfail = 0, ntrig = 0;
+
+	k->pdir = k->o.pressure_dir ? k->o.pressure_dir : "/proc/pressure";
+	for (int i = 0; i < 2; i++) {
+		struct hs_keep_trigger t = want[i]->window_us ? *want[i] : def[i];
+		struct hs_psi psi;
+		char note[512];
+		int fd;
+
+		k->trig[i] = -1;
+		k->threshold[i] = 100.0 * (double)t.stall_us / (double)t.window_us;
+		fd = hs_psi_trigger(k->pdir, resource[i], t.stall_us, t.window_us);
+		if (fd < 0 && fd != -ENOENT && t.window_us % 2000000) {
+			uint64_t w = (t.window_us / 2000000 + 1) * 2000000;
+			int again = hs_psi_trigger(k->pdir, resource[i],
+						   t.stall_us * w / t.window_us, w);
+
+			if (again >= 0) {
+				fd = again;
+				t.stall_us = t.stall_us * w / t.window_us;
+				t.window_us = w;
+			}
+		}
+		if (fd >= 0) {
+			k->trig[i] = fd;
+			k->used[i] = t;
+			ntrig++;
+			continue;
+		}
+		if (hs_psi_read(k->pdir, resource[i], &psi) < 0) {
+			snprintf(note, sizeof(note), "no pressure stall information in %s/%s (%s): "
+				 "not backing off under %s pressure", k->pdir, resource[i],
+				 strerror(-fd), resource[i]);
+			nfail++;
+		} else {
+			snprintf(note, sizeof(note), "cannot create a PSI trigger on %s/%s (%s%s): "
+				 "reading its avg10 each tick instead, backing off above %.1f%%",
+				 k->pdir, resource[i], strerror(-fd),
+				 fd == -EACCES || fd == -EPERM ?
+				 "; triggers need CAP_SYS_RESOURCE before Linux 6.5" : "",
+				 k->threshold[i]);
+			k->averages[i] = true;
+		}
+		{
+			struct hs_keep_event e = { .kind = HS_KEEP_NOTE, .what = note };
+
+			emit(k, &e);
+		}
+	}
+	snprintf(k->st.pressure, sizeof(k->st.pressure), "%s",
+		 ntrig == 2 ? "trigger" : nfail == 2 ? "none" : "averages");
+}
+
+/* avg10 of "some" for resource i, or -1. */
+static double avg10(struct hs_keep *k, int i)
+{
+	struct hs_psi psi;
+
+	return hs_psi_read(k->pdir, resource[i], &psi) < 0 ? -1 : psi.some.avg10;
+}
+
+static void pressure_event(struct hs_keep *k, int i, uint64_t now, const char *how)
+{
+	double v = avg10(k, i);
+
+	if (!hs_keep_sched_pressure(&k->sched, now))
+		return;
+	k->st.backoffs++;
+	k->st.last_backoff_ns = realtime_ns();
+	k->st.backed_off = true;
+	snprintf(k->st.backoff_reason, sizeof(k->st.backoff_reason), "%s", resource[i]);
+	k->dirty = true;
+	{
+		struct hs_keep_event e = { .kind = HS_KEEP_BACKOFF, .resource = resource[i],
+					   .value = v, .how = how, .trigger = k->used[i],
+					   .threshold = k->threshold[i] };
+
+		emit(k, &e);
+	}
+}
+
+/* ---- a tick: check, then read back ------------------------------------------------ */
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
+}
+
+static void drop(struct hs_keep *k, struct kfile *f)
+{
+	struct hs_keep_event e = { .kind = HS_KEEP_DELETED, .path = f->path };
+
+	f->state = F_DROPPED;
+	f->pending = P_NONE;
+	k->st.dropped_files++;
+	k->dirty = true;
+	emit(k, &e);
+}
+
+static bool same_file(const struct kfile *f, const struct stat *st)
+{
+	return f->dev == st->st_dev && f->ino == st->st_ino;
+}
+
+static bool unchanged(const struct kfile *f, const struct stat *st)
+{
+	return same_file(f, st) && f->size == (uint64_t)st->st_size &&
+	       f->mtime_sec == st->st_mtim.tv_sec && f->mtime_nsec == (uint32_t)st->st_mtim.tv_nsec;
+}
+
+/* Open f as it is now; -1 (f dropped, or warned about) if it cannot be. */
+static int open_file(struct hs_keep *k, struct kfile *f, struct stat *st)
+{
+	int fd = open(f->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			drop(k, f);
+		else if (!f->warned) {
+			f->warned = true;	/* said once; tried again each round */
+			warn_event(k, f->path, errno, "cannot open");
+		}
+		return -1;
+	}
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		drop(k, f);
+		return -1;
+	}
+	return fd;
+}
+
+/* Check one file: returns the kept pages found lost since the last look. */
+static uint64_t check_file(struct hs_keep *k, size_t i)
+{
+	struct kfile *f = &k->set.files[i];
+	struct hs_cache_counts c = { 0 };
+	struct stat st;
+	uint64_t lost = 0;
+	int fd, rc;
+
+	if (f->state != F_WATCHED || (fd = open_file(k, f, &st)) < 0)
+		return 0;
+	if (!unchanged(f, &st)) {
+		struct hs_keep_event e = { .kind = HS_KEEP_REPLACED, .path = f->path,
+					   .in_place = same_file(f, &st) };
+
+		f->dev = st.st_dev;
+		f->ino = st.st_ino;
+		f->size = (uint64_t)st.st_size;
+		f->mtime_sec = st.st_mtim.tv_sec;
+		f->mtime_nsec = (uint32_t)st.st_mtim.tv_nsec;
+		f->resident = 0;
+		k->dirty = true;
+		emit(k, &e);
+		/* a new file: what it misses was never kept, so it is no refault */
+		if (!f->pending && !pend_add(k, i))
+			f->pending = P_FIRST;
+		close(fd);
+		return 0;
+	}
+	rc = hs_residency_count(fd, f->size, f->ranges, f->nranges, &c, NULL);
+	close(fd);
+	if (rc) {
+		if (!f->warned) {
+			f->warned = true;
+			warn_event(k, f->path, -rc, "cannot read residency");
+		}
+		return 0;
+	}
+	if (c.cached < f->resident)
+		lost = f->resident - c.cached;
+	f->resident = c.cached;
+	if (c.cached < c.pages && !f->pending && !pend_add(k, i))
+		f->pending = lost ? P_REFAULT : P_FIRST;
+	return lost;
+}
+
+static void warm_file_done(void *ctx, const struct hs_warm_file *w)
+{
+	struct hs_keep *k = ctx;
+	struct kfile *f = &k->set.files[w->index];
+
+	pthread_mutex_lock(&k->lock);
+	if (w->known_after)
+		f->resident = w->resident_pages + w->read_pages;
+	if (w->read_pages) {
+		k->tick_read += w->read_pages;
+		k->tick_files++;
+		if (k->o.file_events) {
+			struct hs_keep_event e = { .kind = HS_KEEP_FILE_WARMED, .path = f->path,
+						   .pages = w->read_pages };
+
+			emit(k, &e);
+		}
+	}
+	pthread_mutex_unlock(&k->lock);
+}
+
+static void warm_warn(void *ctx, const char *path, int errnum, const char *what)
+{
+	warn_event(ctx, path, errnum, what);
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Read back the pending files, in profile order, at most the rate's worth
+ * for this period; what the budget leaves stays pending for the next tick.
+ */
+static void rewarm(struct hs_keep *k, uint64_t period, uint64_t refaults)
+{
+	uint64_t budget = (uint64_t)((double)k->o.rate * (double)period / 1e9);
+	struct hs_warm_opts wo = { .order = HS_ORDER_GIVEN, .depth = 4, .inflight = 1 << 20,
+				   .warn = warm_warn, .file = warm_file_done, .ctx = k };
+	struct hs_warm_stats ws;
+	struct hs_warm *w;
+	size_t kept = 0, i;
+	bool first_only = true;
+
+	if (!k->npend)
+		return;
+	wo.budget = budget > (1u << 20) ? budget : 1u << 20;
+	qsort(k->pend, k->npend, sizeof(*k->pend), cmp_size);
+	if (hs_warm_new(&wo, &w))
+		return;	/* out of memory or threads: tried again next tick */
+	k->tick_read = k->tick_files = 0;
+	for (i = 0; i < k->npend; i++) {
+		struct kfile *f = &k->set.files[k->pend[i]];
+		struct hs_target t = { 0 };
+		struct stat st;
+		int fd, rc;
+
+		if (f->state != F_WATCHED || !f->pending)
+			continue;
+		if ((fd = open_file(k, f, &st)) < 0)
+			continue;
+		if (!unchanged(f, &st)) {	/* the next check tells it */
+			close(fd);
+			k->pend[kept++] = k->pend[i];
+			continue;
+		}
+		t.path = f->path;
+		t.path_len = strlen(f->path);
+		t.fd = fd;
+		t.st = &st;
+		t.ranges = f->ranges;
+		t.nranges = f->nranges;
+		t.pages = f->pages;
+		t.index = k->pend[i];
+		first_only &= f->pending == P_FIRST;
+		rc = hs_warm_add(w, &t);
+		close(fd);
+		if (rc)
+			break;	/* the budget is spent (this file perhaps in part) */
+		f->pending = P_NONE;
+	}
+	for (; i < k->npend; i++)
+		if (k->set.files[k->pend[i]].pending)
+			k->pend[kept++] = k->pend[i];
+	k->npend = kept;
+	hs_warm_finish(w, &ws);
+	hs_warm_free(w);
+	/*
+	 * The system's io pressure counts the stalls of our own reads: a
+	 * trigger fired by them, within a window of their end, is ignored.
+	 */
+	k->own_io_until = hs_monotonic_ns() + (k->used[1].window_us ? k->used[1].window_us : 1000000) * 1000;
+	if (!k->tick_read)
+		return;
+	k->st.rewarmed_pages += k->tick_read;
+	k->st.rewarms++;
+	k->st.last_rewarm_ns = realtime_ns();
+	k->dirty = true;
+	{
+		struct hs_keep_event e = { .kind = HS_KEEP_WARMED, .pages = k->tick_read,
+					   .files = k->tick_files, .refault_pages = refaults,
+					   .initial = first_only };
+
+		emit(k, &e);
+	}
+}
+
+static void tick(struct hs_keep *k)
+{
+	struct kset *s = &k->set;
+	size_t slice = hs_keep_sched_slice(&k->sched, s->nsmall, s->nlarge), checked = 0;
+	uint64_t t0 = thread_cpu_ns(), lost = 0;
+
+	for (size_t i = 0; i < s->nlarge; i++, checked++)
+		lost += check_file(k, s->large[i]);
+	for (size_t n = 0; n < slice; n++, checked++) {
+		if (k->cursor >= s->nsmall)
+			k->cursor = 0;
+		lost += check_file(k, s->small[k->cursor++]);
+	}
+	hs_keep_sched_checked(&k->sched, checked, thread_cpu_ns() - t0, lost);
+	if (lost) {
+		k->st.refault_pages += lost;
+		k->dirty = true;
+	}
+	k->st.round_ns = k->sched.round_ns;
+	rewarm(k, hs_keep_sched_period(&k->sched, s->nlarge), lost);
+}
+
+/* ---- the keeper ------------------------------------------------------------------ */
+
+static int write_state(struct hs_keep *k)
+{
+	int rc = hs_keep_state_write(k->o.state, &k->st);
+
+	k->dirty = false;
+	if (rc) {
+		char what[128];
+
+		snprintf(what, sizeof(what), "cannot write the state file: %s", strerror(-rc));
+		warn_event(k, k->o.state, 0, what);
+	}
+	return rc;
+}
+
+int hs_keep_new(const struct hs_keep_opts *o, struct hs_keep **out, struct hs_error *err)
+{
+	struct hs_keep *k = calloc(1, sizeof(*k));
+	struct hs_keep_state old;
+	int rc;
+
+	if (!k)
+		return -ENOMEM;
+	k->o = *o;
+	if (!k->o.interval_ns)
+		k->o.interval_ns = 10 * NS;
+	if (!k->o.rate)
+		k->o.rate = 64u << 20;
+	k->trig[0] = k->trig[1] = -1;
+	pthread_mutex_init(&k->lock, NULL);
+	hs_keep_sched_init(&k->sched, k->o.interval_ns, k->o.cpu_share);
+	if ((rc = kset_load(k, &k->set, err)))
+		goto fail;
+	if (k->set.n && k->set.unknown == k->set.n) {
+		rc = hs_error_set(err, EPERM, "the residency of none of the %zu files can be known "
+				  "to this user (uid %d): the kernel tells it only to a file's owner, "
+				  "to users who may write it, and to root (CAP_FOWNER or "
+				  "CAP_DAC_OVERRIDE); run keep as root or as the files' owner",
+				  k->set.n, (int)geteuid());
+		goto fail;
+	}
+	/* the counters go on from the last run's */
+	if (hs_keep_state_read(o->state, &old, NULL) == 0) {
+		k->st.refault_pages = old.refault_pages;
+		k->st.rewarmed_pages = old.rewarmed_pages;
+		k->st.rewarms = old.rewarms;
+		k->st.backoffs = old.backoffs;
+		k->st.last_rewarm_ns = old.last_rewarm_ns;
+		k->st.last_backoff_ns = old.last_backoff_ns;
+		k->st.since_ns = old.since_ns;
+		hs_keep_state_release(&old);
+	}
+	k->st.started_ns = realtime_ns();
+	if (!k->st.since_ns)
+		k->st.since_ns = k->st.started_ns;
+	k->st.pid = getpid();
+	k->st.running = true;
+	k->st.budget_bytes = o->budget;
+	k->st.interval_ns = k->o.interval_ns;
+	k->st.round_ns = k->o.interval_ns;
+	k->st.profiles = (char **)o->profiles;	/* not owned: never released */
+	k->st.nprofiles = o->nprofiles;
+	set_counts(k);
+	if ((rc = pend_from_set(k)))
+		goto fail;
+	*out = k;
+	return 0;
+fail:
+	hs_keep_free(k);
+	return rc;
+}
+
+const struct hs_keep_state *hs_keep_state(const struct hs_keep *k)
+{
+	return &k->st;
+}
+
+static void reload(struct hs_keep *k)
+{
+	struct hs_error err = { 0 };
+	struct kset s;
+	int rc;
+
+	if ((rc = kset_load(k, &s, &err))) {
+		char what[400];
+
+		snprintf(what, sizeof(what), "cannot reload the profiles (%s): keeping the "
+			 "previous ones", err.msg[0] ? err.msg : strerror(-rc));
+		warn_event(k, NULL, 0, what);
+		return;
+	}
+	kset_free(&k->set);
+	k->set = s;
+	k->cursor = 0;
+	set_counts(k);
+	pend_from_set(k);
+	k->dirty = true;
+	{
+		struct hs_keep_event e = { .kind = HS_KEEP_RELOADED, .files = s.n, .pages = s.pages,
+					   .bytes = s.bytes, .unknown = s.unknown, .stale = s.stale };
+
+		emit(k, &e);
+	}
+}
+
+static void read_signal(struct hs_keep *k)
+{
+	struct signalfd_siginfo si;
+
+	while (read(k->o.signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			reload(k);
+		} else {
+			k->stop = true;
+			k->stop_signal = (int)si.ssi_signo;
+		}
+	}
+}
+
+int hs_ioprio_idle(void)
+{
+	/* ioprio_set(IOPRIO_WHO_PROCESS, this thread, IOPRIO_CLASS_IDLE) */
+	return syscall(SYS_ioprio_set, 1, 0, 3 << 13) < 0 ? -errno : 0;
+}
+
+int hs_keep_run(struct hs_keep *k)
+{
+	uint64_t next = 0;
+	int rc;
+
+	pressure_setup(k);
+	{
+		struct hs_keep_event e = { .kind = HS_KEEP_STARTED, .profiles = k->o.nprofiles,
+					   .files = k->set.n, .pages = k->set.pages,
+					   .bytes = k->set.bytes, .budget = k->o.budget,
+					   .stale = k->set.stale, .unknown = k->set.unknown };
+
+		emit(k, &e);
+	}
+	write_state(k);
+	while (!k->stop) {
+		struct pollfd p[3];
+		uint64_t now = hs_monotonic_ns(), wait_ns;
+		int n = 0, timeout;
+
+		if (k->sched.backed_off && hs_keep_sched_resume(&k->sched, now)) {
+			struct hs_keep_event e = { .kind = HS_KEEP_RESUMED };
+
+			k->st.backed_off = false;
+			k->st.backoff_reason[0] = '\0';
+			k->dirty = true;
+			emit(k, &e);
+			next = now;
+		}
+		if (now >= next) {
+			for (int i = 0; i < 2; i++)
+				if (k->averages[i] && avg10(k, i) >= k->threshold[i])
+					pressure_event(k, i, now, "averages");
+			if (!k->sched.backed_off)
+				tick(k);
+			if (k->dirty)
+				write_state(k);
+			now = hs_monotonic_ns();
+			next = now + hs_keep_sched_period(&k->sched, k->set.nlarge);
+		}
+		wait_ns = next - now;
+		if (k->sched.backed_off && k->sched.pressure_at + k->sched.quiet - now < wait_ns)
+			wait_ns = k->sched.pressure_at + k->sched.quiet - now;
+		timeout = (int)((wait_ns + 999999) / 1000000);
+		if (k->o.signal_fd >= 0)
+			p[n++] = (struct pollfd){ .fd = k->o.signal_fd, .events = POLLIN };
+		for (int i = 0; i < 2; i++)
+			if (k->trig[i] >= 0)
+				p[n++] = (struct pollfd){ .fd = k->trig[i], .events = POLLPRI };
+		rc = poll(p, (nfds_t)n, timeout);
+		if (rc < 0 && errno != EINTR)
+			return -errno;
+		for (int i = 0; rc > 0 && i < n; i++) {
+			if (!p[i].revents)
+				continue;
+			if (p[i].fd == k->o.signal_fd) {
+				read_signal(k);
+				continue;
+			}
+			for (int r = 0; r < 2; r++) {
+				if (p[i].fd != k->trig[r])
+					continue;
+				if (p[i].revents & POLLERR) {	/* the pressure file went away */
+					close(k->trig[r]);
+					k->trig[r] = -1;
+				} else if (r == 0 || hs_monotonic_ns() >= k->own_io_until) {
+					pressure_event(k, r, hs_monotonic_ns(), "trigger");
+				}
+			}
+		}
+	}
+	{
+		struct hs_keep_event e = { .kind = HS_KEEP_EXITING, .signal = k->stop_signal };
+
+		emit(k, &e);
+	}
+	k->st.running = false;
+	write_state(k);
+	return k->stop_signal;
+}
+
+void hs_keep_free(struct hs_keep *k)
+{
+	if (!k)
+		return;
+	kset_free(&k->set);
+	free(k->pend);
+	for (int i = 0; i < 2; i++)
+		if (k->trig[i] >= 0)
+			close(k->trig[i]);
+	pthread_mutex_destroy(&k->lock);
+	free(k);
+}

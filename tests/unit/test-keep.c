@@ -1,0 +1,207 @@
+/*
+ * test-keep.c - keep's scheduling and back-off (a fake clock: every
+ * instant is a number passed in; pressure events are calls), and its
+ * state file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+
+#include "hotset/keep.h"
+#include "scratch.h"
+#include "unit.h"
+
+#define S 1000000000ull
+
+TEST(the_period_tightens_after_a_loss_and_backs_off_when_calm)
+{
+	struct hs_keep_sched s;
+
+	hs_keep_sched_init(&s, 8 * S, 0);
+	CHECK_EQ_U64(s.period, 2 * S);	/* tight at first */
+	for (int i = 0; i < 3; i++)
+		hs_keep_sched_checked(&s, 10, 10000, 0);
+	CHECK_EQ_U64(s.period, 2 * S);	/* not before four calm ticks */
+	hs_keep_sched_checked(&s, 10, 10000, 0);
+	CHECK_EQ_U64(s.period, 4 * S);
+	hs_keep_sched_checked(&s, 10, 10000, 0);
+	CHECK_EQ_U64(s.period, 8 * S);
+	hs_keep_sched_checked(&s, 10, 10000, 0);
+	CHECK_EQ_U64(s.period, 8 * S);	/* never beyond the interval */
+	hs_keep_sched_checked(&s, 10, 10000, 5);
+	CHECK_EQ_U64(s.period, 2 * S);	/* a loss: four times as often */
+	CHECK_EQ_U64(hs_keep_sched_period(&s, 0), 2 * S);
+}
+
+TEST(the_cost_follows_what_checks_measure)
+{
+	struct hs_keep_sched s;
+
+	hs_keep_sched_init(&s, S, 0);
+	CHECK_EQ_U64(s.cost, HS_KEEP_COST_GUESS_NS);
+	for (int i = 0; i < 40; i++)
+		hs_keep_sched_checked(&s, 1000, 1000 * 1000, 0);	/* 1 us a file */
+	CHECK(s.cost >= 1000 && s.cost <= 1010);
+	hs_keep_sched_checked(&s, 0, 0, 0);	/* nothing checked: no change */
+	CHECK(s.cost >= 1000 && s.cost <= 1010);
+}
+
+TEST(small_files_are_checked_in_rounds_of_one_interval)
+{
+	struct hs_keep_sched s;
+	size_t slice;
+
+	hs_keep_sched_init(&s, 8 * S, 0.005);
+	s.cost = 1000;	/* 1 us: 100 files cost 0.1 ms, far below the share */
+	slice = hs_keep_sched_slice(&s, 100, 0);
+	CHECK_EQ_U64(slice, 25);	/* period 2 s of an 8 s round */
+	CHECK_EQ_U64(s.round_ns, 8 * S);
+	s.period = 8 * S;
+	CHECK_EQ_U64(hs_keep_sched_slice(&s, 100, 0), 100);
+	CHECK_EQ_U64(hs_keep_sched_slice(&s, 1, 0), 1);
+	CHECK_EQ_U64(hs_keep_sched_slice(&s, 0, 3), 0);
+}
+
+TEST(the_cpu_share_stretches_rounds_of_many_files)
+{
+	struct hs_keep_sched s;
+	size_t slice;
+
+	hs_keep_sched_init(&s, S, 0.005);
+	s.period = S;
+	s.cost = 1000;
+	/* 200,000 files at 1 us: 0.2 s a round, 20% of a CPU each second; at
+	 * 0.5% the round takes 40 s, 5,000 files a tick */
+	slice = hs_keep_sched_slice(&s, 200000, 0);
+	CHECK_EQ_U64(s.round_ns, 40 * S);
+	CHECK_EQ_U64(slice, 5000);
+	CHECK((double)slice * (double)s.cost / (double)hs_keep_sched_period(&s, 0) <= 0.005 + 1e-9);
+}
+
+TEST(large_files_take_at_most_half_the_share)
+{
+	struct hs_keep_sched s;
+	uint64_t p;
+
+	hs_keep_sched_init(&s, S, 0.01);
+	s.period = S / 4;
+	s.cost = 1000;
+	CHECK_EQ_U64(hs_keep_sched_period(&s, 100), S / 4);	/* 0.1 ms a tick: no stretch */
+	/* 10,000 large files, 10 ms a tick: at most 0.5% of a CPU, 2 s ticks */
+	p = hs_keep_sched_period(&s, 10000);
+	CHECK_EQ_U64(p, 2 * S);
+	/* and the small ones share the other half */
+	hs_keep_sched_slice(&s, 10000, 10000);
+	CHECK_EQ_U64(s.round_ns, 2 * S);
+}
+
+TEST(pressure_backs_off_until_quiet_for_a_while)
+{
+	struct hs_keep_sched s;
+	uint64_t t = 1000 * S;
+
+	hs_keep_sched_init(&s, S, 0);
+	CHECK(!hs_keep_sched_resume(&s, t));	/* not backed off: nothing to resume */
+	CHECK(hs_keep_sched_pressure(&s, t));
+	CHECK(s.backed_off);
+	CHECK(!hs_keep_sched_pressure(&s, t + 2 * S));	/* again: already backed off */
+	CHECK(!hs_keep_sched_resume(&s, t + 2 * S + HS_KEEP_QUIET_NS - 1));
+	/* events keep it backed off: the quiet time counts from the last */
+	CHECK(!hs_keep_sched_pressure(&s, t + 5 * S));
+	CHECK(!hs_keep_sched_resume(&s, t + 2 * S + HS_KEEP_QUIET_NS));
+	CHECK(hs_keep_sched_resume(&s, t + 5 * S + HS_KEEP_QUIET_NS));
+	CHECK(!s.backed_off);
+	CHECK_EQ_U64(s.period, s.min_period);	/* then it looks closely again */
+	CHECK(!hs_keep_sched_resume(&s, t + 100 * S));
+}
+
+TEST(the_state_file_round_trips_and_is_written_whole)
+{
+	const char *dir = scratch_dir();
+	char path[128], other[128];
+	char *profiles[] = { "/a b/p.prof", "/with\\back\nslash" };
+	struct hs_keep_state st = {
+		.refault_pages = 12, .rewarmed_pages = 34, .rewarms = 5, .backoffs = 6,
+		.last_rewarm_ns = 7, .last_backoff_ns = -8, .since_ns = 9, .started_ns = 10,
+		.pid = 4242, .running = true, .backed_off = true, .budget_bytes = 1 << 20,
+		.files = 3, .pages = 4, .bytes = 16384, .unknown_files = 1, .dropped_files = 2,
+		.interval_ns = 200000000, .round_ns = 300000000, .profiles = profiles,
+		.nprofiles = 2,
+	}, back;
+	struct hs_error err = { 0 };
+	FILE *f;
+
+	snprintf(st.pressure, sizeof(st.pressure), "trigger");
+	snprintf(st.backoff_reason, sizeof(st.backoff_reason), "memory");
+	snprintf(path, sizeof(path), "%s/s.state", dir);
+	CHECK(hs_keep_state_write(path, &st) == 0);
+	CHECK(hs_keep_state_read(path, &back, &err) == 0);
+	CHECK_EQ_U64(back.refault_pages, 12);
+	CHECK_EQ_U64(back.rewarmed_pages, 34);
+	CHECK_EQ_U64(back.rewarms, 5);
+	CHECK_EQ_U64(back.backoffs, 6);
+	CHECK(back.last_backoff_ns == -8);
+	CHECK_EQ_U64(back.pid, 4242);
+	CHECK(back.running && back.backed_off);
+	CHECK_EQ_U64(back.dropped_files, 2);
+	CHECK_EQ_U64(back.round_ns, 300000000);
+	CHECK_STR(back.pressure, "trigger");
+	CHECK_STR(back.backoff_reason, "memory");
+	CHECK(back.updated_ns > 0);
+	CHECK_EQ_U64(back.nprofiles, 2);
+	if (back.nprofiles == 2) {
+		CHECK_STR(back.profiles[0], "/a b/p.prof");
+		CHECK_STR(back.profiles[1], "/with\\back\nslash");
+	}
+	hs_keep_state_release(&back);
+	/* a file cut short, or of another kind, is refused with a reason */
+	snprintf(other, sizeof(other), "%s/cut.state", dir);
+	f = fopen(other, "w");
+	fputs("hotset-keep-state 1\nrefault_pages 3\n", f);
+	fclose(f);
+	CHECK(hs_keep_state_read(other, &back, &err) == -EINVAL);
+	CHECK(strstr(err.msg, "cut short") != NULL);
+	f = fopen(other, "w");
+	fputs("hotset-keep-state 1\nrefault_pages -3\nend\n", f);
+	fclose(f);
+	CHECK(hs_keep_state_read(other, &back, &err) == -EINVAL);
+	CHECK(strstr(err.msg, "line 2") != NULL);
+	f = fopen(other, "w");
+	fputs("hotset-profile 1\n", f);
+	fclose(f);
+	CHECK(hs_keep_state_read(other, &back, &err) == -EINVAL);
+	scratch_done();
+}
+
+TEST(one_keeper_per_state)
+{
+	const char *dir = scratch_dir();
+	char path[128];
+	pid_t holder = -1;
+	int fd, again;
+
+	snprintf(path, sizeof(path), "%s/s.state", dir);
+	CHECK(hs_keep_lock_holder(path) == -ENOENT);	/* never ran */
+	fd = hs_keep_lock(path, &holder);
+	CHECK(fd >= 0);
+	CHECK(hs_keep_lock_holder(path) == getpid());
+	/* a second lock on its own descriptor is refused, naming the holder */
+	again = hs_keep_lock(path, &holder);
+	CHECK(again == -EWOULDBLOCK);
+	CHECK_EQ_U64(holder, getpid());
+	close(fd);
+	CHECK(hs_keep_lock_holder(path) == 0);	/* released with its descriptor */
+	scratch_done();
+}
+
+int main(void)
+{
+	return RUN_TESTS(the_period_tightens_after_a_loss_and_backs_off_when_calm,
+			 the_cost_follows_what_checks_measure,
+			 small_files_are_checked_in_rounds_of_one_interval,
+			 the_cpu_share_stretches_rounds_of_many_files,
+			 large_files_take_at_most_half_the_share,
+			 pressure_backs_off_until_quiet_for_a_while,
+			 the_state_file_round_trips_and_is_written_whole, one_keeper_per_state);
+}
