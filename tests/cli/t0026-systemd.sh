@@ -33,6 +33,36 @@ test_expect_success MAKE,SYSTEMD_ANALYZE 'systemd-analyze verify passes the unit
 	verify "$units/hotset-persist@srv-db.service"
 '
 
+test_expect_success MAKE,SYSTEMD_ANALYZE 'systemd-analyze verify passes hotset-keep@, instanced on a profile' '
+	root=$PWD/root && install_root "$root" &&
+	units=$root/usr/lib/systemd/system &&
+	grep -q "^ExecStart=$root/usr/bin/hotset keep .* /var/lib/hotset/%i.profile$" "$units/hotset-keep@.service" &&
+	grep -q "^ExecReload=/bin/kill -HUP \$MAINPID$" "$units/hotset-keep@.service" &&
+	grep -q "^Type=simple$" "$units/hotset-keep@.service" &&
+	verify "$units/hotset-keep@build.service"
+'
+
+test_expect_success MAKE 'hotset-keep@ runs a keeper on its profile, which reload and stop reach' '
+	root=$PWD/root && install_root "$root" &&
+	unit=$root/usr/lib/systemd/system/hotset-keep@.service &&
+	mkdir -p lib psi && echo data > lib/file && cat lib/file > /dev/null &&
+	printf "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n" > psi/memory && cp psi/memory psi/io &&
+	"$HOTSET" snapshot -q -o lib/build.profile lib/file &&
+	cmd=$(sed -n -e "s/^ExecStart=//p" "$unit" | sed -e "s|%i|build|g" -e "s|/var/lib/hotset|$PWD/lib|g")
+	# a list of its own, the keeper exec'"'"'d: $! is the keeper
+	(export HOTSET_KEEP_OPTIONS="--state $PWD/k.state --interval 0.2s" HOTSET_PSI_DIR=$PWD/psi &&
+		eval "set -- $cmd" && exec "$@" 2> keep.log) &
+	kpid=$!
+	trap "kill $kpid 2> /dev/null || :; wait $kpid 2> /dev/null || :" EXIT &&
+	for i in $(seq 100); do grep -q "^started: 1 profile, 1 file" keep.log && break; sleep 0.1; done &&
+	grep -q "^started: 1 profile, 1 file" keep.log &&
+	reload=$(sed -n -e "s/^ExecReload=//p" "$unit" | sed -e "s/\$MAINPID/$kpid/") &&
+	$reload &&
+	for i in $(seq 100); do grep -q "^profiles reloaded" keep.log && break; sleep 0.1; done &&
+	grep -q "^profiles reloaded: 1 file" keep.log &&
+	kill -TERM $kpid && wait $kpid && grep -q "^exiting (SIGTERM)" keep.log
+'
+
 test_expect_success MAKE,SYSTEMD_ANALYZE 'systemd-analyze verify fails the unit when the binary it names is not there' '
 	root=$PWD/root && install_root "$root" &&
 	mkdir bad &&

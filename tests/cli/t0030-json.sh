@@ -125,6 +125,23 @@ for method in cachestat mincore; do
 		check_eq "$(json sv.json "len(j[\"items\"]) == j[\"files\"] > 0")" 1 &&
 		hs snapshot -v -J -o - d > /dev/null 2> so.json && check_report snapshot so.json rows
 	'
+
+	test_expect_success $pre "keep --status ($method)" '
+		mktree && mkdir psi &&
+		printf "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n" > psi/memory && cp psi/memory psi/io &&
+		hs snapshot -q -o p.prof d &&
+		nocs=0 && if [ $method = mincore ]; then nocs=1; fi
+		# not through hs, a function: $! is then the keeper
+		HOTSET_NO_CACHESTAT=$nocs HOTSET_PSI_DIR=$PWD/psi "$HOTSET" keep --interval 0.2s \
+			--state "$PWD/k.state" p.prof 2> keep.log &
+		kpid=$! && trap "kill $kpid 2> /dev/null || :; wait $kpid 2> /dev/null || :" EXIT &&
+		for i in $(seq 100); do test -s k.state && break; sleep 0.1; done &&
+		hs keep --status --state "$PWD/k.state" -J > k.json && check_report keep k.json &&
+		check_eq "$(json k.json "(j[\"running\"], j[\"pid\"] == $kpid)")" "(True, True)" &&
+		kill $kpid && wait $kpid &&
+		hs keep --status --state "$PWD/k.state" -J > k2.json && check_report keep k2.json &&
+		check_eq "$(json k2.json "(j[\"running\"], j[\"pid\"])")" "(False, None)"
+	'
 done
 
 test_expect_success REALFS 'curve, exact and sampled' '
