@@ -468,15 +468,20 @@ void table_start(struct table *t, FILE *f, const struct table_column *const *col
 	}
 }
 
+static void raw_row(struct table *t, const char *const *cells, const size_t *lens)
+{
+	for (size_t i = 0; i < t->ncols; i++) {
+		raw_cell(t->f, cells[i], lens[i]);
+		fputc(i + 1 < t->ncols ? ' ' : '\n', t->f);
+	}
+}
+
 void table_row(struct table *t, const char *const *cells, const size_t *lens)
 {
 	size_t need = 0;
 
 	if (t->raw) {
-		for (size_t i = 0; i < t->ncols; i++) {
-			raw_cell(t->f, cells[i], lens[i]);
-			fputc(i + 1 < t->ncols ? ' ' : '\n', t->f);
-		}
+		raw_row(t, cells, lens);
 		return;
 	}
 	/* escaped, a byte takes at most 4 (a UTF-8 sequence of k bytes stays k) */
@@ -485,8 +490,10 @@ void table_row(struct table *t, const char *const *cells, const size_t *lens)
 	if (!t->streaming && (t->nheld == TABLE_HELD_ROWS ||
 			      !room(&t->held, &t->held_cap, t->held_len, need)))
 		table_flush(t);
-	if (t->streaming && !room(&t->held, &t->held_cap, 0, need))
-		die("out of memory");
+	if (t->streaming && !room(&t->held, &t->held_cap, 0, need)) {
+		raw_row(t, cells, lens);	/* no memory for one row: unaligned, not lost */
+		return;
+	}
 	for (size_t i = 0; i < t->ncols; i++) {
 		const unsigned char *s = (const unsigned char *)cells[i];
 		size_t start = t->streaming ? 0 : t->held_len, at = start + 2 * sizeof(size_t);
