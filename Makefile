@@ -154,13 +154,17 @@ check test:
 #   make fuzz            every target, each for an equal share of FUZZ_SECONDS
 #   make fuzz-NAME       one target, for all of FUZZ_SECONDS
 # A new target: its name in FUZZ_TARGETS, its sources in FUZZ_SRC_NAME.
-FUZZ_TARGETS := profile fdinfo mountinfo psi size names
+FUZZ_TARGETS := profile fdinfo mountinfo psi size names keepstate
 FUZZ_SRC_profile := src/core/profile.c src/core/util.c
 FUZZ_SRC_fdinfo := src/core/procfs.c src/core/util.c
 FUZZ_SRC_mountinfo := src/core/procfs.c src/core/util.c
 FUZZ_SRC_psi := src/core/procfs.c src/core/util.c
 FUZZ_SRC_size := src/cli/output.c src/core/util.c
 FUZZ_SRC_names := src/core/names.c
+# keep.c's state parser is one function of the daemon: it links the daemon's modules
+FUZZ_SRC_keepstate := src/core/keep.c src/core/warm.c src/core/residency.c src/core/targets.c \
+	src/core/names.c src/core/profile.c src/core/procfs.c src/core/u64map.c src/core/util.c
+FUZZ_LIBS_keepstate := $(LDLIBS)
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 4096
 FUZZ_BIN := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
@@ -176,7 +180,7 @@ fuzz_run = mkdir -p $(BUILD)/fuzz/corpus/$(1) && \
 $(FUZZ_BIN): $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $$(FUZZ_SRC_$$*) $(FUZZ_HDR) Makefile
 	@mkdir -p $(dir $@)
 	$(CLANG) $(CPPFLAGS) -Itests -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
-		-o $@ $< $(FUZZ_SRC_$*)
+		-o $@ $< $(FUZZ_SRC_$*) $(FUZZ_LIBS_$*)
 
 fuzz: $(FUZZ_BIN)
 	@share=$$(( $(FUZZ_SECONDS) / $(words $(FUZZ_TARGETS)) )); [ $$share -gt 0 ] || share=1; \

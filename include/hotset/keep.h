@@ -30,6 +30,7 @@
 #ifndef HOTSET_KEEP_H
 #define HOTSET_KEEP_H
 
+#include <stdio.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -138,6 +139,8 @@ int hs_keep_state_write(const char *path, const struct hs_keep_state *st);
  * which line is wrong.
  */
 int hs_keep_state_read(const char *path, struct hs_keep_state *st, struct hs_error *err);
+/* The same from an open stream (what hs_keep_state_read() does after opening). */
+int hs_keep_state_parse(FILE *f, struct hs_keep_state *st, struct hs_error *err);
 void hs_keep_state_release(struct hs_keep_state *st);
 
 /*

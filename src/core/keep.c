@@ -273,6 +273,19 @@ static bool state_field(struct hs_keep_state *st, const char *key, char *val, bo
 int hs_keep_state_read(const char *path, struct hs_keep_state *st, struct hs_error *err)
 {
 	FILE *f = fopen(path, "re");
+	int rc;
+
+	if (!f) {
+		memset(st, 0, sizeof(*st));
+		return hs_error_set(err, errno, "%s", strerror(errno));
+	}
+	rc = hs_keep_state_parse(f, st, err);
+	fclose(f);
+	return rc;
+}
+
+int hs_keep_state_parse(FILE *f, struct hs_keep_state *st, struct hs_error *err)
+{
 	char *line = NULL;
 	size_t cap = 0, pcap = 0;
 	ssize_t n;
@@ -281,8 +294,6 @@ int hs_keep_state_read(const char *path, struct hs_keep_state *st, struct hs_err
 	int rc = 0;
 
 	memset(st, 0, sizeof(*st));
-	if (!f)
-		return hs_error_set(err, errno, "%s", strerror(errno));
 	while (!rc && !ended && (n = getline(&line, &cap, f)) >= 0) {
 		char *val;
 		bool bad = false;
@@ -320,7 +331,6 @@ int hs_keep_state_read(const char *path, struct hs_keep_state *st, struct hs_err
 	if (!rc && !ended)
 		rc = hs_error_set(err, EINVAL, "%s", lineno ? "cut short (no \"end\" line)" : "empty");
 	free(line);
-	fclose(f);
 	if (rc)
 		hs_keep_state_release(st);
 	return rc;

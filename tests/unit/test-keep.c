@@ -11,6 +11,7 @@
 #include "hotset/keep.h"
 #include "scratch.h"
 #include "unit.h"
+#include "corpus.h"
 
 #define S 1000000000ull
 
@@ -195,9 +196,18 @@ TEST(one_keeper_per_state)
 	scratch_done();
 }
 
+#define LLVMFuzzerTestOneInput fuzz_keepstate
+#include "../fuzz/fuzz-keepstate.c"
+#undef LLVMFuzzerTestOneInput
+
+TEST(keepstate_fuzz_corpus_replays)
+{
+	CHECK(replay("keepstate", fuzz_keepstate) > 0);
+}
+
 int main(void)
 {
-	return RUN_TESTS(the_period_tightens_after_a_loss_and_backs_off_when_calm,
+	return RUN_TESTS(keepstate_fuzz_corpus_replays, the_period_tightens_after_a_loss_and_backs_off_when_calm,
 			 the_cost_follows_what_checks_measure,
 			 small_files_are_checked_in_rounds_of_one_interval,
 			 the_cpu_share_stretches_rounds_of_many_files,
