@@ -186,6 +186,15 @@ void progress_start(struct progress *p, const char *label, uint64_t total, bool 
 void progress_update(struct progress *p, uint64_t done, const char *unit);
 void progress_end(struct progress *p);
 
+/* ---- files written whole ------------------------------------------------- */
+
+/*
+ * Write what fn prints to f into path as profiles are written (whole, then
+ * renamed into place: hs_atomic_open(); "-" is standard output). Returns
+ * 0, or -1 after printing an error naming path.
+ */
+int write_atomically(const char *path, void (*fn)(FILE *f, const void *ctx), const void *ctx);
+
 /* ---- JSON ----------------------------------------------------------------- */
 
 /*
