@@ -56,7 +56,7 @@ static void warn_cb(void *ctx, const char *msg)
 	warning("%s", msg);
 }
 
-static int parse_backend(const char *s, enum hs_record_backend *b)
+int parse_backend(const char *s, enum hs_record_backend *b)
 {
 	if (!strcmp(s, "auto"))
 		*b = HS_BACKEND_AUTO;

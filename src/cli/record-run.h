@@ -35,4 +35,7 @@ int record_run(struct record_run *r);
 
 void record_run_release(struct record_run *r);
 
+/* --backend NAME: auto, ptrace, bpf (or ebpf). Returns 0, or -1 for another name. */
+int parse_backend(const char *s, enum hs_record_backend *b);
+
 #endif
