@@ -1035,6 +1035,11 @@ static int run_doctor(int argc, char **argv)
 		return usage_error(&cmd_doctor, "-p diagnoses a profile: no CMD%s with it",
 				   out ? " nor --profile-output" : "");
 	}
+	if (d->profile && !strcmp(d->profile, "-")) {
+		free(d);
+		return usage_error(&cmd_doctor, "doctor reads the profile more than once: give a "
+				   "file, not standard input");
+	}
 	if (!d->profile && optind >= argc) {
 		free(d);
 		return usage_error(&cmd_doctor, "give the command to diagnose after --, or -p PROFILE");
