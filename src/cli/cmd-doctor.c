@@ -500,6 +500,10 @@ static void find_residency(struct doctor *d)
 			    resident_pages(d) == 1 ? "is" : "are");
 		evidence(f, "resident pages = %llu of %llu (%s)", (unsigned long long)resident_pages(d),
 			 (unsigned long long)k->pages, evicted_known(d) ? "cachestat" : "mincore");
+		if (!all_resident(d) && evicted_known(d) && !k->evicted)
+			evidence(f, "cachestat remembers no eviction of the missing pages: they were "
+				 "dropped (posix_fadvise, hotset evict, drop_caches, a file rewritten) "
+				 "rather than reclaimed, or never read since boot");
 		if (d->res.unknown_files)
 			evidence(f, "%llu file%s (%llu pages) not counted: residency unknown",
 				 (unsigned long long)d->res.unknown_files, plural(d->res.unknown_files),

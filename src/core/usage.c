@@ -441,14 +441,41 @@ static void add_sample(struct hs_usage_probe *p, const char *pressure, bool pres
 	};
 }
 
+/*
+ * Read io.pressure (and cpu.stat for the timeline), called with the lock
+ * held, which it drops while reading. count: the reads are the sampler
+ * thread's, to be taken out of the job's rchar (the main thread's own
+ * reads are taken out as a live thread's).
+ */
+static void sample_now(struct hs_usage_probe *p, bool count)
+{
+	char buf[512], cpu[1024];
+	ssize_t n, c;
+
+	pthread_mutex_unlock(&p->lock);
+	/* reading runs PSI's aggregation; the figures themselves are read at the end */
+	n = pread(p->pressure_fd, buf, sizeof(buf) - 1, 0);
+	if (n > 0)
+		buf[n] = '\0';
+	c = p->timeline ? pread(p->cpu_fd, cpu, sizeof(cpu) - 1, 0) : -1;
+	pthread_mutex_lock(&p->lock);
+	if (n > 0 && count)
+		p->sampler_rchar += (uint64_t)n;
+	if (c > 0) {
+		p->sampler_rchar += count ? (uint64_t)c : 0;
+		cpu[c] = '\0';
+		add_sample(p, buf, n > 0, cpu);
+	}
+}
+
 static void *sample_pressure(void *arg)
 {
 	struct hs_usage_probe *p = arg;
 	uint64_t next = hs_monotonic_ns();
-	char buf[512], cpu[1024];
-	ssize_t n, c;
 
 	pthread_mutex_lock(&p->lock);
+	if (p->timeline)
+		sample_now(p, true);
 	p->started = true;
 	pthread_cond_broadcast(&p->wake);
 	while (!p->stop) {
@@ -461,20 +488,7 @@ static void *sample_pressure(void *arg)
 			;
 		if (p->stop)
 			break;
-		pthread_mutex_unlock(&p->lock);
-		/* reading runs PSI's aggregation; the figures themselves are read at the end */
-		n = pread(p->pressure_fd, buf, sizeof(buf) - 1, 0);
-		if (n > 0)
-			buf[n] = '\0';
-		c = p->timeline ? pread(p->cpu_fd, cpu, sizeof(cpu) - 1, 0) : -1;
-		pthread_mutex_lock(&p->lock);
-		if (n > 0)
-			p->sampler_rchar += (uint64_t)n;
-		if (c > 0) {
-			p->sampler_rchar += (uint64_t)c;
-			cpu[c] = '\0';
-			add_sample(p, buf, n > 0, cpu);
-		}
+		sample_now(p, true);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -541,6 +555,12 @@ static uint64_t stop_sampler(struct hs_usage_probe *p)
 	pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->sampler, NULL);
+	/* the timeline's first point is at the start, its last at the end */
+	if (p->timeline) {
+		pthread_mutex_lock(&p->lock);
+		sample_now(p, false);
+		pthread_mutex_unlock(&p->lock);
+	}
 	pthread_cond_destroy(&p->wake);
 	close(p->pressure_fd);
 	if (p->timeline)
