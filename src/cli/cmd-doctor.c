@@ -1067,6 +1067,9 @@ static int run_doctor(int argc, char **argv)
 			goto out;
 		}
 		snapshot_machine(d, true);
+		/* the limit and use as the run left them */
+		if (!d->memcg_rc)
+			d->memcg_rc = hs_memcg_of(0, &d->memcg);
 		d->ran = true;
 		record_run_release(&d->run);
 		if (d->run.save_rc) {
