@@ -11,7 +11,8 @@
 # REALFS (scratch space on a filesystem with real page-cache eviction, i.e.
 # not tmpfs or overlayfs), BPF (the eBPF record backend is built in),
 # MAKE (make and install, for hs_make), ZSH (zsh is installed),
-# SYSTEMD_ANALYZE (systemd-analyze is installed).
+# SYSTEMD_ANALYZE (systemd-analyze is installed), CHROMIUM (a headless
+# chromium, for the HTML reports: chromium_run).
 
 set -u
 : "${HOTSET:?HOTSET must point at the hotset binary (tests/run sets it)}"
@@ -78,6 +79,14 @@ prereq_REALFS() {
 prereq_BPF() { "$HOTSET" record --backend=bpf --probe >/dev/null 2>&1; }
 prereq_ZSH() { command -v zsh >/dev/null; }
 prereq_SYSTEMD_ANALYZE() { command -v systemd-analyze >/dev/null; }
+# A headless browser, to render the HTML reports.
+CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || echo)}
+prereq_CHROMIUM() { [ -n "$CHROMIUM" ] && [ -x "$CHROMIUM" ]; }
+# chromium_run ARGS...: the headless browser, with what a test machine lacks turned off
+chromium_run() {
+	HOME=$TRASH timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
+		--no-first-run --user-data-dir="$TRASH/chromium" "$@"
+}
 have_prereq() {
 	local p IFS=,
 	for p in $1; do "prereq_$p" || { missing_prereq=$p; return 1; }; done

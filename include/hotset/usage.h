@@ -80,6 +80,10 @@ struct hs_usage {
 
 	int still_running;		/* processes of the job left running at the end */
 
+	/* Read requests the job's block I/O made: io.stat rios of its cgroup, when it has one. */
+	bool read_ios_known;
+	uint64_t read_ios;
+
 	/* Why a figure is unknown or approximate, one sentence each. */
 	int nnotes;
 	char notes[HS_USAGE_NOTES][HS_USAGE_NOTE_LEN];
@@ -101,6 +105,29 @@ struct hs_usage {
  * (out of memory).
  */
 int hs_usage_begin(struct hs_usage_probe **out);
+
+/*
+ * A timeline of the run: every 100 ms, the job's CPU time and its time
+ * blocked on I/O so far (its cgroup's cpu.stat usage_usec and io.pressure
+ * "some" total), from the start. Only with a cgroup to measure.
+ */
+struct hs_usage_sample {
+	double t;		/* seconds since hs_usage_begin_timeline() */
+	double cpu_s;		/* CPU time of the job so far (all its CPUs) */
+	double io_wait_s;	/* time some task of the job was blocked on I/O so far */
+};
+struct hs_usage_timeline {
+	struct hs_usage_sample *v;
+	size_t n, cap;
+};
+void hs_usage_timeline_release(struct hs_usage_timeline *tl);
+
+/*
+ * hs_usage_begin(), with the sampler also filling *tl (zeroed by the
+ * caller, released with hs_usage_timeline_release()) until hs_usage_end().
+ * The sampling is off unless asked for this way.
+ */
+int hs_usage_begin_timeline(struct hs_usage_probe **out, struct hs_usage_timeline *tl);
 
 /*
  * The cgroup.procs file the job's first process must write itself into

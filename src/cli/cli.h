@@ -30,7 +30,7 @@ struct cmd {
 };
 
 extern const struct cmd cmd_record, cmd_show, cmd_snapshot, cmd_status, cmd_warm,
-	cmd_evict, cmd_time, cmd_curve, cmd_keep;
+	cmd_evict, cmd_time, cmd_curve, cmd_doctor, cmd_keep;
 
 /* The table, in the order `hotset --help` lists it; NULL-terminated. */
 extern const struct cmd *const commands[];
@@ -188,6 +188,15 @@ void progress_start(struct progress *p, const char *label, uint64_t total, bool 
 /* Redraw at most ten times a second. */
 void progress_update(struct progress *p, uint64_t done, const char *unit);
 void progress_end(struct progress *p);
+
+/* ---- files written whole ------------------------------------------------- */
+
+/*
+ * Write what fn prints to f into path as profiles are written (whole, then
+ * renamed into place: hs_atomic_open(); "-" is standard output). Returns
+ * 0, or -1 after printing an error naming path.
+ */
+int write_atomically(const char *path, void (*fn)(FILE *f, const void *ctx), const void *ctx);
 
 /* ---- JSON ----------------------------------------------------------------- */
 

@@ -6,9 +6,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "hotset/curve.h"
+#include "chart.h"
 #include "operands.h"
 #include "options.h"
 
@@ -58,12 +58,6 @@ static uint64_t bytes_of(const struct curve_cmd *k, double accesses)
 	return (uint64_t)llround(accesses) * k->ps;
 }
 
-/* The cache size of point i of n, in pages: 0 to the working set. */
-static uint64_t point_pages(const struct curve_cmd *k, unsigned i, unsigned n)
-{
-	return (uint64_t)llround((double)k->c.pages * i / (n - 1));
-}
-
 static void json_size(struct json *j, const char *key, const struct curve_cmd *k, uint64_t pages)
 {
 	if (pages == UINT64_MAX)
@@ -101,7 +95,7 @@ static void print_json(const struct curve_cmd *k)
 		json_null(&j, "sample_size");
 	json_begin_array(&j, "points");
 	for (unsigned i = 0; i < k->points; i++) {
-		uint64_t p = point_pages(k, i, k->points);
+		uint64_t p = curve_point_pages(&k->c, i, k->points);
 
 		json_begin_object(&j, NULL);
 		json_u64(&j, "cache_bytes", p * k->ps);
@@ -118,7 +112,7 @@ static void print_csv(const struct curve_cmd *k)
 {
 	puts("cache_bytes,miss_bytes_cold,miss_bytes_rerun");
 	for (unsigned i = 0; i < k->points; i++) {
-		uint64_t p = point_pages(k, i, k->points);
+		uint64_t p = curve_point_pages(&k->c, i, k->points);
 
 		printf("%llu,%llu,%llu\n", (unsigned long long)(p * k->ps),
 		       (unsigned long long)bytes_of(k, hs_curve_misses(&k->c, p, false)),
@@ -258,89 +252,12 @@ static void print_human(const struct curve_cmd *k)
 	print_table(k);
 }
 
-/* ---- SVG ------------------------------------------------------------------- */
-
-static void svg_series(FILE *f, const struct curve_cmd *k, bool rerun, const char *color,
-		       double x0, double y0, double w, double h)
+/* The chart as a standalone SVG image (chart.h), for --svg. */
+static void write_svg_to(FILE *f, const void *ctx)
 {
-	fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", color);
-	for (unsigned i = 0; i < k->points; i++) {
-		uint64_t p = point_pages(k, i, k->points);
-		double v = hs_curve_misses(&k->c, p, rerun), n = (double)k->c.accesses;
+	const struct curve_cmd *k = ctx;
 
-		fprintf(f, "%s%.1f,%.1f", i ? " " : "", x0 + w * i / (k->points - 1),
-			y0 + h - (n > 0 ? h * v / n : 0));
-	}
-	fputs("\"/>\n", f);
-}
-
-static void write_svg_to(FILE *f, const struct curve_cmd *k)
-{
-	const double W = 720, H = 440, x0 = 90, y0 = 40, w = 590, h = 320;
-	char label[16];
-
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		   "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
-		   "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-		   "<text x=\"%.0f\" y=\"24\" font-size=\"15\">Bytes read from the disk by page "
-		   "cache size (LRU%s)</text>\n", W, H, W, H, x0,
-		k->c.sampled ? ", SHARDS estimate" : "");
-	for (int t = 0; t <= 4; t++) {
-		double x = x0 + w * t / 4, y = y0 + h - h * t / 4;
-
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
-			x0, y, x0 + w, y);
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
-			x, y0, x, y0 + h);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", x0 - 6,
-			y + 4, human_size(k->c.accesses * k->ps / 4 * (uint64_t)t, label));
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", x,
-			y0 + h + 18, human_size(k->c.pages * k->ps / 4 * (uint64_t)t, label));
-	}
-	fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
-		   "stroke=\"black\"/>\n", x0, y0, w, h);
-	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">cache size (the working "
-		   "set at the right)</text>\n", x0 + w / 2, y0 + h + 40);
-	svg_series(f, k, false, "#d62728", x0, y0, w, h);
-	svg_series(f, k, true, "#1f77b4", x0, y0, w, h);
-	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" fill=\"#d62728\">cold start</text>\n"
-		   "<text x=\"%.0f\" y=\"%.0f\" fill=\"#1f77b4\">re-run</text>\n</svg>\n",
-		x0 + w - 120, y0 + 20, x0 + w - 120, y0 + 38);
-}
-
-/* Written whole, then renamed into place as profiles are. */
-static int write_svg(const struct curve_cmd *k)
-{
-	struct hs_atomic_file *af;
-	char *buf = NULL;
-	size_t len = 0, off = 0;
-	FILE *mem = open_memstream(&buf, &len);
-	int fd, rc = 0;
-
-	if (!mem)
-		return error("%s: %s", k->svg, strerror(errno));
-	write_svg_to(mem, k);
-	if (fclose(mem) != 0) {
-		free(buf);
-		return error("%s: %s", k->svg, strerror(errno));
-	}
-	if ((rc = hs_atomic_open(k->svg, &af, &fd))) {
-		free(buf);
-		return error("%s: cannot write: %s", k->svg, strerror(-rc));
-	}
-	while (off < len && !rc) {
-		ssize_t n = write(fd, buf + off, len - off);
-
-		if (n < 0 && errno != EINTR)
-			rc = -errno;
-		else if (n > 0)
-			off += (size_t)n;
-	}
-	free(buf);
-	if ((rc = hs_atomic_commit(af, rc)))
-		return error("%s: cannot write: %s", k->svg, strerror(-rc));
-	return 0;
+	curve_svg(f, &k->c, k->ps, k->points, true);
 }
 
 /* ---- the command ------------------------------------------------------------ */
@@ -438,7 +355,7 @@ static int run_curve(int argc, char **argv)
 		return EXIT_USAGE;
 	hs_curve_summarize(&k.c, &k.s);
 	rc = EXIT_OK;
-	if (k.svg && write_svg(&k))
+	if (k.svg && write_atomically(k.svg, write_svg_to, &k))
 		rc = EXIT_FAILED;
 	if (k.svg && !strcmp(k.svg, "-"))
 		;	/* the SVG was the output */

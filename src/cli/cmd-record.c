@@ -12,6 +12,7 @@
 #include "hotset/job.h"
 #include "hotset/record.h"
 #include "options.h"
+#include "record-run.h"
 #include "usage-report.h"
 
 static const char usage[] =
@@ -55,7 +56,7 @@ static void warn_cb(void *ctx, const char *msg)
 	warning("%s", msg);
 }
 
-static int parse_backend(const char *s, enum hs_record_backend *b)
+int parse_backend(const char *s, enum hs_record_backend *b)
 {
 	if (!strcmp(s, "auto"))
 		*b = HS_BACKEND_AUTO;
@@ -175,26 +176,19 @@ static int run_record(int argc, char **argv)
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
-	struct hs_record_opts o = { .warn = warn_cb };
-	struct hs_record_result res;
-	struct hs_recording *rec = NULL;
-	struct hs_profile_header h;
+	struct record_run r = { 0 };
 	struct hs_error err = { 0 };
-	struct hs_usage_probe *meter;
-	struct hs_usage u;
 	const char *out = "hotset.profile", *report_path = NULL;
 	FILE *rep = stderr;
 	bool trace = false, probe = false, quiet = false, json = false;
-	char *command, cwd[4096], msg[PATH_MAX + 256];
-	int opt, rc, code = EXIT_HOTSET;
-	enum hs_record_backend backend;
+	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, "+" OPTS_START "o:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o': out = optarg; break;
 		case OPT_TRACE: trace = true; break;
 		case OPT_BACKEND:
-			if (parse_backend(optarg, &o.backend))
+			if (parse_backend(optarg, &r.o.backend))
 				return usage_error(&cmd_record, "--backend is auto, ptrace or bpf");
 			break;
 		case OPT_PROBE: probe = true; break;
@@ -205,81 +199,105 @@ static int run_record(int argc, char **argv)
 		}
 	}
 	if (probe) {
-		rc = hs_record_probe(o.backend, &err);
+		rc = hs_record_probe(r.o.backend, &err);
 		if (rc)
-			return error("%s backend: %s", hs_record_backend_name(o.backend), err.msg), 1;
+			return error("%s backend: %s", hs_record_backend_name(r.o.backend), err.msg), 1;
 		return EXIT_OK;
 	}
 	if (optind >= argc)
 		return usage_error(&cmd_record, "give the command to record after --");
-	o.argv = argv + optind;
-	backend = o.backend;
+	r.o.argv = argv + optind;
 	if ((rc = report_open(report_path, &rep)))
 		return rc;
+	r.out = out;
+	r.trace = trace;
+	if (record_run(&r)) {
+		/* the command did not run: say why, in the JSON summary too */
+		error("%s", r.msg);
+		if (json && (!quiet || report_path))
+			json_report(rep, out, "the command did not run",
+				    hs_record_backend_name(r.backend), NULL, NULL, r.code, r.msg, NULL);
+		record_run_release(&r);
+		return report_close(rep, report_path, r.code);
+	}
+	/* -q: no summary on stderr; one asked for in a file is written */
+	if (!quiet || report_path)
+		report(rep, out, r.save_rc ? strerror(-r.save_rc) : NULL, r.rec, &r.res, &r.u, json);
+	record_run_release(&r);
+	/* a report that cannot be written is said; the job's status stands */
+	report_close(rep, report_path, EXIT_OK);
+	return exit_as_job(r.res.wait_status);
+}
+
+int record_run(struct record_run *r)
+{
+	struct hs_profile_header h;
+	struct hs_error err = { 0 };
+	struct hs_usage_probe *meter;
+	char *command, cwd[4096];
+	int rc;
+
+	r->o.warn = warn_cb;
+	r->backend = r->o.backend;
+	r->code = EXIT_HOTSET;
+	r->rec = NULL;
 	/* before the job runs, not after: its work must not be wasted */
-	if ((rc = hs_profile_check_target(out, &err))) {
-		snprintf(msg, sizeof(msg), "%s: cannot write the profile: %s", out, err.msg);
-		goto not_run;
+	if ((rc = hs_profile_check_target(r->out, &err))) {
+		snprintf(r->msg, sizeof(r->msg), "%s: cannot write the profile: %s", r->out, err.msg);
+		return -1;
 	}
-	if ((rc = hs_recording_new(trace, &rec))) {
-		snprintf(msg, sizeof(msg), "cannot start recording: %s", strerror(-rc));
-		goto not_run;
+	if ((rc = hs_recording_new(r->trace, &r->rec))) {
+		snprintf(r->msg, sizeof(r->msg), "cannot start recording: %s", strerror(-rc));
+		return -1;
 	}
-	if ((rc = hs_usage_begin(&meter))) {
-		snprintf(msg, sizeof(msg), "cannot measure the command: %s", strerror(-rc));
-		goto not_run;
+	if ((rc = hs_usage_begin_timeline(&meter, r->timeline))) {
+		snprintf(r->msg, sizeof(r->msg), "cannot measure the command: %s", strerror(-rc));
+		return -1;
 	}
-	o.cgroup_procs = hs_usage_cgroup_procs(meter);
-	rc = hs_record_run(&o, rec, &res, &err);
-	if (rc || res.exec_error) {
+	r->o.cgroup_procs = hs_usage_cgroup_procs(meter);
+	rc = hs_record_run(&r->o, r->rec, &r->res, &err);
+	if (rc || r->res.exec_error) {
 		hs_usage_end(meter, 0, NULL);
-		backend = res.backend;
+		r->backend = r->res.backend;
 		if (rc) {
-			snprintf(msg, sizeof(msg), "cannot record: %s",
+			snprintf(r->msg, sizeof(r->msg), "cannot record: %s",
 				 err.msg[0] ? err.msg : strerror(-rc));
 		} else {
-			start_failure_text(msg, sizeof(msg), o.argv[0], -res.exec_error,
-					   res.exec_stage);
-			code = hs_job_failure_code(-res.exec_error, res.exec_stage);
+			start_failure_text(r->msg, sizeof(r->msg), r->o.argv[0], -r->res.exec_error,
+					   r->res.exec_stage);
+			r->code = hs_job_failure_code(-r->res.exec_error, r->res.exec_stage);
 		}
-		goto not_run;
+		return -1;
 	}
-	hs_usage_add_helper(meter, &res.helper);
-	hs_usage_end(meter, res.still_running, &u);
+	r->backend = r->res.backend;
+	hs_usage_add_helper(meter, &r->res.helper);
+	hs_usage_end(meter, r->res.still_running, &r->u);
 	hs_profile_header_init(&h, "record");
-	snprintf(h.backend, sizeof(h.backend), "%s", hs_record_backend_name(res.backend));
-	if (res.mmap_pages)
-		snprintf(h.mmap_pages, sizeof(h.mmap_pages), "%s", res.mmap_pages);
-	command = shell_join(o.argv);
+	snprintf(h.backend, sizeof(h.backend), "%s", hs_record_backend_name(r->res.backend));
+	if (r->res.mmap_pages)
+		snprintf(h.mmap_pages, sizeof(h.mmap_pages), "%s", r->res.mmap_pages);
+	command = shell_join(r->o.argv);
 	h.command = command;
 	h.cwd = getcwd(cwd, sizeof(cwd));
-	rc = save(rec, out, &h);
+	r->save_rc = save(r->rec, r->out, &h);
 	free(command);
 	/*
 	 * The job ran: its exit status stands, and so does the summary of what
 	 * it did. Only the profile is lost, and that is said where it shows.
 	 */
-	if (rc)
-		error("%s: the profile was not written: %s (the command's exit status stands)", out,
-		      strerror(-rc));
-	else if (res.lost_events)
+	if (r->save_rc)
+		error("%s: the profile was not written: %s (the command's exit status stands)",
+		      r->out, strerror(-r->save_rc));
+	else if (r->res.lost_events)
 		warning("%llu accesses could not be recorded: the profile is incomplete",
-			res.lost_events);
-	/* -q: no summary on stderr; one asked for in a file is written */
-	if (!quiet || report_path)
-		report(rep, out, rc ? strerror(-rc) : NULL, rec, &res, &u, json);
-	hs_recording_free(rec);
-	/* a report that cannot be written is said; the job's status stands */
-	report_close(rep, report_path, EXIT_OK);
-	return exit_as_job(res.wait_status);
+			r->res.lost_events);
+	return 0;
+}
 
-not_run:	/* the command did not run: say why, in the JSON summary too */
-	error("%s", msg);
-	if (json && (!quiet || report_path))
-		json_report(rep, out, "the command did not run", hs_record_backend_name(backend),
-			    NULL, NULL, code, msg, NULL);
-	hs_recording_free(rec);
-	return report_close(rep, report_path, code);
+void record_run_release(struct record_run *r)
+{
+	hs_recording_free(r->rec);
+	r->rec = NULL;
 }
 
 const struct cmd cmd_record = {

@@ -4,10 +4,10 @@
  * (--files), or in JSON.
  *
  * Profiles can have a million files, so the summary keeps nothing per
- * file: counters, the TOP_N largest files, and a table of at most DIR_MAX
- * directories (struct dirs). It reads the profile again instead
- * (hs_profile_rewind): once to count, once to name the largest
- * directories, and once more to list (-v, --trace).
+ * file: counters, and the largest directories and files (tops.h, shared
+ * with doctor). It reads the profile again instead (hs_profile_rewind):
+ * once to count, once to name the largest directories, and once more to
+ * list (-v, --trace).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,8 +15,8 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
-#include "core/u64map.h"
 #include "hotset/profile.h"
+#include "hotset/tops.h"
 #include "operands.h"
 #include "options.h"
 
@@ -42,54 +42,13 @@ static const char usage[] =
 
 const struct cmd cmd_show;
 
-#define TOP_N 10	/* rows of the largest directories and files */
-#define DIR_MAX 32768	/* directories counted exactly; see struct dirs */
-
-/* One of the largest files, its path copied (the reader's is short-lived). */
-struct top_file {
-	uint64_t pages;
-	size_t nranges;
-	char *path;
-	size_t len, cap;
-};
-
-struct dir {
-	uint64_t hi, lo;	/* a 128-bit hash of its name: names are not kept */
-	uint64_t pages, files;
-	uint64_t first;		/* index of its first file: ties go to profile order */
-	uint32_t heap;		/* its position in dirs.heap */
-};
-
-/*
- * Pages and files per directory, over at most DIR_MAX directories. Up to
- * that many, the figures are exact. Past it, a new directory takes the
- * place of the one with the fewest pages and starts from its counts
- * (Space-Saving, Metwally et al. 2005): a directory's count is then never
- * below its true one and above it by at most total/DIR_MAX, so every
- * directory with more than total/DIR_MAX pages is still in the table;
- * a second pass recounts the survivors exactly. The listing can then only
- * miss a directory of under 1/32768 of the pages, and its figures are
- * always exact. Memory: DIR_MAX entries and the map's slots, about 3 MiB.
- */
-struct dirs {
-	struct u64map map;	/* (hi, lo) -> index into d, plus 1 */
-	struct dir *d;
-	size_t n, cap;
-	uint32_t *heap;		/* once full: indices into d, a min-heap by pages */
-	bool full;		/* some directory was replaced */
-	size_t top[TOP_N], ntop;	/* the largest, as indices into d */
-	char *name[TOP_N];
-};
-
 struct show {
 	bool json, trace, verbose, files, print0;
 	struct json j;
 	uint64_t files_n, pages, outputs, trace_lines;
 	uint64_t ranges, one_range, several, no_pages, max_ranges;
 	uint64_t used[5];	/* files per flag bit (enum hs_file_flag) */
-	struct top_file top[TOP_N];
-	size_t ntop;
-	struct dirs dirs;
+	struct hs_tops tops;
 };
 
 /* ---- counting ------------------------------------------------------------- */
@@ -97,215 +56,6 @@ struct show {
 static uint64_t add_capped(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
-}
-
-/* The directory part of a path: "/" for "/x", "." for a name without '/'. */
-static const char *dir_name(const char *path, size_t len, size_t *dlen)
-{
-	const char *slash = memrchr(path, '/', len);
-
-	*dlen = 1;
-	if (!slash)
-		return ".";
-	if (slash == path)
-		return "/";
-	*dlen = (size_t)(slash - path);
-	return path;
-}
-
-/* Two 64-bit FNV-1a style hashes with different primes: 128 bits, no collision in practice. */
-static void hash128(const char *s, size_t n, uint64_t *hi, uint64_t *lo)
-{
-	uint64_t a = 0xcbf29ce484222325u, b = 0x84222325cbf29ce4u ^ n;
-
-	for (size_t i = 0; i < n; i++) {
-		a = (a ^ (unsigned char)s[i]) * 0x100000001b3u;
-		b = (b ^ (unsigned char)s[i]) * 0xff51afd7ed558ccdu;
-		b ^= b >> 31;
-	}
-	*hi = a;
-	*lo = b;
-}
-
-static void dir_key(const struct hs_profile_file *f, uint64_t *hi, uint64_t *lo)
-{
-	size_t dlen;
-	const char *d = dir_name(f->path, f->path_len, &dlen);
-
-	hash128(d, dlen, hi, lo);
-}
-
-static void heap_swap(struct dirs *ds, uint32_t a, uint32_t b)
-{
-	uint32_t t = ds->heap[a];
-
-	ds->heap[a] = ds->heap[b];
-	ds->heap[b] = t;
-	ds->d[ds->heap[a]].heap = a;
-	ds->d[ds->heap[b]].heap = b;
-}
-
-/* Counts only grow, so an entry only ever moves down. */
-static void heap_down(struct dirs *ds, uint32_t i)
-{
-	for (;;) {
-		uint32_t l = 2 * i + 1, r = l + 1, m = i;
-
-		if (l < ds->n && ds->d[ds->heap[l]].pages < ds->d[ds->heap[m]].pages)
-			m = l;
-		if (r < ds->n && ds->d[ds->heap[r]].pages < ds->d[ds->heap[m]].pages)
-			m = r;
-		if (m == i)
-			return;
-		heap_swap(ds, i, m);
-		i = m;
-	}
-}
-
-static int dirs_add(struct dirs *ds, const struct hs_profile_file *f)
-{
-	uint64_t hi, lo;
-	struct dir *e;
-	void *v;
-
-	dir_key(f, &hi, &lo);
-	if ((v = u64map_get2(&ds->map, hi, lo))) {
-		e = &ds->d[(uintptr_t)v - 1];
-	} else if (ds->n < DIR_MAX) {
-		if (hs_grow(&ds->d, &ds->cap, ds->n + 1, sizeof(*ds->d)) ||
-		    u64map_put2(&ds->map, hi, lo, (void *)(uintptr_t)(ds->n + 1)))
-			return -1;
-		e = &ds->d[ds->n++];
-		*e = (struct dir){ .hi = hi, .lo = lo, .first = f->index };
-	} else {
-		if (!ds->full) {
-			if (!(ds->heap = malloc(ds->n * sizeof(*ds->heap))))
-				return -1;
-			for (uint32_t i = 0; i < ds->n; i++)
-				ds->heap[i] = i, ds->d[i].heap = i;
-			for (uint32_t i = (uint32_t)ds->n / 2; i-- > 0;)
-				heap_down(ds, i);
-			ds->full = true;
-		}
-		/* the smallest makes way; the newcomer inherits its counts */
-		e = &ds->d[ds->heap[0]];
-		u64map_del2(&ds->map, e->hi, e->lo);
-		if (u64map_put2(&ds->map, hi, lo, (void *)(uintptr_t)(ds->heap[0] + 1)))
-			return -1;
-		e->hi = hi, e->lo = lo, e->first = f->index;
-	}
-	e->pages = add_capped(e->pages, f->pages);
-	e->files++;
-	if (ds->full)
-		heap_down(ds, e->heap);
-	return 0;
-}
-
-/* After replacements: the survivors' figures, exactly. */
-static int dirs_recount(struct dirs *ds, struct hs_profile_reader *r, struct hs_error *err)
-{
-	struct hs_profile_item it;
-	uint64_t hi, lo;
-	void *v;
-	int rc;
-
-	for (size_t i = 0; i < ds->n; i++)
-		ds->d[i].pages = ds->d[i].files = 0, ds->d[i].first = UINT64_MAX;
-	hs_profile_rewind(r);
-	while ((rc = hs_profile_next(r, &it, err)) > 0 && it.kind == HS_ITEM_FILE) {
-		dir_key(&it.file, &hi, &lo);
-		if (!(v = u64map_get2(&ds->map, hi, lo)))
-			continue;
-		struct dir *e = &ds->d[(uintptr_t)v - 1];
-
-		e->pages = add_capped(e->pages, it.file.pages);
-		e->files++;
-		if (e->first == UINT64_MAX)
-			e->first = it.file.index;
-	}
-	return rc < 0 ? rc : 0;
-}
-
-/* Is directory a larger than b: more pages, or as many and first seen earlier. */
-static bool dir_before(const struct dir *a, const struct dir *b)
-{
-	return a->pages > b->pages || (a->pages == b->pages && a->first < b->first);
-}
-
-/* The TOP_N largest (with pages), then their names from one more pass. */
-static int dirs_top(struct dirs *ds, struct hs_profile_reader *r, struct hs_error *err)
-{
-	struct hs_profile_item it;
-	size_t named = 0, dlen;
-	uint64_t hi, lo;
-	int rc = 0;
-
-	for (size_t i = 0; i < ds->n; i++) {
-		size_t k = ds->ntop;
-
-		if (!ds->d[i].pages || (k == TOP_N && !dir_before(&ds->d[i], &ds->d[ds->top[k - 1]])))
-			continue;
-		if (k < TOP_N)
-			ds->ntop++;
-		else
-			k--;
-		for (; k > 0 && dir_before(&ds->d[i], &ds->d[ds->top[k - 1]]); k--)
-			ds->top[k] = ds->top[k - 1];
-		ds->top[k] = i;
-	}
-	hs_profile_rewind(r);
-	while (named < ds->ntop && (rc = hs_profile_next(r, &it, err)) > 0 &&
-	       it.kind == HS_ITEM_FILE) {
-		dir_key(&it.file, &hi, &lo);
-		for (size_t k = 0; k < ds->ntop; k++) {
-			const struct dir *e = &ds->d[ds->top[k]];
-			const char *d;
-
-			if (ds->name[k] || e->hi != hi || e->lo != lo)
-				continue;
-			d = dir_name(it.file.path, it.file.path_len, &dlen);
-			if (!(ds->name[k] = strndup(d, dlen)))
-				return -1;
-			named++;
-		}
-	}
-	return named == ds->ntop ? 0 : rc < 0 ? rc : -1;
-}
-
-static void dirs_free(struct dirs *ds)
-{
-	u64map_free(&ds->map);
-	free(ds->d);
-	free(ds->heap);
-	for (size_t k = 0; k < ds->ntop; k++)
-		free(ds->name[k]);
-}
-
-/* Keep f if it is among the TOP_N largest so far (ties: the first in the profile). */
-static int top_files_add(struct show *s, const struct hs_profile_file *f)
-{
-	struct top_file t = { 0 };
-	size_t k = s->ntop;
-
-	if (!f->pages || (k == TOP_N && s->top[k - 1].pages >= f->pages))
-		return 0;
-	if (k == TOP_N)
-		t = s->top[--k];	/* the last makes way: reuse its buffer */
-	if (t.cap < f->path_len + 1) {
-		char *p = realloc(t.path, f->path_len + 1);
-
-		if (!p)
-			return -1;	/* the array is as it was */
-		t.path = p, t.cap = f->path_len + 1;
-	}
-	if (k == s->ntop)
-		s->ntop++;
-	memcpy(t.path, f->path, f->path_len + 1);
-	t.len = f->path_len, t.pages = f->pages, t.nranges = f->nranges;
-	for (; k > 0 && s->top[k - 1].pages < f->pages; k--)
-		s->top[k] = s->top[k - 1];
-	s->top[k] = t;
-	return 0;
 }
 
 static int count_file(struct show *s, const struct hs_profile_file *f)
@@ -326,7 +76,7 @@ static int count_file(struct show *s, const struct hs_profile_file *f)
 		s->used[b] += !!(f->flags & (1u << b));
 	if (s->json)
 		return 0;	/* the summary is for people */
-	return top_files_add(s, f) || dirs_add(&s->dirs, f) ? -1 : 0;
+	return hs_tops_add(&s->tops, f);
 }
 
 /* ---- words ---------------------------------------------------------------- */
@@ -420,42 +170,39 @@ static void print_row(uint64_t pages, int wp, uint32_t ps, uint64_t total, uint6
 
 static void print_tops(struct show *s, uint32_t ps)
 {
-	const struct dirs *ds = &s->dirs;
+	const struct hs_tops *t = &s->tops;
 	uint64_t with_pages = s->files_n - s->no_pages;
 	int wp = 5, wn = 6;
 
-	for (size_t k = 0; k < ds->ntop; k++) {
-		const struct dir *e = &ds->d[ds->top[k]];
-
-		wp = digits(e->pages) > wp ? digits(e->pages) : wp;
-		wn = digits(e->files) > wn ? digits(e->files) : wn;
+	for (size_t k = 0; k < t->ndirs; k++) {
+		wp = digits(t->dir[k].pages) > wp ? digits(t->dir[k].pages) : wp;
+		wn = digits(t->dir[k].files) > wn ? digits(t->dir[k].files) : wn;
 	}
-	if (ds->ntop) {
+	if (t->ndirs) {
 		printf("\nLargest directories, by the pages of the files directly in them (");
-		print_count("directories", ds->ntop, ds->full ? DIR_MAX : ds->n, ds->full);
+		print_count("directories", t->ndirs, t->full ? HS_TOPS_DIR_MAX : t->dirs_counted,
+			    t->full);
 		printf("):\n  %*s %10s %6s %*s  %s\n", wp, "PAGES", "SIZE", "SHARE", wn, "FILES",
 		       "DIRECTORY");
-		for (size_t k = 0; k < ds->ntop; k++) {
-			const struct dir *e = &ds->d[ds->top[k]];
-
-			print_row(e->pages, wp, ps, s->pages, e->files, wn);
-			print_path(stdout, ds->name[k], strlen(ds->name[k]));
+		for (size_t k = 0; k < t->ndirs; k++) {
+			print_row(t->dir[k].pages, wp, ps, s->pages, t->dir[k].files, wn);
+			print_path(stdout, t->dir[k].name, strlen(t->dir[k].name));
 			putchar('\n');
 		}
 	}
 	wp = 5, wn = 6;
-	for (size_t k = 0; k < s->ntop; k++) {
-		wp = digits(s->top[k].pages) > wp ? digits(s->top[k].pages) : wp;
-		wn = digits(s->top[k].nranges) > wn ? digits(s->top[k].nranges) : wn;
+	for (size_t k = 0; k < t->nfiles; k++) {
+		wp = digits(t->file[k].pages) > wp ? digits(t->file[k].pages) : wp;
+		wn = digits(t->file[k].nranges) > wn ? digits(t->file[k].nranges) : wn;
 	}
-	if (s->ntop) {
+	if (t->nfiles) {
 		printf("\nLargest files, by pages (");
-		print_count("files with pages", s->ntop, with_pages, false);
+		print_count("files with pages", t->nfiles, with_pages, false);
 		printf("):\n  %*s %10s %6s %*s  %s\n", wp, "PAGES", "SIZE", "SHARE", wn, "RANGES",
 		       "PATH");
-		for (size_t k = 0; k < s->ntop; k++) {
-			print_row(s->top[k].pages, wp, ps, s->pages, s->top[k].nranges, wn);
-			print_path(stdout, s->top[k].path, s->top[k].len);
+		for (size_t k = 0; k < t->nfiles; k++) {
+			print_row(t->file[k].pages, wp, ps, s->pages, t->file[k].nranges, wn);
+			print_path(stdout, t->file[k].path, t->file[k].len);
 			putchar('\n');
 		}
 	}
@@ -694,8 +441,7 @@ static int show(struct show *s, const char *path, struct hs_profile_reader *r)
 		json_finish(&s->j);
 		return 0;
 	}
-	if ((s->dirs.full && (rc = dirs_recount(&s->dirs, r, &err))) ||
-	    (rc = dirs_top(&s->dirs, r, &err))) {
+	if ((rc = hs_tops_finish(&s->tops, r, &err))) {
 		fflush(stdout);
 		return rc == -EINVAL ? error("%s:%u: %s", path, err.line, err.msg) :
 				       error("out of memory");
@@ -742,9 +488,7 @@ static int run_show(int argc, char **argv)
 		return rc;
 	rc = show(&s, ops.profile, ops.reader);
 	operands_close(&ops);
-	for (size_t k = 0; k < s.ntop; k++)
-		free(s.top[k].path);
-	dirs_free(&s.dirs);
+	hs_tops_release(&s.tops);
 	return finish_stdout(rc ? EXIT_USAGE : EXIT_OK);
 }
 

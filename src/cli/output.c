@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "hotset/hotset.h"
+#include "hotset/profile.h"
 
 /* ---- messages --------------------------------------------------------------- */
 
@@ -768,4 +769,39 @@ void json_null(struct json *j, const char *key)
 void json_finish(struct json *j)
 {
 	fputc('\n', j->f);
+}
+
+/* ---- files written whole ------------------------------------------------- */
+
+int write_atomically(const char *path, void (*fn)(FILE *f, const void *ctx), const void *ctx)
+{
+	struct hs_atomic_file *af;
+	char *buf = NULL;
+	size_t len = 0, off = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	int fd, rc = 0;
+
+	if (!mem)
+		return error("%s: %s", path, strerror(errno));
+	fn(mem, ctx);
+	if (fclose(mem) != 0) {
+		free(buf);
+		return error("%s: %s", path, strerror(errno));
+	}
+	if ((rc = hs_atomic_open(path, &af, &fd))) {
+		free(buf);
+		return error("%s: cannot write: %s", path, strerror(-rc));
+	}
+	while (off < len && !rc) {
+		ssize_t n = write(fd, buf + off, len - off);
+
+		if (n < 0 && errno != EINTR)
+			rc = -errno;
+		else if (n > 0)
+			off += (size_t)n;
+	}
+	free(buf);
+	if ((rc = hs_atomic_commit(af, rc)))
+		return error("%s: cannot write: %s", path, strerror(-rc));
+	return 0;
 }

@@ -56,6 +56,8 @@ struct snapshot {
 	bool cg_ok;
 	struct hs_psi io, cpu, memory;
 	uint64_t cg_user_us, cg_sys_us;
+	bool rios_ok;
+	uint64_t rios;			/* io.stat: read requests, summed over devices */
 };
 
 struct hs_usage_probe {
@@ -71,6 +73,9 @@ struct hs_usage_probe {
 	pthread_cond_t wake;		/* the sampler's start, and its stop */
 	bool started, stop;
 	int pressure_fd;		/* dir/io.pressure, for the sampler */
+	int cpu_fd;			/* dir/cpu.stat, for the timeline */
+	struct hs_usage_timeline *timeline;	/* or NULL: not asked for */
+	uint64_t t0_ns;
 	uint64_t sampler_rchar;		/* bytes the sampler read (under lock) */
 
 	struct snapshot begin;
@@ -374,6 +379,26 @@ static bool children_io(uint64_t extra_rchar, struct hs_proc_io *out)
 	return true;
 }
 
+/*
+ * The read requests of io.stat ("8:0 rbytes=1 wbytes=2 rios=3 ..." a
+ * device): false when the io controller is not enabled for the cgroup.
+ */
+static bool io_stat_rios(const char *dir, uint64_t *out)
+{
+	char buf[4096];
+	uint64_t sum = 0;
+	bool any = false;
+
+	if (hs_procfs_read_at(dir, "io.stat", buf, sizeof(buf)) < 0)
+		return false;
+	for (char *r = strstr(buf, " rios="); r; r = strstr(r + 1, " rios=")) {
+		sum += strtoull(r + 6, NULL, 10);
+		any = true;
+	}
+	*out = sum;
+	return any || !buf[0];	/* an empty file: no I/O yet */
+}
+
 static void take_snapshot(struct hs_usage_probe *p, uint64_t extra_rchar, struct snapshot *s)
 {
 	char buf[1024];
@@ -384,6 +409,7 @@ static void take_snapshot(struct hs_usage_probe *p, uint64_t extra_rchar, struct
 		/* cpu and memory pressure are extras: a failure leaves them at 0 */
 		hs_psi_read(p->dir, "cpu.pressure", &s->cpu);
 		hs_psi_read(p->dir, "memory.pressure", &s->memory);
+		s->rios_ok = io_stat_rios(p->dir, &s->rios);
 		if (hs_procfs_read_at(p->dir, "cpu.stat", buf, sizeof(buf)) <= 0 ||
 		    !hs_procfs_find_u64(buf, "user_usec", &s->cg_user_us) ||
 		    !hs_procfs_find_u64(buf, "system_usec", &s->cg_sys_us))
@@ -397,14 +423,59 @@ static void take_snapshot(struct hs_usage_probe *p, uint64_t extra_rchar, struct
 
 /* ---- the sampler -------------------------------------------------------------- */
 
+/* One point of the timeline (under the lock): a failure to grow it only drops the point. */
+static void add_sample(struct hs_usage_probe *p, const char *pressure, bool pressure_ok,
+		       const char *cpu)
+{
+	struct hs_usage_timeline *tl = p->timeline;
+	struct hs_psi psi;
+	uint64_t usec;
+
+	if (!hs_procfs_find_u64(cpu, "usage_usec", &usec) || !pressure_ok ||
+	    hs_psi_parse(pressure, &psi) || hs_grow(&tl->v, &tl->cap, tl->n + 1, sizeof(*tl->v)))
+		return;
+	tl->v[tl->n++] = (struct hs_usage_sample){
+		.t = (double)(hs_monotonic_ns() - p->t0_ns) / 1e9,
+		.cpu_s = (double)usec / 1e6,
+		.io_wait_s = (double)psi.some.total / 1e6,
+	};
+}
+
+/*
+ * Read io.pressure (and cpu.stat for the timeline), called with the lock
+ * held, which it drops while reading. count: the reads are the sampler
+ * thread's, to be taken out of the job's rchar (the main thread's own
+ * reads are taken out as a live thread's).
+ */
+static void sample_now(struct hs_usage_probe *p, bool count)
+{
+	char buf[512], cpu[1024];
+	ssize_t n, c;
+
+	pthread_mutex_unlock(&p->lock);
+	/* reading runs PSI's aggregation; the figures themselves are read at the end */
+	n = pread(p->pressure_fd, buf, sizeof(buf) - 1, 0);
+	if (n > 0)
+		buf[n] = '\0';
+	c = p->timeline ? pread(p->cpu_fd, cpu, sizeof(cpu) - 1, 0) : -1;
+	pthread_mutex_lock(&p->lock);
+	if (n > 0 && count)
+		p->sampler_rchar += (uint64_t)n;
+	if (c > 0) {
+		p->sampler_rchar += count ? (uint64_t)c : 0;
+		cpu[c] = '\0';
+		add_sample(p, buf, n > 0, cpu);
+	}
+}
+
 static void *sample_pressure(void *arg)
 {
 	struct hs_usage_probe *p = arg;
 	uint64_t next = hs_monotonic_ns();
-	char buf[512];
-	ssize_t n;
 
 	pthread_mutex_lock(&p->lock);
+	if (p->timeline)
+		sample_now(p, true);
 	p->started = true;
 	pthread_cond_broadcast(&p->wake);
 	while (!p->stop) {
@@ -417,12 +488,7 @@ static void *sample_pressure(void *arg)
 			;
 		if (p->stop)
 			break;
-		pthread_mutex_unlock(&p->lock);
-		/* reading runs PSI's aggregation; the figures themselves are read at the end */
-		n = pread(p->pressure_fd, buf, sizeof(buf), 0);
-		pthread_mutex_lock(&p->lock);
-		if (n > 0)
-			p->sampler_rchar += (uint64_t)n;
+		sample_now(p, true);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -435,6 +501,13 @@ static void start_sampler(struct hs_usage_probe *p)
 	sigset_t all, old;
 	int rc;
 
+	if (p->timeline) {
+		snprintf(path, sizeof(path), "%s/cpu.stat", p->dir);
+		if ((p->cpu_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+			note(p, "the timeline of the run is empty: %s: %s", path, strerror(errno));
+			p->timeline = NULL;
+		}
+	}
 	snprintf(path, sizeof(path), "%s/io.pressure", p->dir);
 	p->pressure_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (p->pressure_fd < 0) {
@@ -482,8 +555,16 @@ static uint64_t stop_sampler(struct hs_usage_probe *p)
 	pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->sampler, NULL);
+	/* the timeline's first point is at the start, its last at the end */
+	if (p->timeline) {
+		pthread_mutex_lock(&p->lock);
+		sample_now(p, false);
+		pthread_mutex_unlock(&p->lock);
+	}
 	pthread_cond_destroy(&p->wake);
 	close(p->pressure_fd);
+	if (p->timeline)
+		close(p->cpu_fd);
 	p->sampler_on = false;
 	return p->sampler_rchar;
 }
@@ -492,12 +573,19 @@ static uint64_t stop_sampler(struct hs_usage_probe *p)
 
 int hs_usage_begin(struct hs_usage_probe **out)
 {
+	return hs_usage_begin_timeline(out, NULL);
+}
+
+int hs_usage_begin_timeline(struct hs_usage_probe **out, struct hs_usage_timeline *tl)
+{
 	struct hs_usage_probe *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return -ENOMEM;
 	pthread_mutex_init(&p->lock, NULL);
-	p->pressure_fd = -1;
+	p->pressure_fd = p->cpu_fd = -1;
+	p->timeline = tl;
+	p->t0_ns = hs_monotonic_ns();
 	find_cgroup(p);
 	if (p->source != HS_PRESSURE_UNKNOWN)
 		start_sampler(p);
@@ -556,6 +644,12 @@ void hs_usage_reaped(struct hs_usage_helper *x)
 	/* a helper is a fork of hotset: its counts started at zero */
 	if (children_io(0, &io))
 		io_counts(&zero, &io, x);
+}
+
+void hs_usage_timeline_release(struct hs_usage_timeline *tl)
+{
+	free(tl->v);
+	memset(tl, 0, sizeof(*tl));
 }
 
 void hs_usage_add_helper(struct hs_usage_probe *p, const struct hs_usage_helper *x)
@@ -621,6 +715,12 @@ static void compute(struct hs_usage_probe *p, const struct snapshot *a, const st
 			u->io_wait_s = u->wall_s;
 		if (u->io_wait_full_s > u->io_wait_s)
 			u->io_wait_full_s = u->io_wait_s;
+	}
+
+	/* a cgroup of the job's own counts its requests; hotset's own would count hotset's */
+	if (p->source == HS_PRESSURE_JOB_CGROUP && a->rios_ok && b->rios_ok) {
+		u->read_ios_known = true;
+		u->read_ios = minus(b->rios, a->rios);
 	}
 
 	/* the cgroup also sees the CPU time of processes nobody waited for */

@@ -153,6 +153,13 @@ test_expect_success REALFS 'curve, exact and sampled' '
 	check_eq "$(json cz.json "len(j[\"points\"]), j[\"sample_size\"]")" "(3, 8)"
 '
 
+test_expect_success REALFS 'doctor, of a run and of a profile' '
+	mktree &&
+	hotset doctor -J --profile-output p.prof -- sh -c "cat d/part d/sub/cold > /dev/null" > d.json &&
+	check_report doctor d.json &&
+	hotset doctor -J -p p.prof > dp.json && check_report doctor dp.json
+'
+
 # As nobody, the residency of a file it may only read is unknown: the keys
 # that may be null are null, and documented so.
 test_expect_success NOBODY,REALFS 'status as nobody' '

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# hotset doctor: a cold read is I/O-bound and warm is the fix; a resident
+# profile has nothing to fix; pages dropped since, a memory limit below the
+# working set (and the pages it evicted) and a DAMON pageout scheme are
+# named; as nobody, what could
+# not be read is said; the HTML report renders in a real browser.
+. "$(dirname "$0")/../lib.sh"
+
+json() { python3 -c "import json, sys; j = json.load(open(sys.argv[1])); print($2)" "$1"; }
+# finding FILE ID: the finding's object, as Python prints it (empty if none)
+finding() { json "$1" "next((f for f in j[\"findings\"] if f[\"id\"] == \"$2\"), \"\")"; }
+
+# A tree of 24 MiB in 24 files, not cached.
+mktree() {
+	mkdir -p tree/a tree/b &&
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do mkpages tree/a/f$i 256; done &&
+	for i in 1 2 3 4 5 6 7 8; do mkpages tree/b/g$i 256; done
+}
+readtree() { hotset doctor -J --profile-output p.prof "$@" -- sh -c "cat tree/*/* > /dev/null"; }
+
+test_expect_success REALFS 'a cold read: the wait on I/O, the bytes from the disk, warm as the fix' '
+	mktree && hotset evict -q tree &&
+	readtree > d.json &&
+	check_eq "$(json d.json "j[\"io_wait_fraction\"] is not None and j[\"disk_read_bytes\"] > 0")" True &&
+	check_eq "$(json d.json "j[\"cache_read_bytes\"]")" None &&
+	finding d.json io-wait > f && grep -q "waiting on I/O" f && grep -q "cache_read_bytes = unknown" f &&
+	check_eq "$(json d.json "[f[\"problem\"] for f in j[\"findings\"] if f[\"id\"] == \"io-wait\"] == [j[\"io_wait_fraction\"] >= 0.1]")" True &&
+	check_eq "$(json d.json "j[\"io_wait_fraction\"] >= 0.1")" True &&
+	check_eq "$(json d.json "any(r[\"command\"] == \"hotset warm -p p.prof\" for r in j[\"recommendations\"])")" True &&
+	finding d.json top-directories > t && grep -Eq "tree/a \([0-9]+% of its pages, 16 files\)" t &&
+	check_eq "$(json d.json "j[\"working_set_bytes\"] >= 24 * 1048576 and j[\"memory_needed_bytes\"] <= j[\"working_set_bytes\"]")" True &&
+	finding d.json vfs-cache | grep -q "vfs_cache_pressure"
+'
+
+test_expect_success REALFS 'the text says the same, with the command to paste' '
+	mktree && hotset evict -q tree &&
+	hotset doctor --profile-output p.prof -- sh -c "cat tree/*/* > /dev/null" > out &&
+	grep -q "^! The job spent .* waiting on I/O" out &&
+	grep -q "^     \$ hotset warm -p p.prof$" out
+'
+
+# The page cache is shared: warm, then diagnose, until nothing was taken between.
+warm_and_diagnose() {
+	hotset warm -q -p p.prof && hotset doctor -J -p p.prof > d.json &&
+	test "$(json d.json "j[\"nothing_to_fix\"], j[\"recommendations\"]")" = "True []"
+}
+
+test_expect_success REALFS 'a profile all resident: nothing to fix' '
+	mktree && readtree > /dev/null &&
+	retry warm_and_diagnose &&
+	finding d.json nothing-to-fix | grep -q "Nothing to fix" &&
+	check_eq "$(json d.json "j[\"command\"], j[\"io_wait_fraction\"]")" "None None"
+'
+
+# hotset evict drops pages (fadvise): the kernel keeps no shadow entry,
+# so cachestat counts no eviction, and the finding says so.
+test_expect_success CACHESTAT,REALFS 'pages dropped since the profile was made: not resident, warm as the fix' '
+	mktree && readtree > /dev/null && hotset evict -q -p p.prof &&
+	hotset doctor -J -p p.prof > d.json &&
+	check_eq "$(json d.json "j[\"nothing_to_fix\"], j[\"evicted_pages\"] is not None")" "False True" &&
+	finding d.json residency > f && grep -q "in the page cache now" f &&
+	grep -q "cachestat remembers no eviction" f &&
+	check_eq "$(json d.json "any(r[\"command\"] == \"hotset warm -p p.prof\" for r in j[\"recommendations\"])")" True
+'
+
+# A memory cgroup of the test's own with a limit of 8 MiB, below the tree.
+memcg_dir() {
+	if [ -d /sys/fs/cgroup/memory ] && grep -q "memory" /proc/self/cgroup; then
+		echo "/sys/fs/cgroup/memory/hotset-test.$$ memory.limit_in_bytes"
+	elif [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/cgroup.subtree_control; then
+		echo "/sys/fs/cgroup/hotset-test.$$ memory.max"
+	fi
+}
+prereq_MEMCG() { [ -n "$(memcg_dir)" ]; }
+
+test_expect_success ROOT,MEMCG,REALFS 'in a memory cgroup limited below the working set: the limit is named' '
+	mktree && hotset evict -q tree &&
+	set -- $(memcg_dir) && cg=$1 file=$2 &&
+	trap "rmdir \"$cg\" 2>/dev/null" EXIT &&
+	mkdir "$cg" && echo $((8 << 20)) > "$cg/$file" &&
+	sh -c "echo \$\$ > \"$cg/cgroup.procs\" && exec \"$HOTSET\" doctor -J --backend ptrace --profile-output p.prof -- sh -c \"cat tree/*/* > /dev/null\"" > d.json &&
+	check_eq "$(json d.json "j[\"cgroup_memory_limit_bytes\"]")" $((8 << 20)) &&
+	finding d.json memory-limit > f && grep -q "limited to 8.0 MiB, below what a warm re-run needs" f &&
+	grep -q "$cg/$file = 8388608" f &&
+	check_eq "$(json d.json "any(\"$cg/$file\" in (r[\"command\"] or \"\") for r in j[\"recommendations\"])")" True &&
+	if pagetool has-cachestat; then
+		# reclaim under the limit leaves shadow entries: cachestat counts the evictions
+		check_eq "$(json d.json "j[\"evicted_pages\"] > 0")" True &&
+		finding d.json evicted | grep -q "evicted since they were last read"
+	fi
+'
+
+damon_pageout() {
+	local s
+	for s in /sys/kernel/mm/damon/admin/kdamonds/*/contexts/*/schemes/*/; do
+		[ "$(cat "$s/action" 2>/dev/null)" = pageout ] && { echo "$s"; return 0; }
+	done
+	return 1
+}
+prereq_DAMON() { [ "$(id -u)" -eq 0 ] && damon_pageout > /dev/null; }
+
+test_expect_success DAMON,REALFS 'a DAMON pageout scheme: named, with its minimum age' '
+	mktree && readtree > /dev/null && hotset evict -q -p p.prof &&
+	s=$(damon_pageout) && s=${s%/} &&
+	ctx=${s%/schemes/*} &&
+	age=$(( $(cat "$s/access_pattern/age/min") * $(cat "$ctx/monitoring_attrs/intervals/aggr_us") / 1000000 )) &&
+	hotset doctor -J -p p.prof > d.json &&
+	finding d.json damon > f && cat f &&
+	grep -q "memory idle for $age s or more (action pageout)" f &&
+	grep -q "$s/access_pattern/age/min = " f
+'
+
+test_expect_success NOBODY,REALFS 'as nobody: what could not be read is said, with the privilege' '
+	mktree && readtree > /dev/null && chmod -R go+rX . &&
+	as_nobody "$HOTSET" doctor -J -p p.prof > d.json &&
+	check_eq "$(json d.json "\"residency\" in [n[\"source\"] for n in j[\"not_read\"]]")" True &&
+	json d.json "j[\"not_read\"]" | grep -q "write a file" &&
+	if damon_pageout > /dev/null; then
+		json d.json "j[\"not_read\"]" | grep -q "DAMON.*needs root"
+	fi &&
+	check_eq "$(json d.json "j[\"unknown_pages\"] > 0")" True
+'
+
+test_expect_success 'usage errors: no command and no profile, both, standard input' '
+	expect_code 2 hotset doctor 2> err && grep -q "give the command" err &&
+	expect_code 2 hotset doctor -p x.prof -- true 2> err && grep -q "no CMD" err &&
+	expect_code 2 hotset doctor -p - 2> err && grep -q "standard input" err
+'
+
+# A PNG that is not one colour: its rows, unfiltered bytes, hold many values.
+png_has_content() {
+	python3 - "$1" <<-\PY
+	import struct, sys, zlib
+	d = open(sys.argv[1], "rb").read()
+	assert d[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+	i, idat = 8, b""
+	while i < len(d):
+	    n, kind = struct.unpack(">I4s", d[i:i + 8])
+	    if kind == b"IDAT":
+	        idat += d[i + 8:i + 8 + n]
+	    i += 12 + n
+	raw = zlib.decompress(idat)
+	sys.exit(0 if len(set(raw)) > 16 else "blank")
+	PY
+}
+
+test_expect_success CHROMIUM,REALFS 'the HTML report: self-contained, renders on a phone with the charts, no console error' '
+	mktree && hotset evict -q tree &&
+	readtree -o r.html > d.json &&
+	check_eq "$(json d.json "j[\"html\"]")" r.html &&
+	# nothing fetched: no script, stylesheet or URL but the SVG namespace
+	! sed -e "s|xmlns=\"http://www.w3.org/2000/svg\"||g" r.html | grep -Eq "<script|https?://|@import|<link|src=" &&
+	grep -q "name=\"viewport\"" r.html && grep -q "@media print" r.html &&
+	grep -q "hotset warm -p p.prof" r.html &&
+	chromium_run --window-size=412,900 --screenshot="$PWD/shot.png" "file://$PWD/r.html" > log 2>&1 &&
+	png_has_content shot.png &&
+	chromium_run --enable-logging=stderr --v=0 --dump-dom "file://$PWD/r.html" > dom 2> log &&
+	! grep -Ei "uncaught|CONSOLE\(" log &&
+	grep -q "<svg" dom && grep -q "id=\"curve\"" dom && grep -q "id=\"timeline\"" dom &&
+	grep -q "<polyline" dom
+'
+
+test_done
