@@ -11,20 +11,39 @@
 #include "hotset/memory.h"
 #include "hotset/procfs.h"
 
-/* The number after key in meminfo's "Key:   123 kB" lines, in bytes. */
+/*
+ * The number after key in meminfo's "Key:   123 kB" lines, in bytes: false
+ * if there is no such line, or its number is not one (no sign, no
+ * overflow).
+ */
 static bool meminfo_field(const char *buf, const char *key, uint64_t *out)
 {
 	size_t len = strlen(key);
 
-	for (const char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+	for (const char *line = buf; *line; line++) {
+		const char *eol = strchrnul(line, '\n'), *p = line + len + 1;
 		unsigned long long v;
+		char *end;
 
-		if (strncmp(line, key, len) || line[len] != ':')
-			continue;
-		if (sscanf(line + len + 1, "%llu", &v) != 1)
-			return false;
-		*out = (uint64_t)v * (strstr(line, " kB") && strstr(line, " kB") < strchrnul(line, '\n') ? 1024 : 1);
-		return true;
+		if (!strncmp(line, key, len) && line[len] == ':') {
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if (*p < '0' || *p > '9')
+				return false;
+			errno = 0;
+			v = strtoull(p, &end, 10);
+			if (errno || end > eol)
+				return false;
+			if (!strncmp(end, " kB", 3) && end + 3 <= eol) {
+				if (v > UINT64_MAX / 1024)
+					return false;
+				v *= 1024;
+			}
+			*out = v;
+			return true;
+		}
+		if (!*(line = eol))
+			break;
 	}
 	return false;
 }
@@ -51,7 +70,7 @@ int hs_meminfo_read(struct hs_meminfo *m)
 
 int hs_vmstat_read(struct hs_vmstat *v)
 {
-	static char buf[32768];	/* vmstat has a few hundred lines */
+	char buf[32768];	/* vmstat has a few hundred lines */
 	uint64_t a = 0, b = 0;
 	ssize_t n = hs_procfs_read("/proc/vmstat", buf, sizeof(buf));
 
