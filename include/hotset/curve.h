@@ -10,13 +10,15 @@
  *           far as they fit: the trace replayed after itself, counting the
  *           misses of the second pass.
  *
- * A policy turns the trace into the curves. The one there is, LRU, is
- * exact (Mattson's stack distances, in O(N log M) for N accesses to M
- * distinct pages) or sampled (SHARDS, Waldspurger et al., FAST '15: only
- * the pages whose hash falls below a threshold are followed, and their
- * distances scaled up). The result is policy-agnostic: misses at cache
- * sizes 0, step, 2 step... pages, which another policy (a model of the
- * kernel's active and inactive lists, say) can fill by its own means.
+ * A policy turns the trace into the curves. LRU is exact (Mattson's stack
+ * distances, in O(N log M) for N accesses to M distinct pages) or sampled
+ * (SHARDS, Waldspurger et al., FAST '15: only the pages whose hash falls
+ * below a threshold are followed, and their distances scaled up): misses
+ * at cache sizes 0, step, 2 step... pages. KERNEL is a model of Linux's
+ * page cache (active and inactive file lists, refault activation,
+ * readahead), simulated at each of a few sizes: its points are at the
+ * sizes in size[], and it counts the pages read from the disk, which
+ * readahead makes more than the accesses that miss.
  *
  * Building:  hs_curve_new(), hs_curve_access() per access (or
  *            hs_curve_access_run() for a run of consecutive ids),
@@ -35,7 +37,18 @@
 
 enum hs_curve_policy {
 	HS_CURVE_LRU = 0,	/* least recently used: what Mattson's stack models */
+	HS_CURVE_KERNEL,	/* Linux's file LRU lists, refaults and readahead (no MGLRU) */
+	/*
+	 * hs_curve_from_profile() only: KERNEL when its simulations take at
+	 * most HS_CURVE_AUTO_STEPS page accesses in all (a few seconds), and
+	 * without sampling; else LRU. The curve's policy says which.
+	 */
+	HS_CURVE_AUTO,
 };
+#define HS_CURVE_AUTO_STEPS (UINT64_C(1) << 29)
+
+/* Kernel: each file's readahead window is its device's read_ahead_kb. */
+#define HS_CURVE_RA_DEVICE UINT64_MAX
 
 struct hs_curve_opts {
 	enum hs_curve_policy policy;
@@ -57,9 +70,22 @@ struct hs_curve_opts {
 	 * its speed. 0: counted. An exact curve always counts.
 	 */
 	uint64_t known_pages;
+	/*
+	 * Kernel: the cache sizes to simulate, in pages, in any order (the
+	 * curve's points are sorted); NULL: points sizes evenly from 0 to the
+	 * working set, as round(M * i / (points - 1)), 101 if points is 0.
+	 */
+	const uint64_t *sizes;
+	size_t nsizes;
+	unsigned points;
+	/* Kernel: the readahead window in pages (0: none), or HS_CURVE_RA_DEVICE. */
+	uint64_t read_ahead_pages;
 };
 
-/* The curves: misses, in accesses, at cache sizes k * step pages. */
+/*
+ * The curves: misses at cache sizes k * step pages (LRU: accesses that
+ * miss) or size[k] pages (kernel: pages read from the disk).
+ */
 struct hs_curve {
 	enum hs_curve_policy policy;
 	uint64_t accesses;	/* N: every access, sampled or not */
@@ -70,8 +96,13 @@ struct hs_curve {
 	uint64_t step;		/* pages between two points (1 when exact) */
 	size_t n;		/* points: sizes 0 .. (n - 1) * step */
 	double *cold;		/* cold[k]: accesses that miss with k * step pages */
-	double *rerun;		/* the same for the re-run; 0 at the last point */
+	double *rerun;		/* the same for the re-run; LRU: 0 at the last point */
+	uint64_t *size;		/* kernel: the size of point k, ascending; NULL: k * step */
+	uint64_t read_ahead_pages;	/* kernel: the largest readahead window used */
 };
+
+/* The cache size of point k, in pages. */
+uint64_t hs_curve_size(const struct hs_curve *c, size_t k);
 
 /* Misses with a cache of cache_pages (the point at or below it; the last beyond). */
 double hs_curve_misses(const struct hs_curve *c, uint64_t cache_pages, bool rerun);
@@ -154,9 +185,34 @@ int hs_trace_next(struct hs_trace *t, uint64_t *first, uint64_t *n, struct hs_er
 
 void hs_trace_close(struct hs_trace *t);
 
+/* ---- the kernel's policy, simulated ------------------------------------- */
+
+/* A file of a kernel simulation. */
+struct hs_curve_kfile {
+	uint64_t pages;		/* its size, in pages: readahead stops there */
+	uint64_t read_ahead;	/* its readahead window, in pages (0: none) */
+	unsigned flags;		/* enum hs_file_flag: mapped (faults read around), direct */
+};
+
+/* Accesses to pages first .. first + n - 1 of a file, in that order. */
+struct hs_curve_krun {
+	uint64_t file, first, n;
+};
+
 /*
- * The curves of the trace of profile r. Returns 0, or what
- * hs_trace_open(), hs_trace_next() or the builder returned.
+ * The kernel model's curves of runs[0 .. nruns) over files[0 .. nfiles),
+ * at the sizes of o (o->read_ahead_pages is not used: each file has its
+ * window). Returns 0, -EINVAL (a run beyond its file, or a bad policy),
+ * -E2BIG (more than 2^31 pages to follow) or -ENOMEM.
+ */
+int hs_curve_kernel(const struct hs_curve_kfile *files, size_t nfiles,
+		    const struct hs_curve_krun *runs, size_t nruns, const struct hs_curve_opts *o,
+		    struct hs_curve *out);
+
+/*
+ * The curves of the trace of profile r, by o->policy. Returns 0, or what
+ * hs_trace_open(), hs_trace_next(), the builder or hs_curve_kernel()
+ * returned.
  */
 int hs_curve_from_profile(struct hs_profile_reader *r, const struct hs_curve_opts *o,
 			  struct hs_curve *out, struct hs_error *err);

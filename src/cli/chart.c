@@ -15,8 +15,11 @@
 #define PW 590	/* the plot's width */
 #define PH 320	/* and height */
 
-uint64_t curve_point_pages(const struct hs_curve *c, unsigned i, unsigned n)
+uint64_t curve_point_pages(const struct hs_curve *c, const uint64_t *sizes, unsigned i,
+			   unsigned n)
 {
+	if (sizes)
+		return sizes[i];
 	return (uint64_t)llround((double)c->pages * i / (n - 1));
 }
 
@@ -71,25 +74,33 @@ static void svg_line(FILE *f, const char *color, const double *x, const double *
 	fputs("\"/>\n", f);
 }
 
-void curve_svg(FILE *f, const struct hs_curve *c, uint32_t ps, unsigned points, bool xml_decl)
+void curve_svg(FILE *f, const struct hs_curve *c, uint32_t ps, const uint64_t *sizes,
+	       unsigned points, bool xml_decl)
 {
-	char xb[5][16], yb[5][16];
+	char xb[5][16], yb[5][16], title[96];
 	const char *xl[5], *yl[5];
 	double n = (double)c->accesses, *x = NULL, *y = NULL;
+	/* the right end of the axis: the working set, or the largest of sizes */
+	uint64_t axis = sizes && points && sizes[points - 1] > c->pages ? sizes[points - 1] : c->pages;
 
-	svg_start(f, xml_decl, c->sampled ? "Bytes read from the disk by page cache size (LRU, "
-				"SHARDS estimate)" : "Bytes read from the disk by page cache size (LRU)");
+	snprintf(title, sizeof(title), "Bytes read from the disk by page cache size (%s%s)",
+		 c->policy == HS_CURVE_KERNEL ? "kernel model" : "LRU",
+		 c->sampled ? ", SHARDS estimate" : "");
+	svg_start(f, xml_decl, title);
 	for (int t = 0; t <= 4; t++) {
-		xl[t] = human_size(c->pages * ps / 4 * (uint64_t)t, xb[t]);
+		xl[t] = human_size(axis * ps / 4 * (uint64_t)t, xb[t]);
 		yl[t] = human_size(c->accesses * ps / 4 * (uint64_t)t, yb[t]);
 	}
 	svg_grid(f, xl, yl, "cache size (the working set at the right)");
 	if (points && (x = malloc(points * sizeof(*x))) && (y = malloc(points * sizeof(*y)))) {
 		for (int r = 0; r < 2; r++) {
 			for (unsigned i = 0; i < points; i++) {
-				double v = hs_curve_misses(c, curve_point_pages(c, i, points), r);
+				uint64_t p = curve_point_pages(c, sizes, i, points);
+				double v = hs_curve_misses(c, p, r);
 
-				x[i] = (double)i / (points - 1);
+				if (v > n)	/* readahead: more read than accessed; at the top */
+					v = n;
+				x[i] = axis ? (double)p / (double)axis : 0;
 				y[i] = n > 0 ? v / n : 0;
 			}
 			svg_line(f, r ? "#1f77b4" : "#d62728", x, y, points);

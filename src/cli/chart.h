@@ -11,15 +11,21 @@
 
 #include "hotset/curve.h"
 
-/* The cache size of point i of n, in pages: 0 to the working set. */
-uint64_t curve_point_pages(const struct hs_curve *c, unsigned i, unsigned n);
+/*
+ * The cache size of point i of n, in pages: sizes[i] if sizes is given
+ * (curve --sizes), else evenly spaced from 0 to the working set.
+ */
+uint64_t curve_point_pages(const struct hs_curve *c, const uint64_t *sizes, unsigned i,
+			   unsigned n);
 
 /*
- * The cold and re-run curves of c (pages of ps bytes) at points sizes, as
- * an SVG image: with its XML declaration for a file of its own (xml_decl),
- * without for one inlined in HTML, where it scales to its container.
+ * The cold and re-run curves of c (pages of ps bytes) at the points
+ * sizes of curve_point_pages(), as an SVG image: with its XML declaration
+ * for a file of its own (xml_decl), without for one inlined in HTML, where
+ * it scales to its container.
  */
-void curve_svg(FILE *f, const struct hs_curve *c, uint32_t ps, unsigned points, bool xml_decl);
+void curve_svg(FILE *f, const struct hs_curve *c, uint32_t ps, const uint64_t *sizes,
+	       unsigned points, bool xml_decl);
 
 /*
  * A timeline of n samples at times t[] (seconds from the start): two

@@ -13,15 +13,22 @@
 #include "options.h"
 
 static const char usage[] =
-	"usage: hotset curve [-q] [-J | --csv] [--svg FILE] [--sample RATE | --sample-size N]\n"
-	"                    [--points N] [-p] PROFILE\n"
+	"usage: hotset curve [-q] [-J | --csv] [--svg FILE] [--model MODEL] [--read-ahead SIZE]\n"
+	"                    [--sample RATE | --sample-size N] [--points N | --sizes LIST]\n"
+	"                    [-p] PROFILE\n"
 	"\n"
 	"The miss curve of a job recorded with 'hotset record --trace': the bytes it\n"
-	"would read from the disk with a page cache (LRU) of each size, from a cold\n"
-	"start and on a re-run that finds its previous run's pages cached as far as\n"
-	"they fit. Prints the working set, the cache at which a re-run reads nothing,\n"
-	"the knee of the curve and the sizes for 90% and 99% hits, a chart and a table.\n"
+	"would read from the disk with a page cache of each size, from a cold start\n"
+	"and on a re-run that finds its previous run's pages cached as far as they\n"
+	"fit. Prints the working set, the cache at which a re-run reads nothing, the\n"
+	"knee of the curve and the sizes for 90% and 99% hits, a chart and a table.\n"
 	"\n"
+	"      --model MODEL      the page cache: 'kernel' (Linux's active and inactive\n"
+	"                         lists, refaults, readahead; simulated at each point),\n"
+	"                         'lru' (exact at every size), or 'auto' (the default:\n"
+	"                         kernel unless the trace is too long or sampled)\n"
+	"      --read-ahead SIZE  kernel: the readahead window (default: each file's\n"
+	"                         device's read_ahead_kb; 0 for none)\n"
 	"  -p, --profile PROFILE  the profile (or give it as the operand; - for stdin)\n"
 	"  -J, --json             machine-readable output\n"
 	"      --csv              the points as CSV: cache_bytes,miss_bytes_cold,miss_bytes_rerun\n"
@@ -29,6 +36,7 @@ static const char usage[] =
 	"      --sample RATE      estimate from a sample of the pages (SHARDS): 0.01 or 1%\n"
 	"      --sample-size N    estimate from at most N sampled pages (SHARDS, fixed size)\n"
 	"      --points N         points of the curve for --csv, --json, --svg (default 101)\n"
+	"      --sizes LIST       the points at these cache sizes instead: 64M,128M,1G\n"
 	"  -q, --quiet            accepted for uniformity: curve prints no warnings\n"
 	"  -V, --version          show hotset's version\n"
 	"  -h, --help             show this help\n"
@@ -43,6 +51,7 @@ struct curve_cmd {
 	bool json, csv;
 	const char *svg;
 	unsigned points;
+	uint64_t *sizes;	/* --sizes, in pages, ascending; NULL: points evenly */
 	struct hs_curve_opts opts;
 	struct hs_curve c;
 	struct hs_curve_summary s;
@@ -56,6 +65,17 @@ struct curve_cmd {
 static uint64_t bytes_of(const struct curve_cmd *k, double accesses)
 {
 	return (uint64_t)llround(accesses) * k->ps;
+}
+
+/* The cache size of point i of n, in pages: 0 to the working set, or the --sizes. */
+static uint64_t point_pages(const struct curve_cmd *k, unsigned i, unsigned n)
+{
+	return curve_point_pages(&k->c, k->sizes, i, n);
+}
+
+static const char *policy_name(enum hs_curve_policy p)
+{
+	return p == HS_CURVE_KERNEL ? "kernel" : "lru";
 }
 
 static void json_size(struct json *j, const char *key, const struct curve_cmd *k, uint64_t pages)
@@ -72,7 +92,11 @@ static void print_json(const struct curve_cmd *k)
 
 	json_begin_report(&j, stdout, "curve", false);
 	json_string(&j, "profile", k->profile);
-	json_string(&j, "policy", "lru");
+	json_string(&j, "policy", policy_name(k->c.policy));
+	if (k->c.policy == HS_CURVE_KERNEL)
+		json_u64(&j, "read_ahead_bytes", k->c.read_ahead_pages * k->ps);
+	else
+		json_null(&j, "read_ahead_bytes");
 	json_u64(&j, "page_size", k->ps);
 	json_u64(&j, "accesses", k->c.accesses);
 	json_u64(&j, "working_set_bytes", k->c.pages * k->ps);
@@ -95,7 +119,7 @@ static void print_json(const struct curve_cmd *k)
 		json_null(&j, "sample_size");
 	json_begin_array(&j, "points");
 	for (unsigned i = 0; i < k->points; i++) {
-		uint64_t p = curve_point_pages(&k->c, i, k->points);
+		uint64_t p = point_pages(k, i, k->points);
 
 		json_begin_object(&j, NULL);
 		json_u64(&j, "cache_bytes", p * k->ps);
@@ -112,7 +136,7 @@ static void print_csv(const struct curve_cmd *k)
 {
 	puts("cache_bytes,miss_bytes_cold,miss_bytes_rerun");
 	for (unsigned i = 0; i < k->points; i++) {
-		uint64_t p = curve_point_pages(&k->c, i, k->points);
+		uint64_t p = point_pages(k, i, k->points);
 
 		printf("%llu,%llu,%llu\n", (unsigned long long)(p * k->ps),
 		       (unsigned long long)bytes_of(k, hs_curve_misses(&k->c, p, false)),
@@ -147,7 +171,11 @@ static void print_chart(const struct curve_cmd *k)
 		for (int r = 0; r < 2; r++) {
 			double v = hs_curve_misses(&k->c, p, r);
 			int y = n > 0 ? (int)lround(v / n * (CHART_H - 1)) : 0;
-			char *cell = &grid[CHART_H - 1 - y][x];
+			char *cell;
+
+			if (y > CHART_H - 1)	/* readahead: more read than accessed */
+				y = CHART_H - 1;
+			cell = &grid[CHART_H - 1 - y][x];
 
 			*cell = *cell == ' ' ? (r ? 'o' : '*') : *cell == (r ? 'o' : '*') ? *cell : '#';
 		}
@@ -238,11 +266,18 @@ static void print_human(const struct curve_cmd *k)
 	       human_size(k->c.accesses * k->ps, a));
 	printf("Working set:  %llu page%s (%s): what a cold start reads with room for all\n",
 	       (unsigned long long)k->c.pages, plural(k->c.pages), human_size(k->c.pages * k->ps, b));
-	printf("Re-run:       reads nothing with %s of cache\n", size_of(k, k->s.rerun_zero, c));
+	if (k->s.rerun_zero == UINT64_MAX)
+		printf("Re-run:       reads from the disk at every size simulated\n");
+	else
+		printf("Re-run:       reads nothing with %s of cache\n", size_of(k, k->s.rerun_zero, c));
 	printf("Knee:         %s (of the cold start's curve)\n", size_of(k, k->s.knee, a));
 	printf("Hits:         90%% with %s, 99%% with %s (re-run)\n",
 	       size_of(k, k->s.rerun_hits90, b), size_of(k, k->s.rerun_hits99, c));
-	if (k->c.sampled)
+	if (k->c.policy == HS_CURVE_KERNEL)
+		printf("Model:        the kernel's active and inactive lists, refaults and readahead\n"
+		       "              (up to %s), simulated at %zu sizes\n\n",
+		       human_size(k->c.read_ahead_pages * k->ps, a), k->c.n);
+	else if (k->c.sampled)
 		printf("Sampling:     SHARDS at %.3g%% (%llu page%s followed): the figures are estimates\n\n",
 		       k->c.sample_rate * 100, (unsigned long long)k->c.sampled_pages,
 		       plural(k->c.sampled_pages));
@@ -257,7 +292,7 @@ static void write_svg_to(FILE *f, const void *ctx)
 {
 	const struct curve_cmd *k = ctx;
 
-	curve_svg(f, &k->c, k->ps, k->points, true);
+	curve_svg(f, &k->c, k->ps, k->sizes, k->points, true);
 }
 
 /* ---- the command ------------------------------------------------------------ */
@@ -282,6 +317,45 @@ static int parse_rate(const char *s, double *out)
 	return 0;
 }
 
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "64M,128M,1G": sizes, sorted, repeats dropped, into k->sizes (bytes). */
+static int parse_sizes(struct curve_cmd *k, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	if (!copy)
+		return error("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		if (parse_size(tok, &v))
+			rc = option_bad_size(&cmd_curve, "--sizes", tok);
+		else if (hs_grow(&k->sizes, &cap, n + 1, sizeof(*k->sizes)))
+			rc = error("out of memory");
+		else
+			k->sizes[n++] = v;
+	}
+	free(copy);
+	if (!rc && !n)
+		rc = usage_error(&cmd_curve, "--sizes takes a list of sizes, such as 64M,128M,1G");
+	if (rc)
+		return rc;
+	qsort(k->sizes, n, sizeof(*k->sizes), by_value);
+	k->points = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!k->points || k->sizes[k->points - 1] != k->sizes[i])
+			k->sizes[k->points++] = k->sizes[i];
+	return 0;
+}
+
 static int run_curve(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -291,12 +365,18 @@ static int run_curve(int argc, char **argv)
 		{ "sample", required_argument, NULL, OPT_SAMPLE },
 		{ "sample-size", required_argument, NULL, OPT_SAMPLE_SIZE },
 		{ "points", required_argument, NULL, OPT_POINTS },
+		{ "model", required_argument, NULL, OPT_MODEL },
+		{ "read-ahead", required_argument, NULL, OPT_READ_AHEAD },
+		{ "sizes", required_argument, NULL, OPT_SIZES },
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
-	struct curve_cmd k = { .points = 101 };
+	struct curve_cmd k = { .points = 101, .opts.policy = HS_CURVE_AUTO };
 	struct operands ops = { .cmd = &cmd_curve };
 	struct hs_error err = { 0 };
+	const char *sizes = NULL, *read_ahead = NULL;
+	bool points_given = false;
+	uint64_t ra = 0;
 	unsigned size;
 	int opt, rc;
 
@@ -321,7 +401,25 @@ static int run_curve(int argc, char **argv)
 		case OPT_POINTS:
 			if ((rc = option_count(&cmd_curve, "--points", optarg, 2, 1000000, &k.points)))
 				return rc;
+			points_given = true;
 			break;
+		case OPT_MODEL:
+			if (!strcmp(optarg, "lru"))
+				k.opts.policy = HS_CURVE_LRU;
+			else if (!strcmp(optarg, "kernel"))
+				k.opts.policy = HS_CURVE_KERNEL;
+			else if (!strcmp(optarg, "auto"))
+				k.opts.policy = HS_CURVE_AUTO;
+			else
+				return usage_error(&cmd_curve, "--model is 'lru', 'kernel' or 'auto', "
+						   "not '%s'", optarg);
+			break;
+		case OPT_READ_AHEAD:
+			if (parse_size(optarg, &ra))
+				return option_bad_size(&cmd_curve, "--read-ahead", optarg);
+			read_ahead = optarg;
+			break;
+		case OPT_SIZES: sizes = optarg; break;
 		default: return option_other(&cmd_curve, opt, argv, longopts);
 		}
 	}
@@ -329,6 +427,15 @@ static int run_curve(int argc, char **argv)
 		return usage_error(&cmd_curve, "-J and --csv are two formats: choose one");
 	if (k.opts.sample_rate > 0 && k.opts.sample_size)
 		return usage_error(&cmd_curve, "--sample and --sample-size are two ways to sample: "
+				   "choose one");
+	if (k.opts.policy == HS_CURVE_KERNEL && (k.opts.sample_rate > 0 || k.opts.sample_size))
+		return usage_error(&cmd_curve, "sampling (SHARDS) is for --model lru: the kernel "
+				   "model simulates every page");
+	if (k.opts.policy == HS_CURVE_LRU && read_ahead)
+		return usage_error(&cmd_curve, "--read-ahead is for --model kernel: LRU reads "
+				   "only what is accessed");
+	if (sizes && points_given)
+		return usage_error(&cmd_curve, "--points and --sizes both place the points: "
 				   "choose one");
 	if (k.svg && !*k.svg)
 		return usage_error(&cmd_curve, "an empty --svg FILE names no file");
@@ -340,6 +447,16 @@ static int run_curve(int argc, char **argv)
 		return rc;
 	k.profile = ops.profile;
 	k.ps = hs_profile_header(ops.reader)->page_size;
+	if (sizes && (rc = parse_sizes(&k, sizes))) {
+		operands_close(&ops);
+		return rc;
+	}
+	for (unsigned i = 0; k.sizes && i < k.points; i++)	/* whole pages of cache */
+		k.sizes[i] /= k.ps;
+	k.opts.sizes = k.sizes;
+	k.opts.nsizes = k.sizes ? k.points : 0;
+	k.opts.points = k.points;
+	k.opts.read_ahead_pages = read_ahead ? ra / k.ps : HS_CURVE_RA_DEVICE;
 	rc = hs_curve_from_profile(ops.reader, &k.opts, &k.c, &err);
 	operands_close(&ops);
 	if (rc == -ENODATA) {
@@ -351,8 +468,10 @@ static int run_curve(int argc, char **argv)
 		error("%s:%u: %s", k.profile, err.line, err.msg);
 	else if (rc)
 		error("%s: %s", k.profile, err.msg[0] ? err.msg : strerror(-rc));
-	if (rc)
+	if (rc) {
+		free(k.sizes);
 		return EXIT_USAGE;
+	}
 	hs_curve_summarize(&k.c, &k.s);
 	rc = EXIT_OK;
 	if (k.svg && write_atomically(k.svg, write_svg_to, &k))
@@ -366,6 +485,7 @@ static int run_curve(int argc, char **argv)
 	else
 		print_human(&k);
 	hs_curve_release(&k.c);
+	free(k.sizes);
 	return finish_stdout(rc);
 }
 

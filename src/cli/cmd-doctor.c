@@ -928,7 +928,7 @@ static void write_html(FILE *f, const void *ctx)
 		fputs("</ol>\n", f);
 	if (d->curve_ok) {
 		fputs("<h2>Memory and bytes read</h2>\n<div class=\"chart\" id=\"curve\">\n", f);
-		curve_svg(f, &d->c, d->ps, 101, false);
+		curve_svg(f, &d->c, d->ps, NULL, 101, false);
 		fputs("</div>\n", f);
 	}
 	if (d->ran && d->tl.n > 1) {

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/curve-kernel.h"
 #include "core/u64map.h"
 #include "hotset/curve.h"
 
@@ -730,54 +731,82 @@ void hs_curve_release(struct hs_curve *c)
 {
 	free(c->cold);
 	free(c->rerun);
+	free(c->size);
 	c->cold = c->rerun = NULL;
+	c->size = NULL;
 	c->n = 0;
 }
 
 /* ---- reading the curve ------------------------------------------------------- */
 
+uint64_t hs_curve_size(const struct hs_curve *c, size_t k)
+{
+	return c->size ? c->size[k] : k * c->step;
+}
+
 double hs_curve_misses(const struct hs_curve *c, uint64_t cache_pages, bool rerun)
 {
-	uint64_t k = cache_pages / c->step;
+	uint64_t k = cache_pages / (c->step ? c->step : 1);
 
 	if (!c->n)
 		return 0;
+	if (c->size) {	/* the last point at or below, by bisection; the first below them all */
+		size_t lo = 0, hi = c->n;
+
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (c->size[mid] <= cache_pages)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		k = lo;
+	}
 	if (k >= c->n)
 		k = c->n - 1;
 	return rerun ? c->rerun[k] : c->cold[k];
 }
 
-/* The least size at which curve v falls to at most limit (UINT64_MAX: never). */
-static uint64_t first_at_most(const struct hs_curve *c, const double *v, double limit)
+/* The point at which curve v first falls to at most limit (c->n: never). */
+static size_t first_at_most(const struct hs_curve *c, const double *v, double limit)
 {
 	for (size_t k = 0; k < c->n; k++)
 		if (v[k] <= limit)
-			return k * c->step;
-	return UINT64_MAX;
+			return k;
+	return c->n;
+}
+
+static uint64_t size_or_never(const struct hs_curve *c, size_t k)
+{
+	return k < c->n ? hs_curve_size(c, k) : UINT64_MAX;
 }
 
 void hs_curve_summarize(const struct hs_curve *c, struct hs_curve_summary *s)
 {
-	double n = (double)c->accesses, best = 0;
-	uint64_t floor_at;
+	double n = (double)c->accesses, best = 0, x0, x1;
+	size_t floor_at;
 
 	memset(s, 0, sizeof(*s));
 	if (!c->n)
 		return;
-	s->rerun_zero = first_at_most(c, c->rerun, 0);
-	s->rerun_hits90 = first_at_most(c, c->rerun, n * 0.1);
-	s->rerun_hits99 = first_at_most(c, c->rerun, n * 0.01);
-	s->cold_hits90 = first_at_most(c, c->cold, n * 0.1);
-	s->cold_hits99 = first_at_most(c, c->cold, n * 0.01);
-	floor_at = first_at_most(c, c->cold, c->cold[c->n - 1]) / c->step;
-	s->knee = floor_at * c->step;
+	s->rerun_zero = size_or_never(c, first_at_most(c, c->rerun, 0));
+	s->rerun_hits90 = size_or_never(c, first_at_most(c, c->rerun, n * 0.1));
+	s->rerun_hits99 = size_or_never(c, first_at_most(c, c->rerun, n * 0.01));
+	s->cold_hits90 = size_or_never(c, first_at_most(c, c->cold, n * 0.1));
+	s->cold_hits99 = size_or_never(c, first_at_most(c, c->cold, n * 0.01));
+	floor_at = first_at_most(c, c->cold, c->cold[c->n - 1]);
+	s->knee = hs_curve_size(c, floor_at);
+	x0 = (double)hs_curve_size(c, 0);
+	x1 = (double)hs_curve_size(c, floor_at);
 	for (size_t k = 1; k < floor_at; k++) {
-		double chord = c->cold[0] - (c->cold[0] - c->cold[floor_at]) * (double)k / (double)floor_at;
+		double x = ((double)hs_curve_size(c, k) - x0) / (x1 - x0);
+		double chord = c->cold[0] - (c->cold[0] - c->cold[floor_at]) * x;
 
 		/* a gap of less than half an access is no knee (rounding) */
 		if (chord - c->cold[k] > best && chord - c->cold[k] >= 0.5) {
 			best = chord - c->cold[k];
-			s->knee = k * c->step;
+			s->knee = hs_curve_size(c, k);
 		}
 	}
 }
@@ -968,6 +997,14 @@ int hs_curve_from_profile(struct hs_profile_reader *r, const struct hs_curve_opt
 	uint64_t first, n;
 	int rc;
 
+	if (o->policy == HS_CURVE_AUTO && !o->sample_rate && !o->sample_size) {
+		opts.policy = HS_CURVE_KERNEL;
+		if ((rc = hs_curve_kernel_from_profile(r, &opts, HS_CURVE_AUTO_STEPS, out, err)) <= 0)
+			return rc;	/* else the trace is too long to simulate: LRU */
+	} else if (o->policy == HS_CURVE_KERNEL) {
+		return hs_curve_kernel_from_profile(r, o, 0, out, err);
+	}
+	opts.policy = HS_CURVE_LRU;
 	if ((rc = hs_trace_open(r, &t, err)))
 		return rc;
 	/* a profile's file lines list exactly the pages its trace accesses */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # hotset curve: the miss curve of a profile's trace, exact against known
 # traces and against an LRU simulated here (over a job recorded for real);
-# its CSV, JSON and SVG; sampling; a profile without a trace; usage errors.
+# its CSV, JSON and SVG; sampling; the kernel model (readahead, --sizes,
+# which model the default picks); a profile without a trace; usage errors.
 . "$(dirname "$0")/../lib.sh"
 
 HEAD='hotset-profile 1
@@ -16,8 +17,9 @@ twice() {
 
 test_expect_success 'a 64-page file read twice: everything misses below 64 pages, cold misses only at 64' '
 	twice &&
-	hotset curve -J --points 65 twice.prof > j &&
+	hotset curve -J --model lru --points 65 twice.prof > j &&
 	check_eq "$(json j "(j[\"accesses\"], j[\"working_set_bytes\"], j[\"page_size\"])")" "(128, 262144, 4096)" &&
+	check_eq "$(json j "j[\"policy\"] + \" \" + str(j[\"read_ahead_bytes\"])")" "lru None" &&
 	check_eq "$(json j "(j[\"rerun_zero_bytes\"], j[\"knee_bytes\"], j[\"hits90_bytes\"], j[\"hits99_bytes\"])")" \
 		"(262144, 262144, 262144, 262144)" &&
 	check_eq "$(json j "(j[\"cold_hits90_bytes\"], j[\"cold_hits99_bytes\"], j[\"sampling\"], j[\"sample_size\"])")" \
@@ -30,7 +32,7 @@ test_expect_success 'a 64-page file read twice: everything misses below 64 pages
 
 test_expect_success 'CSV: a header, then the points of the JSON' '
 	twice &&
-	hotset curve --csv --points 5 twice.prof > c &&
+	hotset curve --model lru --csv --points 5 twice.prof > c &&
 	cat > want <<-\EOF &&
 	cache_bytes,miss_bytes_cold,miss_bytes_rerun
 	0,524288,524288
@@ -44,7 +46,7 @@ test_expect_success 'CSV: a header, then the points of the JSON' '
 
 test_expect_success 'the report for people: headline figures, a chart in 80 columns, a table' '
 	twice &&
-	hotset curve twice.prof > out &&
+	hotset curve --model lru twice.prof > out &&
 	grep -q "^Accesses:     128 pages (512.0 KiB read with no cache)$" out &&
 	grep -q "^Working set:  64 pages (256.0 KiB)" out &&
 	grep -q "^Re-run:       reads nothing with 256.0 KiB of cache$" out &&
@@ -53,7 +55,7 @@ test_expect_success 'the report for people: headline figures, a chart in 80 colu
 	grep -q "^ 256.0 KiB   256.0 KiB   50.0%         0 B    0.0%  knee, 90% hits, 99% hits,$" out &&
 	grep -q "^ \{54\}re-run reads nothing,$" out && grep -q "^ \{54\}working set$" out &&
 	! awk "length > 80" out | grep . &&
-	hotset curve -p twice.prof > out2 && cmp out out2
+	hotset curve --model lru -p twice.prof > out2 && cmp out out2
 '
 
 test_expect_success 'SVG: written whole, parses as XML, with both series; nothing left beside it' '
@@ -105,6 +107,58 @@ test_expect_success 'sampling: an estimate, said so; a rate of 1 is exact' '
 	hotset curve --sample 0.5 twice.prof > out && grep -q "^Sampling:     SHARDS at 50%" out
 '
 
+test_expect_success 'kernel model: a cyclic scan without readahead misses as LRU does' '
+	twice &&
+	hotset curve -J --model kernel --read-ahead 0 --points 5 twice.prof > j &&
+	check_eq "$(json j "j[\"policy\"] + \" \" + str((j[\"read_ahead_bytes\"], j[\"working_set_bytes\"]))")" "kernel (0, 262144)" &&
+	check_eq "$(json j "[(p[\"cache_bytes\"] // 4096, p[\"miss_bytes_cold\"] // 4096, p[\"miss_bytes_rerun\"] // 4096) for p in j[\"points\"]]")" \
+		"[(0, 128, 128), (16, 128, 128), (32, 128, 128), (48, 128, 128), (64, 64, 0)]" &&
+	hotset curve --model kernel --read-ahead 0 twice.prof > out &&
+	grep -q "^Model:        the kernel.s active and inactive lists, refaults and readahead$" out &&
+	grep -q "^ \{14\}(up to 0 B), simulated at 101 sizes$" out &&
+	! awk "length > 80" out | grep .
+'
+
+test_expect_success 'kernel model: readahead reads what LRU does not, up to the window and the end of the file' '
+	printf "%s\nf 8:1 12 1048576 1.000000000 r 0-9 /data\nt 0 0-9\nend 1 0 1\n" "$HEAD" > ra.prof &&
+	hotset curve -J --model kernel --read-ahead 128K --sizes 4M ra.prof > j &&
+	check_eq "$(json j "(j[\"read_ahead_bytes\"], [(p[\"cache_bytes\"], p[\"miss_bytes_cold\"], p[\"miss_bytes_rerun\"]) for p in j[\"points\"]])")" \
+		"(131072, [(4194304, 131072, 0)])" &&
+	hotset curve -J --model lru --sizes 4M ra.prof > j &&
+	check_eq "$(json j "j[\"points\"][0][\"miss_bytes_cold\"]")" 40960 &&
+	printf "%s\nf 8:1 12 20480 1.000000000 r 0-2 /data\nt 0 0-2\nend 1 0 1\n" "$HEAD" > small.prof &&
+	hotset curve -J --model kernel --read-ahead 128K --sizes 4M small.prof > j &&
+	check_eq "$(json j "j[\"points\"][0][\"miss_bytes_cold\"]")" 20480
+'
+
+test_expect_success '--sizes: the points at those sizes, sorted, once each; beyond the working set too' '
+	twice &&
+	hotset curve -J --model lru --sizes 1M,64K,64K twice.prof > j &&
+	check_eq "$(json j "[(p[\"cache_bytes\"], p[\"miss_bytes_cold\"], p[\"miss_bytes_rerun\"]) for p in j[\"points\"]]")" \
+		"[(65536, 524288, 524288), (1048576, 262144, 0)]" &&
+	hotset curve --csv --model kernel --read-ahead 0 --sizes 1M,64K twice.prof > c &&
+	printf "cache_bytes,miss_bytes_cold,miss_bytes_rerun\n65536,524288,524288\n1048576,262144,0\n" > want &&
+	diff want c
+'
+
+test_expect_success 'the default model: the kernel for a short trace, LRU when sampling' '
+	twice &&
+	hotset curve -J twice.prof > j && check_eq "$(json j "j[\"policy\"]")" kernel &&
+	hotset curve -J --model auto twice.prof > j && check_eq "$(json j "j[\"policy\"]")" kernel &&
+	hotset curve -J --sample 50% twice.prof > j && check_eq "$(json j "j[\"policy\"]")" lru
+'
+
+test_expect_success 'kernel model: usage errors' '
+	twice &&
+	expect_code 2 hotset curve --model fifo twice.prof 2> err && grep -q "lru., .kernel. or .auto., not .fifo." err &&
+	expect_code 2 hotset curve --model kernel --sample 1% twice.prof 2> err && grep -q "sampling (SHARDS) is for --model lru" err &&
+	expect_code 2 hotset curve --model lru --read-ahead 1M twice.prof 2> err && grep -q "read-ahead is for --model kernel" err &&
+	expect_code 2 hotset curve --points 5 --sizes 1M twice.prof 2> err && grep -q "choose one" err &&
+	expect_code 2 hotset curve --sizes 1M,x twice.prof 2>/dev/null &&
+	expect_code 2 hotset curve --sizes , twice.prof 2>/dev/null &&
+	expect_code 2 hotset curve --read-ahead lots twice.prof 2>/dev/null
+'
+
 # The trace of a real job, replayed through an LRU cache simulated here:
 # the curve must give the same misses at every point.
 simulate() {
@@ -141,7 +195,7 @@ test_expect_success REALFS 'a recorded job: cat reading a 64-page file twice' '
 	mkpages f 64 &&
 	hotset record --trace -q -o p.prof -- cat f f > /dev/null &&
 	hotset show --trace -J p.prof > show.json &&
-	hotset curve -J --points 41 p.prof > j &&
+	hotset curve -J --model lru --points 41 p.prof > j &&
 	simulate show.json j &&
 	ws=$(json j "j[\"working_set_bytes\"]") &&
 	test "$ws" -ge $((64 * ps)) &&

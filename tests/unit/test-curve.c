@@ -2,7 +2,7 @@
  * test-curve.c - miss-ratio curves: the exact LRU curve against a
  * brute-force LRU simulation, cold and re-run, on random and adversarial
  * traces; SHARDS within a stated bound of exact; the trace of a profile as
- * dense page ids.
+ * dense page ids; the kernel model on traces worked out by hand.
  */
 #include <errno.h>
 #include <math.h>
@@ -438,6 +438,145 @@ TEST(a_profile_without_a_trace_has_no_curve)
 	CHECK(strstr(err.msg, "no access trace") != NULL);
 }
 
+/* ---- the kernel model ---------------------------------------------------------- */
+
+/* Pages read (cold, and on a re-run) by the kernel model with a cache of cap pages. */
+static int kernel_reads(const struct hs_curve_kfile *files, size_t nfiles,
+			const struct hs_curve_krun *runs, size_t nruns, uint64_t cap,
+			double *cold, double *rerun)
+{
+	struct hs_curve_opts o = { .policy = HS_CURVE_KERNEL, .sizes = &cap, .nsizes = 1 };
+	struct hs_curve c;
+	int rc = hs_curve_kernel(files, nfiles, runs, nruns, &o, &c);
+
+	if (rc)
+		return rc;
+	if (c.n != 1 || c.size[0] != cap || c.policy != HS_CURVE_KERNEL)
+		rc = -EINVAL;
+	*cold = c.cold[0];
+	*rerun = c.rerun[0];
+	hs_curve_release(&c);
+	return rc;
+}
+
+TEST(kernel_a_page_read_twice_outlives_a_scan_that_evicts_a_page_read_once)
+{
+	/* no readahead: page 0 read twice (active), page 1 once, a scan of 100, both again */
+	const struct hs_curve_kfile files[] = { { 2, 0, HS_FILE_READ }, { 100, 0, HS_FILE_READ } };
+	const struct hs_curve_krun runs[] = {
+		{ 0, 0, 1 }, { 0, 0, 1 }, { 0, 1, 1 }, { 1, 0, 100 }, { 0, 0, 1 }, { 0, 1, 1 },
+	};
+	uint64_t trace[] = { 0, 0, 1 }, all[3 + 100 + 2];
+	double cold, rerun;
+	size_t n = 0;
+
+	CHECK(kernel_reads(files, 2, runs, 6, 20, &cold, &rerun) == 0);
+	CHECK(cold == 103);	/* 2 + 100 + page 1 again: page 0 stayed on the active list */
+	for (size_t i = 0; i < 3; i++)
+		all[n++] = trace[i];
+	for (uint64_t p = 0; p < 100; p++)
+		all[n++] = 2 + p;
+	all[n++] = 0;
+	all[n++] = 1;
+	CHECK(lru_misses(all, n, 20, 1) == 104);	/* LRU lets the scan push both out */
+}
+
+TEST(kernel_a_cyclic_scan_larger_than_the_cache_misses_throughout)
+{
+	/* 30 pages read 3 times through 20: nothing on the active list to refault against */
+	const struct hs_curve_kfile files[] = { { 30, 0, HS_FILE_READ } };
+	const struct hs_curve_krun runs[] = { { 0, 0, 30 }, { 0, 0, 30 }, { 0, 0, 30 } };
+	double cold, rerun;
+
+	CHECK(kernel_reads(files, 1, runs, 3, 20, &cold, &rerun) == 0);
+	CHECK(cold == 90 && rerun == 90);
+	CHECK(kernel_reads(files, 1, runs, 3, 30, &cold, &rerun) == 0);
+	CHECK(cold == 30 && rerun == 0);	/* all of it fits: read once */
+}
+
+TEST(kernel_a_refault_within_the_active_list_is_activated)
+{
+	/*
+	 * Cache 10. Five hot pages read twice fill the active list; page X is
+	 * read once, pushed out by a stream of 6, read again: it was evicted 2
+	 * evictions ago, fewer than the 5 active pages, so it enters the active
+	 * list and outlives a scan of 20 pages that follows. Reads: 5 + 1 + 6
+	 * + 1 + 20, X not again.
+	 */
+	const struct hs_curve_kfile files[] = {
+		{ 6, 0, HS_FILE_READ }, { 6, 0, HS_FILE_READ }, { 20, 0, HS_FILE_READ },
+	};
+	const struct hs_curve_krun runs[] = {
+		{ 0, 0, 5 }, { 0, 0, 5 }, { 0, 5, 1 }, { 1, 0, 6 }, { 0, 5, 1 }, { 2, 0, 20 },
+		{ 0, 5, 1 },
+	};
+	const struct hs_curve_krun no_refault[] = {	/* X read once before the scan: evicted */
+		{ 0, 0, 5 }, { 0, 0, 5 }, { 0, 5, 1 }, { 2, 0, 20 }, { 0, 5, 1 },
+	};
+	double cold, rerun;
+
+	CHECK(kernel_reads(files, 3, runs, 7, 10, &cold, &rerun) == 0);
+	CHECK(cold == 33);
+	CHECK(kernel_reads(files, 3, no_refault, 5, 10, &cold, &rerun) == 0);
+	CHECK(cold == 5 + 1 + 20 + 1);
+}
+
+TEST(kernel_readahead_of_a_sequential_read)
+{
+	const struct hs_curve_kfile big[] = { { 100, 32, HS_FILE_READ } };
+	const struct hs_curve_kfile small[] = { { 20, 32, HS_FILE_READ } };
+	const struct hs_curve_kfile mapped[] = { { 100, 32, HS_FILE_MAPPED } };
+	const struct hs_curve_kfile direct[] = { { 100, 32, HS_FILE_READ | HS_FILE_DIRECT } };
+	const struct hs_curve_krun ten[] = { { 0, 0, 10 } }, on[] = { { 0, 0, 10 }, { 0, 10, 6 } };
+	const struct hs_curve_krun fault[] = { { 0, 50, 1 } };
+	double cold, rerun;
+
+	/* 10 pages asked from page 0: a first window of 32 (the maximum), marked at 10 */
+	CHECK(kernel_reads(big, 1, ten, 1, 1000, &cold, &rerun) == 0);
+	CHECK(cold == 32 && rerun == 0);
+	/* page 10 reached: the mark reads the next window, 32..63 */
+	CHECK(kernel_reads(big, 1, on, 2, 1000, &cold, &rerun) == 0);
+	CHECK(cold == 64);
+	/* no further than the end of the file */
+	CHECK(kernel_reads(small, 1, ten, 1, 1000, &cold, &rerun) == 0);
+	CHECK(cold == 20);
+	/* a fault reads around: 34..65 */
+	CHECK(kernel_reads(mapped, 1, fault, 1, 1000, &cold, &rerun) == 0);
+	CHECK(cold == 32);
+	/* O_DIRECT: every access, nothing cached */
+	CHECK(kernel_reads(direct, 1, ten, 1, 1000, &cold, &rerun) == 0);
+	CHECK(cold == 10 && rerun == 10);
+}
+
+TEST(kernel_curve_of_a_profile)
+{
+	struct hs_profile_reader *r;
+	struct hs_curve_opts o = { .policy = HS_CURVE_KERNEL, .points = 5, .read_ahead_pages = 0 };
+	struct hs_curve c;
+	struct hs_error err;
+	const char *text = HEAD "f 8:1 12 262144 1.000000000 r 0-63 /data\nt 0 0-63,0-63\nend 1 0 1\n";
+
+	CHECK(hs_profile_open_buffer(text, strlen(text), &r, &err) == 0);
+	CHECK(hs_curve_from_profile(r, &o, &c, &err) == 0);
+	CHECK(c.policy == HS_CURVE_KERNEL && c.n == 5 && c.pages == 64 && c.accesses == 128);
+	/* sizes 0, 16, 32, 48, 64: a cyclic scan, read once at 64, every access below */
+	CHECK(c.size[1] == 16 && c.size[4] == 64);
+	CHECK(c.cold[0] == 128 && c.cold[3] == 128 && c.cold[4] == 64 && c.rerun[4] == 0);
+	CHECK(hs_curve_misses(&c, 63, false) == 128 && hs_curve_misses(&c, 1000, true) == 0);
+	hs_curve_release(&c);
+	/* auto: short enough to simulate */
+	o.policy = HS_CURVE_AUTO;
+	CHECK(hs_curve_from_profile(r, &o, &c, &err) == 0);
+	CHECK(c.policy == HS_CURVE_KERNEL);
+	hs_curve_release(&c);
+	/* auto with sampling: LRU */
+	o.sample_rate = 0.5;
+	CHECK(hs_curve_from_profile(r, &o, &c, &err) == 0);
+	CHECK(c.policy == HS_CURVE_LRU && c.size == NULL);
+	hs_curve_release(&c);
+	hs_profile_close(r);
+}
+
 int main(void)
 {
 	return RUN_TESTS(exact_matches_a_simulated_lru_on_random_traces,
@@ -446,5 +585,9 @@ int main(void)
 			 shards_is_within_its_bound_of_exact, bad_options_and_ids_are_refused,
 			 a_file_read_twice, trace_runs_follow_the_ranges,
 			 a_trace_page_its_file_line_lacks_is_an_error,
-			 a_profile_without_a_trace_has_no_curve);
+			 a_profile_without_a_trace_has_no_curve,
+			 kernel_a_page_read_twice_outlives_a_scan_that_evicts_a_page_read_once,
+			 kernel_a_cyclic_scan_larger_than_the_cache_misses_throughout,
+			 kernel_a_refault_within_the_active_list_is_activated,
+			 kernel_readahead_of_a_sequential_read, kernel_curve_of_a_profile);
 }

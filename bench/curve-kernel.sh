@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# bench/curve-kernel.sh - hotset curve's predictions against the real page
+# cache: three jobs (a C++ compile reading many Boost headers, an SQLite
+# query walking an index over a 200 MB table, grep -r over a tree twice),
+# each recorded once with `hotset record --trace`, then run in a memory
+# cgroup at several limits, cold (the job's files evicted first) and as a
+# re-run (run twice in the same cgroup, the second counted). The bytes
+# read from the disk are `hotset time -J`'s disk_read_bytes (the job's
+# processes' /proc/PID/io read_bytes: readahead included; the cgroup v1
+# blkio counters stay 0 on these machines unless a throttle is set); the
+# predictions are `hotset curve --model lru` and `--model kernel` at the
+# cache each limit leaves.
+#
+# A limit counts the job's anonymous memory (and kernel memory) too: the
+# page cache left to the job is the limit minus the peak of what a warm run
+# (every file cached, charged elsewhere) charges to a fresh cgroup without
+# a limit (memory.max_usage_in_bytes, or memory.peak with cgroup v2). The
+# limits are that peak plus fractions of the job's working set.
+#
+#   sudo bench/curve-kernel.sh            (root: cgroups, evicting files)
+#   CK_JOBS="sqlite scan"                  some of the jobs: compile sqlite scan
+#   CK_FRACTIONS="0.25 0.5 1 1.5"          the caches, as fractions of the working set
+#                                          (default per job: the compile thrashes for
+#                                          minutes below 0.6, its heap taking the rest)
+#   CK_PREDICT_ONLY=1                      no measuring: the predictions against the
+#                                          measurements kept from the last run
+#
+# Data (the table, the tree) is kept in $BENCH_DATA/curve-kernel for the
+# next run. Each measurement takes seconds: the machine's DAMON scheme that
+# pages out cache idle for a minute does not reach a cold run and its re-run.
+. "$(dirname "$0")/lib.sh"
+
+need_root
+need_hotset
+JOBS=${CK_JOBS:-compile sqlite scan}
+CK_TIMEOUT=${CK_TIMEOUT:-180}	# seconds a run may take before it counts as failed
+DATA=$BENCH_DATA/curve-kernel
+mkdir -p "$DATA"
+DISK=$(disk_of "$DATA")
+PS=$(getconf PAGESIZE)
+
+# ---- the jobs -----------------------------------------------------------------
+
+make_data() {
+	if [ ! -f "$DATA/t.db.done" ]; then
+		say "bench: creating $DATA/t.db (200,000 rows of 1 KB, an index on a random key)"
+		rm -f "$DATA/t.db"
+		sqlite3 "$DATA/t.db" <<-\EOF
+		PRAGMA page_size = 4096;
+		PRAGMA journal_mode = OFF;
+		CREATE TABLE t(id INTEGER PRIMARY KEY, k REAL, v BLOB);
+		WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 200000)
+		INSERT INTO t SELECT i, abs(random()) / 9223372036854775807.0, randomblob(1000) FROM c;
+		CREATE INDEX t_k ON t(k);
+		EOF
+		touch "$DATA/t.db.done"
+	fi
+	if [ ! -f "$DATA/tree.done" ]; then
+		say "bench: copying /usr/include/boost to $DATA/tree"
+		rm -rf "$DATA/tree"
+		cp -a /usr/include/boost "$DATA/tree"
+		touch "$DATA/tree.done"
+	fi
+	# a translation unit including three dozen Boost libraries' headers
+	{
+		for h in algorithm/string any array bimap circular_buffer container/flat_map \
+			date_time/posix_time/posix_time dynamic_bitset filesystem format function \
+			fusion/include/vector geometry graph/adjacency_list \
+			graph/dijkstra_shortest_paths heap/fibonacci_heap intrusive/list \
+			iostreams/stream lexical_cast lockfree/queue multi_array \
+			multi_index_container multi_index/ordered_index optional program_options \
+			property_tree/json_parser property_tree/ptree random range/algorithm regex \
+			signals2 smart_ptr spirit/include/qi tokenizer tuple/tuple unordered_map \
+			uuid/uuid variant; do
+			echo "#include <boost/$h.hpp>"
+		done
+		echo 'int main() { return 0; }'
+	} > "$DATA/boost.cpp"
+}
+
+# job_cmd JOB: the command line of a job, one word a line
+job_cmd() {
+	case $1 in
+	compile) printf '%s\n' g++ -std=c++17 -fsyntax-only -w "$DATA/boost.cpp" ;;
+	sqlite) printf '%s\n' sqlite3 "$DATA/t.db" \
+		'SELECT sum(length(v)) FROM t INDEXED BY t_k WHERE k < 0.5;' ;;
+	scan) printf '%s\n' sh -c 'grep -r -c zqxjv "$1" > /dev/null; grep -r -c zqxjv "$1" > /dev/null; :' \
+		sh "$DATA/tree" ;;
+	*) die "no job $1" ;;
+	esac
+}
+
+# ---- memory cgroups (v1 memory.limit_in_bytes, or v2 memory.max) --------------
+
+MEM_MODE="" MEM_V1="" MEM_V2="" MEM_V2_ENABLED=0
+declare -A MEM_PATH=()
+
+mem_detect() {
+	local _d mnt fs opts _r
+	while read -r _d mnt fs opts _r; do
+		[ "$fs" = cgroup ] && [[ ,$opts, == *,memory,* ]] && MEM_V1=$mnt
+		[ "$fs" = cgroup2 ] && [ -z "$MEM_V2" ] && MEM_V2=$mnt
+	done < /proc/mounts
+	if [ -n "$MEM_V1" ] && [ -f "$MEM_V1/memory.limit_in_bytes" ]; then
+		MEM_MODE=v1
+	elif [ -n "$MEM_V2" ] && grep -qw memory "$MEM_V2/cgroup.controllers" 2>/dev/null; then
+		MEM_MODE=v2
+	else
+		die "no memory controller (cgroup v1 memory or cgroup v2 memory.max)"
+	fi
+}
+
+# mem_new NAME LIMIT: a memory cgroup limited to LIMIT bytes (0: no limit)
+mem_new() {
+	local name=$1 limit=$2 dir
+	if [ $MEM_MODE = v1 ]; then
+		dir=$MEM_V1/hotset-bench.$$.$name
+		mkdir "$dir"
+		MEM_PATH[$name]=$dir
+		[ "$limit" = 0 ] || echo "$limit" > "$dir/memory.limit_in_bytes"
+	else
+		if ! grep -qw memory "$MEM_V2/cgroup.subtree_control"; then
+			echo +memory > "$MEM_V2/cgroup.subtree_control"
+			MEM_V2_ENABLED=1
+		fi
+		dir=$MEM_V2/hotset-bench.$$.$name
+		mkdir "$dir"
+		MEM_PATH[$name]=$dir
+		[ "$limit" = 0 ] || echo "$limit" > "$dir/memory.max"
+		echo 0 > "$dir/memory.swap.max" 2>/dev/null || true
+	fi
+}
+
+# mem_exec NAME CMD...: run CMD in NAME's memory cgroup
+mem_exec() {
+	local name=$1; shift
+	sh -c "$CG_ENTER" sh "${MEM_PATH[$name]}" "$@"
+}
+
+# the peak of what the cgroup charged, in bytes
+mem_peak() {
+	if [ $MEM_MODE = v1 ]; then
+		cat "${MEM_PATH[$1]}/memory.max_usage_in_bytes"
+	else
+		cat "${MEM_PATH[$1]}/memory.peak"
+	fi
+}
+
+# mem_rm NAME: remove NAME's cgroups now (mem_rm_all at exit, after a failure)
+mem_rm() {
+	local dir=${MEM_PATH[$1]:-} pid
+	unset "MEM_PATH[$1]"
+	if [ -n "$dir" ] && [ -d "$dir" ]; then
+		while read -r pid; do
+			[ -n "$pid" ] && echo "$pid" > "$(dirname "$dir")/cgroup.procs" 2>/dev/null || true
+		done < "$dir/cgroup.procs"
+		rmdir "$dir" 2>/dev/null || say "bench: could not remove $dir"
+	fi
+}
+mem_rm_all() {
+	local name
+	for name in "${!MEM_PATH[@]}"; do mem_rm "$name"; done
+	if [ $MEM_V2_ENABLED = 1 ]; then
+		echo -memory > "$MEM_V2/cgroup.subtree_control" 2>/dev/null || true
+	fi
+}
+bench_on_exit mem_rm_all
+
+# ---- measuring ------------------------------------------------------------------
+
+# evict_job PROFILE: every file the profile names, whole (readahead reads
+# pages the job never asked for, which a cold start must not find cached)
+evict_job() {
+	"$HOTSET" show --print0 "$1" | "$HOTSET" evict -q -0 --files-from - || true
+}
+
+# run_in NAME CMD...: run CMD in cgroup NAME; print the bytes it read from the disk
+run_in() {
+	local name=$1 rc=0; shift
+	mem_exec "$name" timeout "$CK_TIMEOUT" "$HOTSET" time -J -q -o "$BENCH_DIR/time.json" -- "$@" \
+		> /dev/null 2> "$BENCH_DIR/job.err" || rc=$?
+	if [ $rc -ne 0 ]; then	# killed at its limit, most likely
+		say "bench: '$*' failed with status $rc in $name:"; tail -n 3 "$BENCH_DIR/job.err" >&2
+		echo fail
+		return 0
+	fi
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["disk_read_bytes"])' \
+		"$BENCH_DIR/time.json"
+}
+
+make_data
+mem_detect
+say "bench: memory cgroup $MEM_MODE on disk $DISK;" \
+    "read_ahead_kb $(cat "/sys/dev/block/$DISK/queue/read_ahead_kb" 2>/dev/null || echo '?')"
+
+measure() {	# measure JOB: record it, run it at each limit; results to $DATA/JOB.*
+	local job=$1 cmd prof ws anon f cache limit left cold rerun fractions
+	mapfile -t cmd < <(job_cmd "$job")
+	prof=$BENCH_DIR/$job.prof
+	say "bench: $job: recording: ${cmd[*]}"
+	"$HOTSET" record --trace -q -o "$prof" -- "${cmd[@]}" > /dev/null ||
+		die "cannot record $job"
+	cp "$prof" "$DATA/$job.prof"	# kept, to look at after
+	ws=$("$HOTSET" curve -J "$prof" | python3 -c 'import json, sys; print(json.load(sys.stdin)["working_set_bytes"])')
+	# what the job charges besides its files' cache: a warm run in a fresh cgroup
+	mem_new warm 0
+	run_in warm "${cmd[@]}" > /dev/null
+	anon=$(mem_peak warm)
+	mem_rm warm
+	say "bench: $job: working set $((ws >> 20)) MiB, peak without its cache $((anon >> 20)) MiB"
+
+	: > "$BENCH_DIR/$job.rows"
+	local fractions=${CK_FRACTIONS:-0.25 0.5 0.75 1 1.25 1.5}
+	[ "$job" = compile ] && fractions=${CK_FRACTIONS:-0.6 0.8 1 1.25 1.5}
+	for f in $fractions; do
+		cache=$(awk -v w="$ws" -v f="$f" -v ps="$PS" 'BEGIN { printf "%.0f", int(w * f / ps) * ps }')
+		limit=$((anon + cache))
+		mem_new lim "$limit"
+		evict_job "$prof"
+		left=$("$HOTSET" show --print0 "$prof" | "$HOTSET" status -q -J -0 --files-from - |
+			python3 -c 'import json, sys; print(json.load(sys.stdin)["resident_bytes"])' || echo '?')
+		cold=$(run_in lim "${cmd[@]}")
+		rerun=$(run_in lim "${cmd[@]}")
+		mem_rm lim
+		say "  $job: limit $((limit >> 20)) MiB (cache $((cache >> 20)) MiB): cold $cold, re-run $rerun bytes (cached after evict: $left)"
+		echo "$cache $limit $cold $rerun $left" >> "$BENCH_DIR/$job.rows"
+	done
+	echo "$ws $anon" > "$BENCH_DIR/$job.info"
+	cp "$BENCH_DIR/$job.rows" "$BENCH_DIR/$job.info" "$DATA/"
+}
+
+# predict JOB: both models at the caches measured
+predict() {
+	local job=$1 list
+	list=$(awk '{ printf "%s%s", (NR > 1 ? "," : ""), $1 }' "$DATA/$job.rows")
+	for m in lru kernel; do
+		"$HOTSET" curve -J --model $m --sizes "$list" "$DATA/$job.prof" > "$BENCH_DIR/$job.$m.json" ||
+			die "hotset curve --model $m failed on $job"
+	done
+}
+
+if [ -z "${CK_PREDICT_ONLY:-}" ]; then
+	for job in $JOBS; do measure "$job"; done
+fi
+for job in $JOBS; do predict "$job"; done
+
+# ---- the tables -------------------------------------------------------------------
+
+for job in $JOBS; do
+	python3 - "$job" "$BENCH_DIR" "$DATA" <<-\PY
+	import json, sys
+	job, d, data = sys.argv[1:4]
+	ws, anon = (int(x) for x in open("%s/%s.info" % (data, job)).read().split())
+	rows = [l.split() for l in open("%s/%s.rows" % (data, job))]
+	pred = {m: json.load(open("%s/%s.%s.json" % (d, job, m)))["points"] for m in ("lru", "kernel")}
+	mib = lambda b: "%.1f" % (b / 1048576)
+	def err(p, m):
+	    if m == "fail":
+	        return "-"
+	    m = int(m)
+	    return "%+.0f%%" % (100.0 * (p - m) / m) if m else ("0%" if p == 0 else "inf")
+	print("\n== %s: working set %s MiB, peak without its cache %s MiB (MiB read from the disk)"
+	      % (job, mib(ws), mib(anon)))
+	print("%8s %8s | %8s %8s %8s %7s %7s | %8s %8s %8s %7s %7s" % ("limit", "cache",
+	      "lru", "kernel", "measured", "err lru", "err krn",
+	      "lru", "kernel", "measured", "err lru", "err krn"))
+	print("%17s | %-44s | %s" % ("", "cold start", "re-run"))
+	for i, (cache, limit, cold, rerun, left) in enumerate(rows):
+	    out = "%8s %8s" % (mib(int(limit)), mib(int(cache)))
+	    for key, meas in (("miss_bytes_cold", cold), ("miss_bytes_rerun", rerun)):
+	        lru, krn = pred["lru"][i][key], pred["kernel"][i][key]
+	        out += " | %8s %8s %8s %7s %7s" % (mib(lru), mib(krn),
+	               meas if meas == "fail" else mib(int(meas)), err(lru, meas), err(krn, meas))
+	    print(out)
+	PY
+done
