@@ -159,7 +159,7 @@ FUZZ_SRC_profile := src/core/profile.c src/core/util.c
 FUZZ_SRC_fdinfo := src/core/procfs.c src/core/util.c
 FUZZ_SRC_mountinfo := src/core/procfs.c src/core/util.c
 FUZZ_SRC_psi := src/core/procfs.c src/core/util.c
-FUZZ_SRC_size := src/cli/output.c src/core/util.c
+FUZZ_SRC_size := src/cli/output.c src/core/util.c src/core/profile.c
 FUZZ_SRC_names := src/core/names.c
 # keep.c's state parser is one function of the daemon: it links the daemon's modules
 FUZZ_SRC_keepstate := src/core/keep.c src/core/warm.c src/core/residency.c src/core/targets.c \

@@ -14,11 +14,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 hotset=$(readlink -f "${1:-$here/../build/hotset}")
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/hotset-demo.XXXXXX")
-slow_cg= io_enabled=
+. "$here/../scripts/slow-disk.sh"
 cleanup() {
 	rm -rf "$work"
-	[ -z "$slow_cg" ] || rmdir "$slow_cg" 2>/dev/null || true
-	[ -z "$io_enabled" ] || echo -io > "$io_enabled/cgroup.subtree_control" 2>/dev/null || true
+	slow_disk_remove
 }
 trap cleanup EXIT
 profile=$work/compile.profile
@@ -28,32 +27,7 @@ build=(make -s -B -C "$here/project" OUT="$work/out")
 # had). hotset time runs inside it, so that the job's own cgroup, which
 # hotset makes under its own, is throttled too.
 slow=()
-make_slow_disk() {
-	local mm blkio unified
-	[ "$(id -u)" = 0 ] || return 0
-	mm=$(findmnt -no MAJ:MIN -T /usr | head -n1 | tr -d ' ')
-	[ -e "/sys/dev/block/$mm/partition" ] && mm=$(cat "/sys/dev/block/$mm/../dev")
-	blkio=$(awk '$3 == "cgroup" && $4 ~ /(^|,)blkio(,|$)/ { print $2; exit }' /proc/mounts)
-	unified=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-	if [ -n "$blkio" ] && [ -f "$blkio/blkio.throttle.read_iops_device" ]; then
-		mkdir "$blkio/hotset-demo.$$" || return 0
-		slow_cg=$blkio/hotset-demo.$$
-		echo "$mm 150" > "$slow_cg/blkio.throttle.read_iops_device" &&
-			echo "$mm $((20 << 20))" > "$slow_cg/blkio.throttle.read_bps_device" || return 0
-	elif [ -n "$unified" ] && grep -qw io "$unified/cgroup.controllers" 2>/dev/null; then
-		if ! grep -qw io "$unified/cgroup.subtree_control"; then
-			echo +io > "$unified/cgroup.subtree_control" || return 0
-			io_enabled=$unified
-		fi
-		mkdir "$unified/hotset-demo.$$" || return 0
-		slow_cg=$unified/hotset-demo.$$
-		echo "$mm riops=150 rbps=$((20 << 20))" > "$slow_cg/io.max" || return 0
-	else
-		return 0
-	fi
-	slow=(sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$slow_cg")
-}
-make_slow_disk
+! slow_disk_make /usr 150 $((20 << 20)) || slow=("${slow_disk[@]}")
 
 step() { printf '\n\033[1m== %s\033[0m\n$ %s\n' "$1" "$2"; }
 

@@ -77,6 +77,12 @@ prereq_REALFS() {
 	[ "$fs" != tmpfs ] && [ "$fs" != overlayfs ] && [ "$fs" != overlay ]
 }
 prereq_BPF() { "$HOTSET" record --backend=bpf --probe >/dev/null 2>&1; }
+# SLOWDISK: a cgroup can throttle reads from the test's disk (scripts/slow-disk.sh)
+. "$TESTS_DIR/../scripts/slow-disk.sh"
+prereq_SLOWDISK() { slow_disk_make "$TRASH" 1000 $((1 << 30)) && slow_disk_remove; }
+# ASAN: hotset is built with AddressSanitizer (make SANITIZE=1); PLAIN: it is not
+prereq_ASAN() { ldd "$HOTSET" 2>/dev/null | grep -q libasan; }
+prereq_PLAIN() { ! prereq_ASAN; }
 prereq_ZSH() { command -v zsh >/dev/null; }
 prereq_SYSTEMD_ANALYZE() { command -v systemd-analyze >/dev/null; }
 # A headless browser, to render the HTML reports.

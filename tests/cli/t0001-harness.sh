@@ -9,7 +9,6 @@
 ROOT=$(cd "$TESTS_DIR/.." && pwd)
 CC=${CC:-cc}
 prereq_CC() { command -v "$CC" >/dev/null; }
-prereq_ASAN() { ldd "$HOTSET" 2>/dev/null | grep -q libasan; }
 
 # script DIR/NAME BODY: an executable shell script
 script() { mkdir -p "$(dirname "$1")" && printf '#!/bin/sh\n%s\n' "$2" > "$1" && chmod +x "$1"; }
