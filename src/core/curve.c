@@ -354,8 +354,12 @@ static void set_threshold(struct hs_curve_builder *b, uint64_t t)
 {
 	b->threshold = t;
 	b->weight = 18446744073709551616.0 / (double)(t ? t : 1);
-	/* buckets as wide as the distances are coarse: at most about S of them */
-	while ((double)b->step * 2 <= b->weight) {
+	/*
+	 * buckets as wide as the distances are coarse: at most about S of them
+	 * (a threshold of 0 or 1 makes the weight 2^64: step stops at 2^63
+	 * rather than wrap to 0 and double forever)
+	 */
+	while (b->step <= UINT64_MAX / 2 && (double)b->step * 2 <= b->weight) {
 		size_t n = (b->hist_len + 1) / 2;
 
 		for (size_t i = 0; i < n; i++)

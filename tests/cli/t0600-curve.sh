@@ -105,6 +105,14 @@ test_expect_success 'sampling: an estimate, said so; a rate of 1 is exact' '
 	hotset curve --sample 0.5 twice.prof > out && grep -q "^Sampling:     SHARDS at 50%" out
 '
 
+# A rate so small that no page hash falls below its threshold: the
+# histogram's bucket width doubled until it wrapped to 0, and looped forever.
+test_expect_success 'a rate too small to sample any page ends, with no page sampled' '
+	twice &&
+	timeout 60 "$HOTSET" curve -J --sample 1e-300 twice.prof > j &&
+	check_eq "$(json j "(j[\"accesses\"], j[\"sampled_pages\"], len(j[\"points\"]))")" "(128, 0, 101)"
+'
+
 # The trace of a real job, replayed through an LRU cache simulated here:
 # the curve must give the same misses at every point.
 simulate() {
