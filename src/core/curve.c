@@ -740,15 +740,31 @@ void hs_curve_release(struct hs_curve *c)
 
 /* ---- reading the curve ------------------------------------------------------- */
 
+/*
+ * What no estimate may contradict, as the distinct pages are counted
+ * exactly: a cold start reads each of them once at least, and a cache
+ * that holds them all misses nothing else. A sampled curve, whose buckets
+ * are coarse and whose weights are estimates, is held to it.
+ */
 double hs_curve_misses(const struct hs_curve *c, uint64_t cache_pages, bool rerun)
 {
 	uint64_t k = cache_pages / c->step;
+	double floor = rerun ? 0 : (double)c->pages, v;
 
 	if (!c->n)
 		return 0;
+	if (cache_pages >= c->pages)
+		return floor;
 	if (k >= c->n)
 		k = c->n - 1;
-	return rerun ? c->rerun[k] : c->cold[k];
+	v = rerun ? c->rerun[k] : c->cold[k];
+	return v > floor ? v : floor;
+}
+
+/* A least size found on the buckets, no more than the working set (see hs_curve_misses()). */
+static uint64_t within_pages(const struct hs_curve *c, uint64_t size)
+{
+	return size < c->pages ? size : c->pages;
 }
 
 /* The least size at which curve v falls to at most limit (UINT64_MAX: never). */
@@ -768,11 +784,14 @@ void hs_curve_summarize(const struct hs_curve *c, struct hs_curve_summary *s)
 	memset(s, 0, sizeof(*s));
 	if (!c->n)
 		return;
-	s->rerun_zero = first_at_most(c, c->rerun, 0);
-	s->rerun_hits90 = first_at_most(c, c->rerun, n * 0.1);
-	s->rerun_hits99 = first_at_most(c, c->rerun, n * 0.01);
-	s->cold_hits90 = first_at_most(c, c->cold, n * 0.1);
-	s->cold_hits99 = first_at_most(c, c->cold, n * 0.01);
+	s->rerun_zero = within_pages(c, first_at_most(c, c->rerun, 0));
+	s->rerun_hits90 = within_pages(c, first_at_most(c, c->rerun, n * 0.1));
+	s->rerun_hits99 = within_pages(c, first_at_most(c, c->rerun, n * 0.01));
+	/* a cold start hits at best the accesses that are not first ones */
+	s->cold_hits90 = (double)c->pages <= n * 0.1 ?
+		within_pages(c, first_at_most(c, c->cold, n * 0.1)) : UINT64_MAX;
+	s->cold_hits99 = (double)c->pages <= n * 0.01 ?
+		within_pages(c, first_at_most(c, c->cold, n * 0.01)) : UINT64_MAX;
 	floor_at = first_at_most(c, c->cold, c->cold[c->n - 1]) / c->step;
 	s->knee = floor_at * c->step;
 	for (size_t k = 1; k < floor_at; k++) {
@@ -784,6 +803,7 @@ void hs_curve_summarize(const struct hs_curve *c, struct hs_curve_summary *s)
 			s->knee = k * c->step;
 		}
 	}
+	s->knee = within_pages(c, s->knee);
 }
 
 /* ---- the trace of a profile ---------------------------------------------------- */
