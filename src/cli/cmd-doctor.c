@@ -1064,6 +1064,7 @@ static int run_doctor(int argc, char **argv)
 		if (record_run(&d->run)) {
 			error("%s", d->run.msg);
 			rc = d->run.code;
+			record_run_release(&d->run);
 			goto out;
 		}
 		snapshot_machine(d, true);

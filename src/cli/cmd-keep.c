@@ -421,6 +421,7 @@ static int run_keep(int argc, char **argv)
 	char **profiles, *state = NULL;
 	bool status = false, json = false;
 	int opt, n, rc, lock;
+	struct stat sb;
 	pid_t holder;
 
 	while ((opt = getopt_long(argc, argv, OPTS_START "v", longopts, NULL)) != -1) {
@@ -488,6 +489,11 @@ static int run_keep(int argc, char **argv)
 
 		o.budget = sysinfo(&si) == 0 ? (uint64_t)si.totalram * si.mem_unit / DEFAULT_BUDGET_SHARE
 					     : UINT64_C(1) << 30;
+	}
+	/* a state it could never write is refused now, before its lock is made beside it */
+	if (stat(state, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		error("%s: not a regular file: give --state a file of its own", state);
+		goto out;
 	}
 	if ((lock = hs_keep_lock(state, &holder)) < 0) {
 		if (lock == -EWOULDBLOCK)

@@ -355,8 +355,12 @@ static void set_threshold(struct hs_curve_builder *b, uint64_t t)
 {
 	b->threshold = t;
 	b->weight = 18446744073709551616.0 / (double)(t ? t : 1);
-	/* buckets as wide as the distances are coarse: at most about S of them */
-	while ((double)b->step * 2 <= b->weight) {
+	/*
+	 * buckets as wide as the distances are coarse: at most about S of them
+	 * (a threshold of 0 or 1 makes the weight 2^64: step stops at 2^63
+	 * rather than wrap to 0 and double forever)
+	 */
+	while (b->step <= UINT64_MAX / 2 && (double)b->step * 2 <= b->weight) {
 		size_t n = (b->hist_len + 1) / 2;
 
 		for (size_t i = 0; i < n; i++)
@@ -744,12 +748,22 @@ uint64_t hs_curve_size(const struct hs_curve *c, size_t k)
 	return c->size ? c->size[k] : k * c->step;
 }
 
+/*
+ * What no estimate may contradict, as the distinct pages are counted
+ * exactly: a cold start reads each of them once at least, and (for LRU)
+ * a cache that holds them all misses nothing else. A sampled curve, whose
+ * buckets are coarse and whose weights are estimates, is held to it. The
+ * kernel model may read more than that (readahead), never less.
+ */
 double hs_curve_misses(const struct hs_curve *c, uint64_t cache_pages, bool rerun)
 {
 	uint64_t k = cache_pages / (c->step ? c->step : 1);
+	double floor = rerun ? 0 : (double)c->pages, v;
 
 	if (!c->n)
 		return 0;
+	if (c->sampled && cache_pages >= c->pages)
+		return floor;
 	if (c->size) {	/* the last point at or below, by bisection; the first below them all */
 		size_t lo = 0, hi = c->n;
 
@@ -765,8 +779,10 @@ double hs_curve_misses(const struct hs_curve *c, uint64_t cache_pages, bool reru
 	}
 	if (k >= c->n)
 		k = c->n - 1;
-	return rerun ? c->rerun[k] : c->cold[k];
+	v = rerun ? c->rerun[k] : c->cold[k];
+	return v > floor ? v : floor;
 }
+
 
 /* The point at which curve v first falls to at most limit (c->n: never). */
 static size_t first_at_most(const struct hs_curve *c, const double *v, double limit)
@@ -777,9 +793,15 @@ static size_t first_at_most(const struct hs_curve *c, const double *v, double li
 	return c->n;
 }
 
-static uint64_t size_or_never(const struct hs_curve *c, size_t k)
+/*
+ * The size of point k (UINT64_MAX: never); a sampled one no more than the
+ * working set (see hs_curve_misses()).
+ */
+static uint64_t size_at(const struct hs_curve *c, size_t k)
 {
-	return k < c->n ? hs_curve_size(c, k) : UINT64_MAX;
+	uint64_t size = k < c->n ? hs_curve_size(c, k) : UINT64_MAX;
+
+	return c->sampled && size != UINT64_MAX && size > c->pages ? c->pages : size;
 }
 
 void hs_curve_summarize(const struct hs_curve *c, struct hs_curve_summary *s)
@@ -790,11 +812,14 @@ void hs_curve_summarize(const struct hs_curve *c, struct hs_curve_summary *s)
 	memset(s, 0, sizeof(*s));
 	if (!c->n)
 		return;
-	s->rerun_zero = size_or_never(c, first_at_most(c, c->rerun, 0));
-	s->rerun_hits90 = size_or_never(c, first_at_most(c, c->rerun, n * 0.1));
-	s->rerun_hits99 = size_or_never(c, first_at_most(c, c->rerun, n * 0.01));
-	s->cold_hits90 = size_or_never(c, first_at_most(c, c->cold, n * 0.1));
-	s->cold_hits99 = size_or_never(c, first_at_most(c, c->cold, n * 0.01));
+	s->rerun_zero = size_at(c, first_at_most(c, c->rerun, 0));
+	s->rerun_hits90 = size_at(c, first_at_most(c, c->rerun, n * 0.1));
+	s->rerun_hits99 = size_at(c, first_at_most(c, c->rerun, n * 0.01));
+	/* a cold start hits at best the accesses that are not first ones */
+	s->cold_hits90 = (double)c->pages <= n * 0.1 ?
+		size_at(c, first_at_most(c, c->cold, n * 0.1)) : UINT64_MAX;
+	s->cold_hits99 = (double)c->pages <= n * 0.01 ?
+		size_at(c, first_at_most(c, c->cold, n * 0.01)) : UINT64_MAX;
 	floor_at = first_at_most(c, c->cold, c->cold[c->n - 1]);
 	s->knee = hs_curve_size(c, floor_at);
 	x0 = (double)hs_curve_size(c, 0);
@@ -809,6 +834,8 @@ void hs_curve_summarize(const struct hs_curve *c, struct hs_curve_summary *s)
 			s->knee = hs_curve_size(c, k);
 		}
 	}
+	if (c->sampled && s->knee > c->pages)
+		s->knee = c->pages;
 }
 
 /* ---- the trace of a profile ---------------------------------------------------- */

@@ -270,14 +270,32 @@ static bool state_field(struct hs_keep_state *st, const char *key, char *val, bo
 	return false;
 }
 
+/* A state is a regular file: a FIFO or a device would block, or never end. */
+static int state_type(const struct stat *sb, struct hs_error *err)
+{
+	if (S_ISREG(sb->st_mode))
+		return 0;
+	return hs_error_set(err, S_ISDIR(sb->st_mode) ? EISDIR : EINVAL,
+			    "not a regular file: a state file is a file of its own");
+}
+
 int hs_keep_state_read(const char *path, struct hs_keep_state *st, struct hs_error *err)
 {
-	FILE *f = fopen(path, "re");
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat sb;
+	FILE *f = NULL;
 	int rc;
 
-	if (!f) {
-		memset(st, 0, sizeof(*st));
+	memset(st, 0, sizeof(*st));
+	if (fd < 0)
 		return hs_error_set(err, errno, "%s", strerror(errno));
+	if (fstat(fd, &sb) < 0)
+		rc = hs_error_set(err, errno, "%s", strerror(errno));
+	else if (!(rc = state_type(&sb, err)) && !(f = fdopen(fd, "r")))
+		rc = hs_error_set(err, errno, "%s", strerror(errno));
+	if (!f) {
+		close(fd);
+		return rc;
 	}
 	rc = hs_keep_state_parse(f, st, err);
 	fclose(f);

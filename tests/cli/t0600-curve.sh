@@ -159,6 +159,27 @@ test_expect_success 'kernel model: usage errors' '
 	expect_code 2 hotset curve --read-ahead lots twice.prof 2>/dev/null
 '
 
+# A rate so small that no page hash falls below its threshold: the
+# histogram's bucket width doubled until it wrapped to 0, and looped forever.
+test_expect_success 'a rate too small to sample any page ends, with no page sampled' '
+	twice &&
+	timeout 60 "$HOTSET" curve -J --sample 1e-300 twice.prof > j &&
+	check_eq "$(json j "(j[\"accesses\"], j[\"sampled_pages\"], len(j[\"points\"]))")" "(128, 0, 101)"
+'
+
+# The distinct pages are counted exactly: a sampled estimate read 2 or 4
+# times the working set at the working set's size, and gave it as the size
+# a re-run needs; or fewer bytes than the working set for a cold start.
+test_expect_success 'sampled estimates within the bounds the exact page count sets' '
+	twice &&
+	for s in "--sample-size 1" "--sample-size 2" "--sample 0.01" "--sample 0.3"; do
+		hotset curve -J --points 65 $s twice.prof > j &&
+		check_eq "$(json j "all(j[k] <= j[\"working_set_bytes\"] for k in (\"rerun_zero_bytes\", \"knee_bytes\", \"hits90_bytes\", \"hits99_bytes\"))")" 1 &&
+		check_eq "$(json j "all(p[\"miss_bytes_cold\"] >= 262144 for p in j[\"points\"])")" 1 &&
+		check_eq "$(json j "(j[\"points\"][64][\"miss_bytes_cold\"], j[\"points\"][64][\"miss_bytes_rerun\"])")" "(262144, 0)" || return 1
+	done
+'
+
 # The trace of a real job, replayed through an LRU cache simulated here:
 # the curve must give the same misses at every point.
 simulate() {

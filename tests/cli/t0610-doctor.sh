@@ -131,6 +131,14 @@ test_expect_success 'usage errors: no command and no profile, both, standard inp
 	expect_code 2 hotset doctor -p - 2> err && grep -q "standard input" err
 '
 
+# (a leak of the recording here showed under make SANITIZE=1, with tests/run -b build-asan)
+test_expect_success 'a command that cannot run: its status, said why, no profile' '
+	expect_code 127 hotset doctor -- ./no-such-command 2> err &&
+	grep -q "no-such-command: command not found" err && test ! -e hotset.profile &&
+	: > notexec && chmod -x notexec &&
+	expect_code 126 hotset doctor -J -- ./notexec > out 2> err && test ! -e hotset.profile
+'
+
 # A PNG that is not one colour: its rows, unfiltered bytes, hold many values.
 png_has_content() {
 	python3 - "$1" <<-\PY

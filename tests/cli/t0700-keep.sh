@@ -158,6 +158,19 @@ test_expect_success 'usage errors' '
 	grep -q "no keeper ran on it" err
 '
 
+# A FIFO blocked the read of the state, /dev/zero filled memory with its
+# one endless line; a keeper started on either warned at every write, and
+# left a .lock beside it (in /dev).
+test_expect_success 'a state that is not a regular file is refused, by --status and by a keeper' '
+	mkfifo fifo && mkdir dir && mkdir -p d && mkpages d/a 1 && "$HOTSET" snapshot -q -o p.prof d/a &&
+	for s in fifo dir /dev/zero; do
+		expect_code 2 timeout 60 "$HOTSET" keep --status -J --state $s > out 2> err &&
+		grep -q "^hotset: $s: not a regular file" err && test ! -s out &&
+		expect_code 2 timeout 60 "$HOTSET" keep --state $s p.prof 2> err &&
+		grep -q "^hotset: $s: not a regular file" err && test ! -e $s.lock || return 1
+	done
+'
+
 test_expect_success NOBODY,REALFS 'as nobody: its own files are kept; others refused, naming the privilege' '
 	mkdir -p d && mkpages d/own 4 && pagetool read d/own 0-3 && chown nobody:nogroup d/own &&
 	mkpages d/ro 4 && pagetool read d/ro 0-3 && chmod 644 d/ro &&
