@@ -26,13 +26,22 @@
  * difference (accesses minus the weights drawn) goes to distance 0. With
  * a fixed size, the page of the highest hash leaves when one too many is
  * followed, and T drops to its hash.
+ *
+ * What SHARDS costs is the hash of every access and, for the few it
+ * follows, three cache misses in a chain (the page's entry in a table of
+ * the followed pages, the entry's last slot, its histogram bucket): each
+ * waited for, since two followed accesses are about 1/rate accesses
+ * apart, beyond what the processor looks ahead. So the followed accesses
+ * go through a short queue (RING): the table's line is fetched when one
+ * joins it, the entry's last slot AHEAD followed accesses later, and it is
+ * made AHEAD after that; the bucket is counted PENDING accesses late, as
+ * the exact curve's are.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/curve-kernel.h"
-#include "core/u64map.h"
 #include "hotset/curve.h"
 
 #define NONE UINT32_MAX
@@ -54,6 +63,15 @@
 #define PENDING 16		/* exact: histogram updates in flight */
 #define PREFETCH 16		/* hs_curve_access_many(): pages looked up ahead */
 #define NO_BUCKET SIZE_MAX
+#define AHEAD 8			/* sampling: followed accesses between two stages of the queue */
+#define RING (2 * AHEAD)
+#define TAB_MIN 1024		/* slots of the table of followed pages at the start */
+
+/* A followed page in the table of them, by its hash (unique: the hash is a bijection). */
+struct tab_slot {
+	uint64_t hash;
+	uint32_t ent;		/* NONE: an empty slot */
+};
 
 struct hs_curve_builder {
 	struct hs_curve_opts o;
@@ -68,11 +86,20 @@ struct hs_curve_builder {
 	/* entries: the pages followed (exact: the entry is the page id) */
 	uint32_t *last;		/* its slot on the time axis, or NONE */
 	uint32_t *first;	/* the order of its first access among entries */
-	uint64_t *key, *hash;	/* sampling: its page, and the page's hash */
+	uint64_t *hash;		/* sampling: its page's hash */
 	size_t nent, ent_cap;
 	uint32_t *free_ent;	/* entries of evicted pages, to reuse */
 	size_t nfree, free_cap;
-	struct u64map map;	/* sampling: page -> entry + 1 */
+	/*
+	 * Sampling: hash -> entry, open addressing with linear probing, at
+	 * most half full. Not the library's u64map: keyed by the hash already
+	 * computed, in 16-byte slots, and its slot known before the lookup,
+	 * to be fetched ahead.
+	 */
+	struct tab_slot *tab;
+	size_t tab_mask, tab_count;
+	uint64_t ring[RING];	/* the hashes of followed accesses to come (see RING) */
+	unsigned ring_at, ring_len;
 	uint32_t *heap;		/* fixed size: entries, a max-heap by hash */
 	size_t nheap, heap_cap;
 	uint32_t nfirst;
@@ -89,9 +116,10 @@ struct hs_curve_builder {
 	size_t hist_len, hist_cap;
 	uint64_t step;
 	/*
-	 * Exact: the buckets of the last few accesses, counted PENDING
+	 * The buckets of the last few followed accesses, counted PENDING
 	 * accesses late so that the bucket's cache line (a random one in a
-	 * histogram of M) is fetched meanwhile rather than waited for.
+	 * histogram of M) is fetched meanwhile rather than waited for; each
+	 * counts weight (so the threshold moves only once they are counted).
 	 */
 	size_t pending[PENDING];
 	unsigned pending_at;
@@ -257,7 +285,7 @@ HOT_INLINE int count(struct hs_curve_builder *b, size_t bucket, double w)
 	return 0;
 }
 
-/* Exact: count bucket later, fetching its line now (see pending). */
+/* Count bucket (a weight) later, fetching its line now (see pending). */
 HOT_INLINE int count_later(struct hs_curve_builder *b, size_t bucket)
 {
 	size_t old = b->pending[b->pending_at];
@@ -269,7 +297,7 @@ HOT_INLINE int count_later(struct hs_curve_builder *b, size_t bucket)
 	}
 	__builtin_prefetch(&b->hist[bucket], 1);
 	if (old != NO_BUCKET)
-		b->hist[old] += 1;
+		b->hist[old] += b->weight;
 	b->pending[b->pending_at] = bucket;
 	b->pending_at = (b->pending_at + 1) % PENDING;
 	return 0;
@@ -279,7 +307,7 @@ static void count_pending(struct hs_curve_builder *b)
 {
 	for (unsigned i = 0; i < PENDING; i++) {
 		if (b->pending[i] != NO_BUCKET)
-			b->hist[b->pending[i]] += 1;
+			b->hist[b->pending[i]] += b->weight;
 		b->pending[i] = NO_BUCKET;
 	}
 }
@@ -297,16 +325,19 @@ HOT_INLINE int follow(struct hs_curve_builder *b, uint32_t e)
 	int rc;
 
 	b->drawn += b->weight;
+	/*
+	 * Again the page of the latest slot: no other page between, and its
+	 * mark stays the latest where it is (a hot page followed twice in a
+	 * row, or a page read twice in a row).
+	 */
+	if (l != NONE && l + 1 == b->next)
+		return count_later(b, 0);
 	if (l == NONE) {
 		b->first[e] = b->nfirst++;
 		b->cold += b->weight;
 		b->live++;
 	} else {
-		if (b->sampling)
-			rc = count(b, bucket_of(b, marks_after(b, l)), b->weight);
-		else
-			rc = count_later(b, marks_after(b, l));
-		if (rc)
+		if ((rc = count_later(b, bucket_of(b, marks_after(b, l)))))
 			return rc;
 		unmark(b, l);
 	}
@@ -353,6 +384,7 @@ static int heap_push(struct hs_curve_builder *b, uint32_t e)
 
 static void set_threshold(struct hs_curve_builder *b, uint64_t t)
 {
+	count_pending(b);	/* at the weight they were drawn with, before the buckets merge */
 	b->threshold = t;
 	b->weight = 18446744073709551616.0 / (double)(t ? t : 1);
 	/*
@@ -373,6 +405,83 @@ static void set_threshold(struct hs_curve_builder *b, uint64_t t)
 	b->scale = b->weight / (double)b->step;
 }
 
+/* ---- the followed pages, by hash ------------------------------------------ */
+
+HOT_INLINE struct tab_slot *tab_home(const struct hs_curve_builder *b, uint64_t h)
+{
+	return &b->tab[h & b->tab_mask];	/* the low bits: those below T are the high ones */
+}
+
+/* The entry of the page of hash h, or NONE. */
+HOT_INLINE uint32_t tab_get(const struct hs_curve_builder *b, uint64_t h)
+{
+	for (size_t s = h & b->tab_mask;; s = (s + 1) & b->tab_mask)
+		if (b->tab[s].ent == NONE || b->tab[s].hash == h)
+			return b->tab[s].ent;
+}
+
+/* An empty table of cap slots (a power of two). */
+static int tab_alloc(struct hs_curve_builder *b, size_t cap)
+{
+	if (!(b->tab = malloc(cap * sizeof(*b->tab))))
+		return -ENOMEM;
+	memset(b->tab, 0xff, cap * sizeof(*b->tab));	/* every ent NONE */
+	b->tab_mask = cap - 1;
+	return 0;
+}
+
+/* Add h (absent) -> e, doubling the table past half full. */
+static int tab_put(struct hs_curve_builder *b, uint64_t h, uint32_t e)
+{
+	size_t s;
+
+	if (2 * (b->tab_count + 1) > b->tab_mask + 1) {
+		struct tab_slot *old = b->tab;
+		size_t cap = b->tab_mask + 1;
+
+		if (tab_alloc(b, 2 * cap)) {
+			b->tab = old;
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < cap; i++) {
+			if (old[i].ent == NONE)
+				continue;
+			for (s = old[i].hash & b->tab_mask; b->tab[s].ent != NONE; s = (s + 1) & b->tab_mask)
+				;
+			b->tab[s] = old[i];
+		}
+		free(old);
+	}
+	for (s = h & b->tab_mask; b->tab[s].ent != NONE; s = (s + 1) & b->tab_mask)
+		;
+	b->tab[s].hash = h;
+	b->tab[s].ent = e;
+	b->tab_count++;
+	return 0;
+}
+
+/* Remove h (present), shifting back the slots after it rather than leaving a tombstone. */
+static void tab_del(struct hs_curve_builder *b, uint64_t h)
+{
+	size_t mask = b->tab_mask, hole = h & mask;
+
+	while (b->tab[hole].hash != h)
+		hole = (hole + 1) & mask;
+	for (size_t s = (hole + 1) & mask; b->tab[s].ent != NONE; s = (s + 1) & mask) {
+		size_t home = b->tab[s].hash & mask;
+
+		/* s may fill the hole unless its home lies cyclically in (hole, s] */
+		if (((s - home) & mask) >= ((s - hole) & mask)) {
+			b->tab[hole] = b->tab[s];
+			hole = s;
+		}
+	}
+	b->tab[hole].ent = NONE;
+	b->tab_count--;
+}
+
+/* ---- SHARDS: following the pages sampled ------------------------------------- */
+
 /* Fixed size: drop the followed page of the highest hash; T falls to it. */
 static void evict_max(struct hs_curve_builder *b)
 {
@@ -383,13 +492,13 @@ static void evict_max(struct hs_curve_builder *b)
 	unmark(b, b->last[e]);
 	b->last[e] = NONE;
 	b->live--;
-	u64map_del(&b->map, b->key[e]);
+	tab_del(b, b->hash[e]);
 	b->free_ent[b->nfree++] = e;	/* room made when e was added */
 	b->evicted = true;
 	set_threshold(b, b->hash[e]);
 }
 
-static int new_entry(struct hs_curve_builder *b, uint64_t page, uint64_t h, uint32_t *out)
+static int new_entry(struct hs_curve_builder *b, uint64_t h, uint32_t *out)
 {
 	uint32_t e;
 	int rc;
@@ -409,9 +518,6 @@ static int new_entry(struct hs_curve_builder *b, uint64_t page, uint64_t h, uint
 			if (hs_grow(&b->first, &cap, b->nent + 1, sizeof(*b->first)))
 				return -ENOMEM;
 			cap = b->ent_cap;
-			if (hs_grow(&b->key, &cap, b->nent + 1, sizeof(*b->key)))
-				return -ENOMEM;
-			cap = b->ent_cap;
 			if (hs_grow(&b->hash, &cap, b->nent + 1, sizeof(*b->hash)))
 				return -ENOMEM;
 			cap = b->ent_cap;
@@ -422,10 +528,8 @@ static int new_entry(struct hs_curve_builder *b, uint64_t page, uint64_t h, uint
 		e = (uint32_t)b->nent++;
 	}
 	b->last[e] = NONE;
-	b->key[e] = page;
 	b->hash[e] = h;
-	if ((rc = u64map_put(&b->map, page, (void *)(uintptr_t)(e + 1))) ||
-	    (b->o.sample_size && (rc = heap_push(b, e))))
+	if ((rc = tab_put(b, h, e)) || (b->o.sample_size && (rc = heap_push(b, e))))
 		return rc;
 	*out = e;
 	return 0;
@@ -440,16 +544,20 @@ HOT_INLINE void see(struct hs_curve_builder *b, uint64_t page)
 	*w |= bit;
 }
 
-/* An access to a page whose hash h is below the threshold. */
-HOT_INLINE int access_followed(struct hs_curve_builder *b, uint64_t page, uint64_t h)
+/*
+ * An access to the page of hash h, queued while it was below the
+ * threshold: followed if it still is (a fixed size lowers it meanwhile,
+ * and every access skipped since was above the old one, so the order of
+ * what is followed is the trace's).
+ */
+HOT_INLINE int access_followed(struct hs_curve_builder *b, uint64_t h)
 {
-	void *v;
 	uint32_t e;
 	int rc;
 
-	if ((v = u64map_get(&b->map, page)))
-		e = (uint32_t)((uintptr_t)v - 1);
-	else if ((rc = new_entry(b, page, h, &e)))
+	if (h >= b->threshold)
+		return 0;
+	if ((e = tab_get(b, h)) == NONE && (rc = new_entry(b, h, &e)))
 		return rc;
 	if ((rc = follow(b, e)))
 		return rc;
@@ -458,13 +566,49 @@ HOT_INLINE int access_followed(struct hs_curve_builder *b, uint64_t page, uint64
 	return 0;
 }
 
+/*
+ * Queue an access to a page below the threshold (see RING): its table
+ * slot is fetched now; the entry of the access AHEAD before it is looked
+ * up, its last slot fetched; the oldest, RING before, is made.
+ */
+HOT_INLINE int queue_followed(struct hs_curve_builder *b, uint64_t h)
+{
+	unsigned at = b->ring_at;
+	int rc = 0;
+
+	__builtin_prefetch(tab_home(b, h));
+	if (b->ring_len >= AHEAD) {
+		uint32_t e = tab_get(b, b->ring[(at + RING - AHEAD) % RING]);
+
+		if (e != NONE)
+			__builtin_prefetch(&b->last[e]);
+	}
+	if (b->ring_len == RING)	/* the oldest is in the slot taken now */
+		rc = access_followed(b, b->ring[at]);
+	else
+		b->ring_len++;
+	b->ring[at] = h;
+	b->ring_at = (at + 1) % RING;
+	return rc;
+}
+
+/* Make every queued access, in order. */
+static int drain(struct hs_curve_builder *b)
+{
+	int rc = 0;
+
+	for (; b->ring_len && !rc; b->ring_len--)
+		rc = access_followed(b, b->ring[(b->ring_at + RING - b->ring_len) % RING]);
+	return rc;
+}
+
 HOT_INLINE int access_sampled(struct hs_curve_builder *b, uint64_t page)
 {
 	uint64_t h = mix(page);
 
 	if (b->count_pages)
 		see(b, page);
-	return h < b->threshold ? access_followed(b, page, h) : 0;
+	return h < b->threshold ? queue_followed(b, h) : 0;
 }
 
 /* ---- building ---------------------------------------------------------------- */
@@ -506,6 +650,8 @@ int hs_curve_new(const struct hs_curve_opts *o, uint64_t npages, struct hs_curve
 			goto nomem;
 		slots = 0;
 		set_threshold(b, rate >= 1 ? UINT64_MAX : (uint64_t)(rate * 18446744073709551616.0));
+		if (tab_alloc(b, TAB_MIN))
+			goto nomem;
 	}
 	b->cap = (slots + 2 * BLOCK_SLOTS) / BLOCK_SLOTS * BLOCK_SLOTS;
 	b->nblocks = b->cap / BLOCK_SLOTS;
@@ -539,13 +685,17 @@ HOT_CLONES int hs_curve_access_many(struct hs_curve_builder *b, const uint64_t *
 
 	if (b->sampling && !b->count_pages) {
 		/* the loop SHARDS is fast for: most pages are only hashed */
+		uint64_t npages = b->npages, t = b->threshold;
+
 		for (; i < n && !rc; i++) {
 			uint64_t p = pages[i], h = mix(p);
 
-			if (p >= b->npages)
+			if (p >= npages)
 				break;
-			if (h < b->threshold)
-				rc = access_followed(b, p, h);
+			if (h < t) {
+				rc = queue_followed(b, h);
+				t = b->threshold;	/* a fixed size lowers it */
+			}
 		}
 	} else if (b->sampling) {
 		for (; i < n && !rc; i++) {
@@ -557,7 +707,7 @@ HOT_CLONES int hs_curve_access_many(struct hs_curve_builder *b, const uint64_t *
 				__builtin_prefetch(&b->seen[pages[i + PREFETCH] / 64 % (b->npages / 64 + 1)]);
 			see(b, p);
 			if (h < b->threshold)
-				rc = access_followed(b, p, h);
+				rc = queue_followed(b, h);
 		}
 	} else {
 		for (; i < n && !rc; i++) {
@@ -600,10 +750,9 @@ void hs_curve_builder_free(struct hs_curve_builder *b)
 	free(b->seen);
 	free(b->last);
 	free(b->first);
-	free(b->key);
 	free(b->hash);
 	free(b->free_ent);
-	u64map_free(&b->map);
+	free(b->tab);
 	free(b->heap);
 	free(b->owner);
 	free(b->bits);
@@ -677,6 +826,8 @@ int hs_curve_finish(struct hs_curve_builder *b, struct hs_curve *out)
 	size_t rerun_cap = 0, rerun_len = 0, n;
 	int rc;
 
+	if ((rc = drain(b)))
+		return rc;
 	count_pending(b);
 	if ((rc = compact(b, 0)))
 		return rc;

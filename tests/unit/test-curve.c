@@ -85,6 +85,27 @@ static size_t distinct(const uint64_t *trace, size_t n, uint64_t npages)
 	return d;
 }
 
+/*
+ * SHARDS of a fixed size above the pages follows every page at a weight of
+ * exactly 1 (the threshold 2^64 - 1): through the table of followed pages
+ * and the queue of their accesses, the exact curve still, to the bit.
+ */
+static int sampled_whole_is_exact(const struct hs_curve *exact, uint64_t npages,
+				  const uint64_t *trace, size_t n)
+{
+	struct hs_curve_opts o = { .sample_size = npages + 1 };
+	struct hs_curve c;
+	int same;
+
+	if (build(&o, npages, trace, n, &c))
+		return 0;
+	same = c.sampled && c.sample_rate == 1 && c.n == exact->n && c.step == 1 &&
+	       !memcmp(c.cold, exact->cold, c.n * sizeof(double)) &&
+	       !memcmp(c.rerun, exact->rerun, c.n * sizeof(double));
+	hs_curve_release(&c);
+	return same;
+}
+
 /* The exact curve of trace equals the simulation at every size 0 .. M + 2. */
 static int check_exact(const uint64_t *trace, size_t n, uint64_t npages, const char *what)
 {
@@ -118,6 +139,10 @@ static int check_exact(const uint64_t *trace, size_t n, uint64_t npages, const c
 	if (bad)
 		printf("#   %s: hs_curve_access_many gives another curve\n", what);
 	hs_curve_release(&many);
+	if (!bad && !sampled_whole_is_exact(&c, npages, trace, n)) {
+		printf("#   %s: every page sampled gives another curve\n", what);
+		bad = 1;
+	}
 	for (size_t size = 0; size <= m + 2 && !bad; size++) {
 		uint64_t cold = lru_misses(trace, n, size, 1), rerun = lru_misses(trace, n, size, 2);
 
@@ -211,6 +236,8 @@ TEST(exact_survives_compaction)
 		CHECK_EQ_U64(hs_curve_misses(&c, size, false), lru_misses(t, n, size, 1));
 		CHECK_EQ_U64(hs_curve_misses(&c, size, true), lru_misses(t, n, size, 2));
 	}
+	/* more pages followed than the table of them starts with: it grows */
+	CHECK(sampled_whole_is_exact(&c, 1500, t, n));
 	hs_curve_release(&c);
 }
 
