@@ -24,8 +24,9 @@
  * restart resumes from and `hotset keep --status` reads. One keeper per
  * state file: a lock file beside it says which process holds it.
  *
- * Watching is one mode; others (locking pages with mlock) are meant to be
- * added as another enum hs_keep_mode beside it.
+ * Watching is one mode. The other, locking, maps the kept ranges in
+ * bounded windows and mlock(2)s them: the kernel then cannot evict them,
+ * and the checks only follow files replaced, truncated and deleted.
  */
 #ifndef HOTSET_KEEP_H
 #define HOTSET_KEEP_H
@@ -126,6 +127,10 @@ struct hs_keep_state {
 	uint64_t dropped_files;		/* deleted since they were loaded */
 	uint64_t interval_ns;
 	uint64_t round_ns;		/* how long a round of checks takes now */
+	char mode[8];			/* "watch" or "lock" */
+	uint64_t locked_files, locked_bytes;	/* lock mode: what is mlock'd now */
+	uint64_t protected_bytes;	/* --protect: the memory.low set, 0 if none */
+	char protect_cgroup[256];	/* and the cgroup directory it was set on */
 	char **profiles;		/* absolute paths, malloc'd */
 	size_t nprofiles;
 };
@@ -151,13 +156,19 @@ void hs_keep_state_release(struct hs_keep_state *st);
  * pid, 0 if nobody does, or -errno (-ENOENT: no keeper ever ran).
  */
 int hs_keep_lock(const char *path, pid_t *holder);
+/* Write this process's pid into the lock fd (after a fork: the lock is shared). */
+int hs_keep_lock_own(int fd);
 pid_t hs_keep_lock_holder(const char *path);
 
 /* ---- the keeper ------------------------------------------------------------ */
 
 enum hs_keep_mode {
 	HS_KEEP_WATCH = 0,	/* re-warm what gets evicted */
+	HS_KEEP_LOCK,		/* mlock the kept pages, follow the files' changes */
 };
+
+/* Lock mode maps files in windows of at most this many bytes each. */
+#define HS_KEEP_LOCK_WINDOW (UINT64_C(64) << 20)
 
 /* PSI thresholds: stall_us of stall in each window_us (docs/man/hotset-keep.1). */
 struct hs_keep_trigger {
@@ -178,6 +189,10 @@ enum hs_keep_event_kind {
 	HS_KEEP_WARN,		/* path (or NULL), errnum, what */
 	HS_KEEP_NOTE,		/* what: a sentence (the pressure fallback, say) */
 	HS_KEEP_EXITING,	/* signal */
+	HS_KEEP_LOCKED,		/* lock mode: pages (of files) locked by a tick; bytes:
+				 * all that is locked now; initial: the first locking */
+	HS_KEEP_TRUNCATED,	/* lock mode: path shrank; pages: unlocked beyond its end */
+	HS_KEEP_PROTECTED,	/* --protect: memory.low (bytes) set on the cgroup (path) */
 };
 
 struct hs_keep_event {
@@ -212,6 +227,7 @@ struct hs_keep_opts {
 	struct hs_keep_trigger memory, io;	/* 0 = the defaults */
 	int signal_fd;			/* a signalfd of SIGHUP (reload), SIGTERM and
 					 * SIGINT (stop), or -1 */
+	bool protect;			/* memory.low of our cgroup = the kept bytes */
 	hs_keep_event_fn event;
 	bool file_events;		/* HS_KEEP_FILE_WARMED too */
 	void *ctx;
@@ -224,7 +240,11 @@ struct hs_keep;
  * and names the same profiles... or others: counters are the state's), and
  * set up the pressure watch. Returns 0, or -errno with err saying why (a
  * profile that cannot be read; -EPERM when the residency of no file can be
- * known to this user).
+ * known to this user; lock mode: -ENOMEM when RLIMIT_MEMLOCK is below the
+ * kept bytes and the process lacks CAP_IPC_LOCK; --protect: -ENOTSUP
+ * without a cgroup v2 memory controller, naming what is missing). Nothing
+ * is mapped or locked yet: that is hs_keep_run()'s, so that a caller may
+ * fork in between (mlock's locks are not inherited).
  */
 int hs_keep_new(const struct hs_keep_opts *o, struct hs_keep **out, struct hs_error *err);
 
@@ -239,6 +259,22 @@ int hs_keep_run(struct hs_keep *k);
 const struct hs_keep_state *hs_keep_state(const struct hs_keep *k);
 
 void hs_keep_free(struct hs_keep *k);
+
+/*
+ * --protect: set memory.low of a cgroup v2 directory to bytes. mount and
+ * own: the cgroup2 mount and this process's directory under it (NULL:
+ * found from /proc/self). When own is the root, which has no memory.low, a
+ * cgroup of its own, mount/name, is made and the process moved into it
+ * (*made true). Refused (-EBUSY) when own holds other processes too, whose
+ * memory the protection would cover. *dir (size bytes) receives the
+ * directory set. Returns 0, or -errno with err saying what cannot be done
+ * and how to get it (-ENOTSUP: no memory controller on cgroup v2, as with
+ * cgroup v1, which has no low protection at all).
+ */
+int hs_keep_protect(const char *mount, const char *own, const char *name, uint64_t bytes,
+		    char *dir, size_t size, bool *made, struct hs_error *err);
+/* Undo it: memory.low 0; a cgroup made is left (for its parent) and removed. */
+void hs_keep_unprotect(const char *dir, bool made);
 
 /*
  * Set the calling thread's I/O priority to the idle class (threads it

@@ -1,33 +1,45 @@
 /*
- * cmd-keep.c - hotset keep: a foreground daemon that keeps profiles'
- * working sets in the page cache (the mechanism is in src/core/keep.c),
- * and its --status, which reads the state file it leaves.
+ * cmd-keep.c - hotset keep: a daemon that keeps profiles' working sets in
+ * the page cache (the mechanism is in src/core/keep.c), in the foreground
+ * or, with --daemon, in the background once it is ready; and its --status,
+ * which reads the state file it leaves.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "hotset/keep.h"
+#include "hotset/procfs.h"
 #include "operands.h"
 #include "options.h"
 
 static const char usage[] =
-	"usage: hotset keep [--budget SIZE] [--interval T] [--state FILE] [-q] [-v] PROFILE...\n"
+	"usage: hotset keep [--mode watch|lock] [--budget SIZE] [--interval T] [--state FILE]\n"
+	"                   [--protect] [--daemon] [--pidfile FILE] [--log FILE] [-q] [-v]\n"
+	"                   PROFILE...\n"
 	"   or: hotset keep --status [--state FILE] [-J] [PROFILE...]\n"
 	"\n"
 	"Keep the pages the profiles list in the page cache: read them in, then\n"
 	"watch them and read back, in profile order, what gets evicted. Runs in\n"
-	"the foreground and logs a line per event to standard error. Backs off\n"
+	"the foreground (or, with --daemon, in the background once ready) and\n"
+	"logs a line per event to standard error. Backs off\n"
 	"while the machine is short of memory or I/O (PSI). SIGHUP reloads the\n"
 	"profiles; SIGTERM and SIGINT stop it, its state written.\n"
 	"\n"
+	"      --mode MODE        watch: read back what gets evicted (the default);\n"
+	"                         lock: mlock the pages, so that none is evicted\n"
 	"      --budget SIZE      keep at most SIZE (512M, 2G, 10% of RAM...): the\n"
 	"                         first SIZE of the profiles' pages, in the order\n"
 	"                         given (default: all, up to 25% of RAM)\n"
@@ -37,6 +49,14 @@ static const char usage[] =
 	"      --state FILE       the state file: counters a restart resumes, the\n"
 	"                         lock of one keeper per profile set (default: in\n"
 	"                         $XDG_RUNTIME_DIR/hotset, or /run/hotset for root)\n"
+	"      --protect          set memory.low of keep's cgroup (v2) to the kept\n"
+	"                         size, so that reclaim spares what it reads\n"
+	"      --daemon           go to the background once ready (the command exits\n"
+	"                         0 then, or with the keeper's error)\n"
+	"      --pidfile FILE     write the keeper's pid to FILE, removed at exit\n"
+	"      --log FILE         log to FILE (appended); --daemon's default when\n"
+	"                         standard error is a terminal: the state's name\n"
+	"                         with .log\n"
 	"      --status           print the state of a keeper (of --state FILE, or of\n"
 	"                         the PROFILEs) and exit\n"
 	"  -v, --verbose          a line per file read back too\n"
@@ -46,7 +66,8 @@ static const char usage[] =
 	"  -h, --help             show this help\n"
 	"\n"
 	"Exit status: 0 stopped by SIGTERM or SIGINT (or --status done), 2 usage\n"
-	"error or a keeper that could not start (another one holds the state).\n";
+	"error or a keeper that could not start (another one holds the state, a\n"
+	"lock beyond RLIMIT_MEMLOCK, --protect impossible here).\n";
 
 const struct cmd cmd_keep;
 
@@ -54,9 +75,46 @@ const struct cmd cmd_keep;
 #define DEFAULT_BUDGET_SHARE 4
 
 struct keep {
-	bool quiet, verbose;
+	bool quiet, verbose, lock;
 	const char *state;
+	int ready_fd;		/* --daemon: the pipe the parent waits on, until STARTED */
 };
+
+/*
+ * sd_notify(3) without libsystemd: a datagram to $NOTIFY_SOCKET (a path,
+ * or an abstract name written with '@'), for Type=notify.
+ */
+static void notify(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') || (len = strlen(path)) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, len);
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0';
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+		return;
+	sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (const struct sockaddr *)&sa,
+	       (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len));
+	close(fd);
+}
+
+/* The keeper is running: the parent of --daemon may exit, systemd may go on. */
+static void ready(struct keep *c)
+{
+	if (c->ready_fd >= 0) {
+		if (write(c->ready_fd, "R", 1) < 0) {
+			/* the parent is gone: nobody waits */
+		}
+		close(c->ready_fd);
+		c->ready_fd = -1;
+	}
+	notify("READY=1");
+}
 
 static const char *when(int64_t ns, char buf[32])
 {
@@ -89,14 +147,18 @@ static void on_event(void *ctx, const struct hs_keep_event *e)
 	const uint64_t ps = hs_page_size();
 	char a[16], b[16], text[768], tail[512];
 
+	if (e->kind == HS_KEEP_STARTED && c->quiet)
+		ready(c);
+	if (e->kind == HS_KEEP_EXITING)
+		notify("STOPPING=1");
 	if (c->quiet && e->kind != HS_KEEP_WARN)
 		return;
 	switch (e->kind) {
 	case HS_KEEP_STARTED:
 		snprintf(text, sizeof(text), "started: %zu profile%s, %llu file%s, %llu page%s (%s), "
-			 "budget %s", e->profiles, plural(e->profiles), (unsigned long long)e->files,
+			 "budget %s%s", e->profiles, plural(e->profiles), (unsigned long long)e->files,
 			 plural(e->files), (unsigned long long)e->pages, plural(e->pages),
-			 human_size(e->bytes, a), human_size(e->budget, b));
+			 human_size(e->bytes, a), human_size(e->budget, b), c->lock ? ", locking" : "");
 		say(text, NULL, NULL);
 		if (e->unknown) {
 			snprintf(text, sizeof(text), "not watching %llu file%s: their residency is "
@@ -110,6 +172,24 @@ static void on_event(void *ctx, const struct hs_keep_event *e)
 				 "kept by path", (unsigned long long)e->stale, plural(e->stale));
 			say(text, NULL, NULL);
 		}
+		ready(c);
+		break;
+	case HS_KEEP_LOCKED:
+		snprintf(text, sizeof(text), "%s %llu page%s (%s) of %llu file%s; %s locked in all",
+			 e->initial ? "locked" : "re-locked", (unsigned long long)e->pages,
+			 plural(e->pages), human_size(e->pages * ps, a), (unsigned long long)e->files,
+			 plural(e->files), human_size(e->bytes, b));
+		say(text, NULL, NULL);
+		break;
+	case HS_KEEP_TRUNCATED:
+		snprintf(tail, sizeof(tail), " (shorter): %llu locked page%s beyond its end unlocked",
+			 (unsigned long long)e->pages, plural(e->pages));
+		say("file truncated: ", e->path, tail);
+		break;
+	case HS_KEEP_PROTECTED:
+		snprintf(text, sizeof(text), "protecting %s from reclaim: memory.low of ",
+			 human_size(e->bytes, a));
+		say(text, e->path, NULL);
 		break;
 	case HS_KEEP_WARMED:
 		if (e->initial)
@@ -153,8 +233,9 @@ static void on_event(void *ctx, const struct hs_keep_event *e)
 		say(text, NULL, NULL);
 		break;
 	case HS_KEEP_REPLACED:
-		say("file replaced: ", e->path, e->in_place ? " (rewritten in place): reading it anew"
-						   : " (a new inode): reading it anew");
+		snprintf(tail, sizeof(tail), " (%s): %s it anew",
+			 e->in_place ? "rewritten in place" : "a new inode", c->lock ? "locking" : "reading");
+		say("file replaced: ", e->path, tail);
 		break;
 	case HS_KEEP_DELETED:
 		say("file deleted: ", e->path, ": dropped");
@@ -284,12 +365,23 @@ static void status_json(const char *state, const struct hs_keep_state *st, pid_t
 	for (size_t i = 0; i < st->nprofiles; i++)
 		json_string(&j, NULL, st->profiles[i]);
 	json_end_array(&j);
+	json_string(&j, "mode", st->mode[0] ? st->mode : "watch");
 	json_u64(&j, "files", st->files);
 	json_u64(&j, "pages", st->pages);
 	json_u64(&j, "bytes", st->bytes);
 	json_u64(&j, "budget_bytes", st->budget_bytes);
 	json_u64(&j, "unknown_files", st->unknown_files);
 	json_u64(&j, "dropped_files", st->dropped_files);
+	/* a keeper gone has nothing locked: the kernel unlocks at exit, even at SIGKILL */
+	json_u64(&j, "locked_files", holder > 0 ? st->locked_files : 0);
+	json_u64(&j, "locked_bytes", holder > 0 ? st->locked_bytes : 0);
+	if (holder > 0 && st->protect_cgroup[0]) {
+		json_u64(&j, "protected_bytes", st->protected_bytes);
+		json_string(&j, "protect_cgroup", st->protect_cgroup);
+	} else {
+		json_null(&j, "protected_bytes");
+		json_null(&j, "protect_cgroup");
+	}
 	json_u64(&j, "refault_pages", st->refault_pages);
 	json_u64(&j, "rewarmed_pages", st->rewarmed_pages);
 	json_u64(&j, "rewarms", st->rewarms);
@@ -340,6 +432,14 @@ static void status_human(const char *state, const struct hs_keep_state *st, pid_
 		printf("; %llu not watched (residency unknown)", (unsigned long long)st->unknown_files);
 	if (st->dropped_files)
 		printf("; %llu deleted, dropped", (unsigned long long)st->dropped_files);
+	if (!strcmp(st->mode, "lock"))
+		printf("\n%10s: %llu file%s, %s", "Locked", holder > 0 ? (unsigned long long)st->locked_files : 0,
+		       plural(holder > 0 ? st->locked_files : 0),
+		       human_size(holder > 0 ? st->locked_bytes : 0, a));
+	if (holder > 0 && st->protect_cgroup[0]) {
+		printf("\n%10s: memory.low %s on ", "Protected", human_size(st->protected_bytes, a));
+		print_path(stdout, st->protect_cgroup, strlen(st->protect_cgroup));
+	}
 	printf("\n%10s: every file within %.1f s (interval %.1f s)\n", "Checks",
 	       (double)st->round_ns / 1e9, (double)st->interval_ns / 1e9);
 	printf("%10s: %llu page%s (%s) lost and found missing; %llu page%s read back in %llu "
@@ -403,6 +503,134 @@ static int signal_fd(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* ---- --pidfile, --log, --daemon ---------------------------------------------------- */
+
+static pid_t pidfile_pid(const char *path)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return (pid_t)strtol(buf, NULL, 10);
+}
+
+/* Does pid run? A zombie does not: a keeper killed and not reaped yet. */
+static bool runs(pid_t pid)
+{
+	char path[64], buf[512], *paren;
+
+	if (kill(pid, 0) < 0 && errno != EPERM)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (hs_procfs_read(path, buf, sizeof(buf)) <= 0 || !(paren = strrchr(buf, ')')))
+		return true;
+	return paren[1] != ' ' || (paren[2] != 'Z' && paren[2] != 'X');
+}
+
+/* A pid file naming a live process other than this one is refused; a stale one is replaced. */
+static int pidfile_check(const char *path)
+{
+	pid_t pid = pidfile_pid(path);
+
+	if (pid > 0 && pid != getpid() && runs(pid))
+		return error("the pid file %s names pid %d, which runs: another keeper? stop it, or "
+			     "remove %s if that process is none", path, (int)pid, path);
+	return 0;
+}
+
+/* This process's pid into path, atomically (as profiles are written). */
+static int pidfile_write(const char *path)
+{
+	struct hs_atomic_file *af;
+	char buf[32];
+	int fd, n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid()), rc;
+
+	if ((rc = hs_atomic_open(path, &af, &fd)))
+		return error("cannot write the pid file %s: %s", path, strerror(-rc));
+	rc = write(fd, buf, (size_t)n) == n ? 0 : -errno;
+	if ((rc = hs_atomic_commit(af, rc)))
+		return error("cannot write the pid file %s: %s", path, strerror(-rc));
+	return 0;
+}
+
+/* At exit: removed, unless another process has written its own there since. */
+static void pidfile_remove(const char *path)
+{
+	if (pidfile_pid(path) == getpid())
+		unlink(path);
+}
+
+/* --daemon's log when none is given and stderr is a terminal: STATE without .state, .log */
+static char *default_log(const char *state)
+{
+	size_t len = strlen(state);
+	char *p;
+
+	if (len > 6 && !strcmp(state + len - 6, ".state"))
+		len -= 6;
+	return asprintf(&p, "%.*s.log", (int)len, state) < 0 ? NULL : p;
+}
+
+/*
+ * Go to the background: the parent waits for the child's ready byte (sent
+ * at STARTED) and exits 0, or, the pipe closed without it, with the
+ * child's status. Returns in the child only, setsid'ed, its standard input
+ * and output /dev/null; its stderr stays the terminal until the caller
+ * points it at the log, so that errors before that are seen.
+ */
+static int daemonize(struct keep *c, bool quiet, const char *log)
+{
+	int p[2], st;
+	pid_t pid;
+	char r;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return error("cannot go to the background: pipe: %s", strerror(errno));
+	fflush(NULL);
+	if ((pid = fork()) < 0)
+		return error("cannot go to the background: fork: %s", strerror(errno));
+	if (pid) {
+		ssize_t n;
+
+		close(p[1]);
+		while ((n = read(p[0], &r, 1)) < 0 && errno == EINTR)
+			;
+		if (n == 1) {
+			if (!quiet) {
+				char text[PATH_MAX + 128];
+
+				snprintf(text, sizeof(text), "running in the background: pid %d, logging to ",
+					 (int)pid);
+				say(text, log ? log : "standard error", NULL);
+			}
+			_exit(EXIT_OK);	/* the child owns the lock, the state, the pid file */
+		}
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		error("the keeper (pid %d) %s before it was ready%s%s", (int)pid,
+		      WIFEXITED(st) ? "exited" : "was killed", log ? "; see " : "", log ? log : "");
+		_exit(WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st) : EXIT_USAGE);
+	}
+	close(p[0]);
+	c->ready_fd = p[1];
+	setsid();
+	{
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
+			return error("cannot go to the background: /dev/null: %s", strerror(errno));
+		close(null);
+	}
+	return 0;
+}
+
 static int run_keep(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -410,17 +638,23 @@ static int run_keep(int argc, char **argv)
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "status", no_argument, NULL, OPT_STATUS },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "protect", no_argument, NULL, OPT_PROTECT },
+		{ "daemon", no_argument, NULL, OPT_DAEMON },
+		{ "pidfile", required_argument, NULL, OPT_PIDFILE },
+		{ "log", required_argument, NULL, OPT_LOG },
 		{ "verbose", no_argument, NULL, 'v' },
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
-	struct keep c = { 0 };
+	struct keep c = { .ready_fd = -1 };
 	struct hs_keep_opts o = { .signal_fd = -1, .event = on_event, .ctx = &c };
 	struct hs_error err = { 0 };
 	struct hs_keep *k;
-	char **profiles, *state = NULL;
-	bool status = false, json = false;
-	int opt, n, rc, lock;
+	char **profiles, *state = NULL, *log = NULL;
+	const char *pidfile = NULL;
+	bool status = false, json = false, daemon = false;
+	int opt, n, rc, lock, log_fd = -1;
 	struct stat sb;
 	pid_t holder;
 
@@ -444,6 +678,26 @@ static int run_keep(int argc, char **argv)
 			state = optarg;
 			break;
 		case OPT_STATUS: status = true; break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "watch"))
+				o.mode = HS_KEEP_WATCH;
+			else if (!strcmp(optarg, "lock"))
+				o.mode = HS_KEEP_LOCK;
+			else
+				return usage_error(&cmd_keep, "--mode takes watch or lock, not '%s'", optarg);
+			break;
+		case OPT_PROTECT: o.protect = true; break;
+		case OPT_DAEMON: daemon = true; break;
+		case OPT_PIDFILE:
+		case OPT_LOG:
+			if (!*optarg)
+				return usage_error(&cmd_keep, "an empty --%s names no file",
+						   opt == OPT_LOG ? "log" : "pidfile");
+			if (opt == OPT_LOG)
+				log = optarg;
+			else
+				pidfile = optarg;
+			break;
 		case 'v': c.verbose = true; break;
 		case 'q': c.quiet = true; break;
 		case 'J': json = true; break;
@@ -453,6 +707,10 @@ static int run_keep(int argc, char **argv)
 	n = argc - optind;
 	if (json && !status)
 		return usage_error(&cmd_keep, "--json goes with --status (the keeper logs lines)");
+	if (status && (daemon || pidfile || log || o.protect || o.mode))
+		return usage_error(&cmd_keep, "--status only reads a state: --mode, --protect, "
+				   "--daemon, --pidfile and --log go with keeping");
+	c.lock = o.mode == HS_KEEP_LOCK;
 	if (!status && !n)
 		return usage_error(&cmd_keep, "give a PROFILE to keep");
 	profiles = calloc((size_t)(n ? n : 1), sizeof(*profiles));
@@ -495,6 +753,18 @@ static int run_keep(int argc, char **argv)
 		error("%s: not a regular file: give --state a file of its own", state);
 		goto out;
 	}
+	if (pidfile && pidfile_check(pidfile) < 0)
+		goto out;
+	/* logs: to --log FILE; --daemon's own file if stderr is a terminal it leaves */
+	if (!log && daemon && isatty(2))
+		log = default_log(state);
+	else if (log)
+		log = strdup(log);
+	if (log && (log_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+				  O_NOCTTY, 0644)) < 0) {
+		error("cannot open the log %s: %s", log, strerror(errno));
+		goto out;
+	}
 	if ((lock = hs_keep_lock(state, &holder)) < 0) {
 		if (lock == -EWOULDBLOCK)
 			error("another hotset keep (pid %d) is running on %s: stop it, or give another "
@@ -520,6 +790,11 @@ static int run_keep(int argc, char **argv)
 	if ((rc = hs_keep_new(&o, &k, &err))) {
 		error("cannot keep: %s", err.msg[0] ? err.msg : strerror(-rc));
 		rc = EXIT_USAGE;
+	} else if ((daemon && (daemonize(&c, c.quiet, log) < 0 || hs_keep_lock_own(lock) < 0)) ||
+		   (pidfile && pidfile_write(pidfile) < 0) || (log_fd >= 0 && dup2(log_fd, 2) < 0)) {
+		/* in the child of --daemon: the parent reports its exit status */
+		rc = EXIT_USAGE;
+		hs_keep_free(k);
 	} else {
 		rc = hs_keep_run(k);
 		if (rc < 0)
@@ -527,13 +802,18 @@ static int run_keep(int argc, char **argv)
 		rc = rc < 0 ? EXIT_USAGE : EXIT_OK;
 		hs_keep_free(k);
 	}
+	if (pidfile)
+		pidfile_remove(pidfile);
 	close(o.signal_fd);
 	close(lock);
 out:
+	if (log_fd >= 0)
+		close(log_fd);
 	for (int i = 0; i < n; i++)
 		free(profiles[i]);
 	free(profiles);
 	free(state);
+	free(log);
 	return rc;
 }
 

@@ -8,6 +8,16 @@
  * anew), counts its resident kept pages, and closes it: measured at about
  * 1 us a file, cheaper than holding 200,000 descriptors (whose fstat and
  * cachestat miss the CPU caches) and it never pins a deleted file.
+ *
+ * Lock mode maps each file's kept ranges in windows of at most
+ * HS_KEEP_LOCK_WINDOW and mlock(2)s them, a rate's worth a tick; its checks
+ * only stat the files. Nothing ever reads the mapped memory: mlock faults
+ * pages in through get_user_pages, which reports a page beyond the end of
+ * a truncated file as an error, never as SIGBUS, and munmap and the stat
+ * touch no page. So a file truncated under its mapping cannot kill the
+ * keeper (there is no access a SIGBUS handler could guard); the check that
+ * sees it shorter unmaps what lies beyond its end, which the truncation
+ * has already taken out of the page cache.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,13 +29,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #include "hotset/keep.h"
+#include "hotset/memory.h"
 #include "hotset/procfs.h"
 #include "hotset/profile.h"
 #include "hotset/residency.h"
@@ -183,6 +197,14 @@ int hs_keep_state_write(const char *path, const struct hs_keep_state *st)
 		(unsigned long long)st->pages, (unsigned long long)st->bytes,
 		(unsigned long long)st->unknown_files, (unsigned long long)st->dropped_files,
 		(unsigned long long)st->interval_ns, (unsigned long long)st->round_ns);
+	fprintf(f, "mode %s\nlocked_files %llu\nlocked_bytes %llu\nprotected_bytes %llu\n",
+		st->mode[0] ? st->mode : "watch", (unsigned long long)st->locked_files,
+		(unsigned long long)st->locked_bytes, (unsigned long long)st->protected_bytes);
+	if (st->protect_cgroup[0]) {
+		fputs("protect_cgroup ", f);
+		put_escaped(f, st->protect_cgroup);
+		fputc('\n', f);
+	}
 	for (size_t i = 0; i < st->nprofiles; i++) {
 		fputs("profile ", f);
 		put_escaped(f, st->profiles[i]);
@@ -233,6 +255,8 @@ static bool state_field(struct hs_keep_state *st, const char *key, char *val, bo
 		I("updated", updated_ns), U("budget", budget_bytes), U("files", files),
 		U("pages", pages), U("bytes", bytes), U("unknown_files", unknown_files),
 		U("dropped_files", dropped_files), U("interval", interval_ns), U("round", round_ns),
+		U("locked_files", locked_files), U("locked_bytes", locked_bytes),
+		U("protected_bytes", protected_bytes),
 		{ "running", offsetof(struct hs_keep_state, running), 2 },
 		{ "backed_off", offsetof(struct hs_keep_state, backed_off), 2 },
 #undef U
@@ -245,12 +269,24 @@ static bool state_field(struct hs_keep_state *st, const char *key, char *val, bo
 		*bad = end == val || *end;
 		return true;
 	}
-	if (!strcmp(key, "backoff_reason") || !strcmp(key, "pressure")) {
-		char *dst = key[0] == 'b' ? st->backoff_reason : st->pressure;
-		size_t size = key[0] == 'b' ? sizeof(st->backoff_reason) : sizeof(st->pressure);
+	{
+		static const struct {
+			const char *key;
+			size_t off, size;
+		} strs[] = {
+#define T(k, f) { k, offsetof(struct hs_keep_state, f), sizeof(((struct hs_keep_state *)0)->f) }
+			T("backoff_reason", backoff_reason), T("pressure", pressure), T("mode", mode),
+			T("protect_cgroup", protect_cgroup),
+#undef T
+		};
 
-		snprintf(dst, size, "%s", val);
-		return true;
+		for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+			if (strcmp(key, strs[i].key))
+				continue;
+			unescape(val);
+			snprintf((char *)st + strs[i].off, strs[i].size, "%s", val);
+			return true;
+		}
 	}
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		char *p = (char *)st + fields[i].off;
@@ -372,10 +408,20 @@ static pid_t read_pid(int fd)
 	return (pid_t)strtol(buf, NULL, 10);
 }
 
+int hs_keep_lock_own(int fd)
+{
+	char pid[32];
+	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+		return -errno;
+	return 0;
+}
+
 int hs_keep_lock(const char *path, pid_t *holder)
 {
-	char *lp = lock_path(path), pid[32];
-	int fd, n;
+	char *lp = lock_path(path);
+	int fd, rc;
 
 	*holder = 0;
 	if (!lp)
@@ -392,12 +438,9 @@ int hs_keep_lock(const char *path, pid_t *holder)
 		close(fd);
 		return err;
 	}
-	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
-		int err = -errno;
-
+	if ((rc = hs_keep_lock_own(fd))) {
 		close(fd);
-		return err;
+		return rc;
 	}
 	return fd;
 }
@@ -423,7 +466,14 @@ pid_t hs_keep_lock_holder(const char *path)
 /* ---- the kept set ----------------------------------------------------------- */
 
 enum { F_WATCHED, F_UNKNOWN, F_DROPPED };
-enum { P_NONE, P_FIRST, P_REFAULT };	/* why a file waits to be read */
+enum { P_NONE, P_FIRST, P_REFAULT };	/* why a file waits to be read (or locked) */
+
+/* Lock mode: one mapping of a file, pages first .. first + npages - 1. */
+struct kwin {
+	char *addr;
+	uint64_t first, npages;
+	bool locked;
+};
 
 struct kfile {
 	char *path;
@@ -434,6 +484,9 @@ struct kfile {
 	int64_t mtime_sec;
 	uint32_t mtime_nsec;
 	uint64_t resident;		/* kept pages resident at the last look */
+	struct kwin *wins;		/* lock mode: its mappings, once mapped */
+	size_t nwins;
+	uint64_t locked;		/* pages of them locked */
 	unsigned char state, pending;
 	bool large, warned;
 };
@@ -445,12 +498,30 @@ struct kset {
 	size_t *small, nsmall;
 	uint64_t pages, bytes, unknown, stale;
 	uint64_t budget_pages;		/* left to spend while loading */
+	uint64_t locked_pages, locked_files;	/* lock mode: now */
 	struct u64map ids;		/* (dev, ino) -> index + 1, while loading */
 };
+
+static void unmap_file(struct kset *s, struct kfile *f)
+{
+	const uint64_t ps = hs_page_size();
+
+	for (size_t w = 0; w < f->nwins; w++)
+		munmap(f->wins[w].addr, f->wins[w].npages * ps);
+	free(f->wins);
+	f->wins = NULL;
+	f->nwins = 0;
+	if (f->locked) {
+		s->locked_pages -= f->locked;
+		s->locked_files--;
+	}
+	f->locked = 0;
+}
 
 static void kset_free(struct kset *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
+		unmap_file(s, &s->files[i]);
 		free(s->files[i].path);
 		free(s->files[i].ranges);
 	}
@@ -480,6 +551,7 @@ struct hs_keep {
 	int stop_signal;
 	bool dirty;			/* the state changed since it was written */
 	pthread_mutex_t lock;		/* the warm file callback, from I/O threads */
+	bool protect_made;		/* --protect made the cgroup st.protect_cgroup */
 	uint64_t tick_read, tick_files;
 };
 
@@ -617,6 +689,11 @@ static int load_one(void *ctx, const struct hs_target *t)
 	f->large = added * ps >= HS_KEEP_LARGE_BYTES;
 	s->pages += added;
 	s->stale += t->stale;
+	if (l->k->o.mode == HS_KEEP_LOCK) {
+		/* locking needs no residency: only that the file can be read */
+		f->pending = P_FIRST;
+		return 0;
+	}
 	rc = hs_residency_count(t->fd, f->size, f->ranges, f->nranges, &c, NULL);
 	if (rc == -EPERM) {
 		f->state = F_UNKNOWN;
@@ -720,6 +797,8 @@ static void set_counts(struct hs_keep *k)
 	k->st.bytes = k->set.bytes;
 	k->st.unknown_files = k->set.unknown;
 	k->st.dropped_files = 0;
+	k->st.locked_files = k->set.locked_files;
+	k->st.locked_bytes = k->set.locked_pages * hs_page_size();
 }
 
 /* ---- pressure ------------------------------------------------------------------ */
@@ -830,6 +909,7 @@ static void drop(struct hs_keep *k, struct kfile *f)
 
 	f->state = F_DROPPED;
 	f->pending = P_NONE;
+	unmap_file(&k->set, f);	/* never pin a deleted file's pages */
 	k->st.dropped_files++;
 	k->dirty = true;
 	emit(k, &e);
@@ -1024,18 +1104,281 @@ static void rewarm(struct hs_keep *k, uint64_t period, uint64_t refaults)
 	}
 }
 
+/* ---- lock mode --------------------------------------------------------------------- */
+
+/* The fix for a lock refused for its size, said with every such error. */
+#define MEMLOCK_FIX "raise it (ulimit -l, LimitMEMLOCK= in the unit), lower --budget, " \
+		    "or run as root"
+
+static bool has_ipc_lock(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3] = { 0 };
+
+	return syscall(SYS_capget, &hdr, caps) == 0 &&
+	       (caps[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32)));
+}
+
+/*
+ * Map f's kept ranges, clipped to its size now, in windows of at most
+ * HS_KEEP_LOCK_WINDOW (never one mapping of a huge file), none locked yet.
+ */
+static int map_file(struct hs_keep *k, struct kfile *f, int fd)
+{
+	const uint64_t ps = hs_page_size(), most = HS_KEEP_LOCK_WINDOW / ps;
+	uint64_t npages = (f->size + ps - 1) / ps;
+	size_t cap = 0;
+
+	for (size_t r = 0; r < f->nranges; r++) {
+		uint64_t a = f->ranges[r].first, b = f->ranges[r].last;
+
+		for (; a <= b && a < npages; a += most) {
+			uint64_t n = b - a + 1 < most ? b - a + 1 : most;
+			void *p;
+
+			if (a + n > npages)
+				n = npages - a;
+			if (hs_grow(&f->wins, &cap, f->nwins + 1, sizeof(*f->wins)))
+				return -ENOMEM;
+			p = mmap(NULL, n * ps, PROT_READ, MAP_SHARED, fd, (off_t)(a * ps));
+			if (p == MAP_FAILED) {
+				int e = errno;
+
+				if (!f->warned) {
+					f->warned = true;
+					warn_event(k, f->path, e, e == ENOMEM ?
+						   "cannot map (too many mappings? vm.max_map_count)" :
+						   "cannot map");
+				}
+				return -e;
+			}
+			f->wins[f->nwins++] = (struct kwin){ p, a, n, false };
+		}
+	}
+	return 0;
+}
+
+/*
+ * mlock f's windows not locked yet, until *allowance pages are spent (one
+ * window at least). Plain mlock, not mlock2(MLOCK_ONFAULT): the point is
+ * to hold the profile's pages, so each window is faulted in once, now;
+ * on-fault locking would lock only pages touched later, and the keeper
+ * touches none. Returns the pages locked; f is done when all are.
+ */
+static uint64_t lock_file(struct hs_keep *k, struct kfile *f, uint64_t *allowance)
+{
+	const uint64_t ps = hs_page_size();
+	uint64_t done = 0;
+	size_t w = 0;
+
+	while (w < f->nwins && *allowance) {
+		struct kwin *x = &f->wins[w];
+
+		if (x->locked) {
+			w++;
+			continue;
+		}
+		if (mlock(x->addr, x->npages * ps) < 0) {
+			int e = errno;
+
+			if (!f->warned) {
+				f->warned = true;
+				warn_event(k, f->path, e, e == ENOMEM || e == EAGAIN || e == EPERM ?
+					   "cannot lock: beyond RLIMIT_MEMLOCK? " MEMLOCK_FIX :
+					   "cannot lock");
+			}
+			/* unmapped, not retried until the file changes */
+			munmap(x->addr, x->npages * ps);
+			f->wins[w] = f->wins[--f->nwins];
+			continue;
+		}
+		x->locked = true;
+		if (!f->locked)
+			k->set.locked_files++;
+		f->locked += x->npages;
+		k->set.locked_pages += x->npages;
+		done += x->npages;
+		*allowance = *allowance > x->npages ? *allowance - x->npages : 0;
+		w++;
+	}
+	for (w = 0; w < f->nwins && f->wins[w].locked; w++)
+		;
+	if (w == f->nwins)
+		f->pending = P_NONE;
+	return done;
+}
+
+/*
+ * f shrank to npages pages: unmap what lies beyond (the truncation took
+ * those pages out of the cache; a mapping left there is only a trap).
+ * Returns the locked pages released.
+ */
+static uint64_t clip_file(struct kset *s, struct kfile *f, uint64_t npages)
+{
+	const uint64_t ps = hs_page_size();
+	uint64_t released = 0;
+	size_t w = 0;
+
+	while (w < f->nwins) {
+		struct kwin *x = &f->wins[w];
+		uint64_t cut;
+
+		if (x->first + x->npages <= npages) {
+			w++;
+			continue;
+		}
+		cut = x->first >= npages ? x->npages : x->first + x->npages - npages;
+		munmap(x->addr + (x->npages - cut) * ps, cut * ps);
+		if (x->locked) {
+			released += cut;
+			f->locked -= cut;
+			s->locked_pages -= cut;
+		}
+		x->npages -= cut;
+		if (!x->npages)
+			f->wins[w] = f->wins[--f->nwins];
+		else
+			w++;
+	}
+	if (released && !f->locked)
+		s->locked_files--;
+	return released;
+}
+
+static void take_stat(struct kfile *f, const struct stat *st)
+{
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = (uint64_t)st->st_size;
+	f->mtime_sec = st->st_mtim.tv_sec;
+	f->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
+}
+
+/* Lock mode's check of one file: follow it if it changed. */
+static void check_locked(struct hs_keep *k, size_t i)
+{
+	const uint64_t ps = hs_page_size();
+	struct kfile *f = &k->set.files[i];
+	struct stat st;
+	int fd;
+
+	if (f->state != F_WATCHED || (fd = open_file(k, f, &st)) < 0)
+		return;
+	if (unchanged(f, &st)) {
+		close(fd);
+		return;
+	}
+	k->dirty = true;
+	if (!f->nwins) {	/* not mapped (yet, or it failed): mapped as it is now */
+		take_stat(f, &st);
+		f->warned = false;
+		if (!f->pending && !pend_add(k, i))
+			f->pending = P_FIRST;
+		close(fd);
+		return;
+	}
+	if (same_file(f, &st) && (uint64_t)st.st_size < f->size) {
+		struct hs_keep_event e = { .kind = HS_KEEP_TRUNCATED, .path = f->path };
+
+		take_stat(f, &st);
+		e.pages = clip_file(&k->set, f, ((uint64_t)st.st_size + ps - 1) / ps);
+		emit(k, &e);
+	} else {
+		/* a new inode, or rewritten: the old mapping goes, the file is mapped anew */
+		struct hs_keep_event e = { .kind = HS_KEEP_REPLACED, .path = f->path,
+					   .in_place = same_file(f, &st) };
+
+		emit(k, &e);
+		unmap_file(&k->set, f);
+		take_stat(f, &st);
+		f->warned = false;
+		if (!f->pending && !pend_add(k, i))
+			f->pending = P_FIRST;
+	}
+	close(fd);
+}
+
+/* Map and lock the pending files, in profile order, a rate's worth a tick. */
+static void lock_pending(struct hs_keep *k, uint64_t period)
+{
+	const uint64_t ps = hs_page_size();
+	uint64_t bytes = (uint64_t)((double)k->o.rate * (double)period / 1e9);
+	uint64_t allowance = (bytes > (1u << 20) ? bytes : 1u << 20) / ps, pages = 0, files = 0;
+	bool first_only = true;
+	size_t kept = 0, i;
+
+	if (!k->npend)
+		return;
+	qsort(k->pend, k->npend, sizeof(*k->pend), cmp_size);
+	for (i = 0; i < k->npend && allowance; i++) {
+		struct kfile *f = &k->set.files[k->pend[i]];
+		uint64_t got;
+
+		if (f->state != F_WATCHED || !f->pending)
+			continue;
+		if (!f->nwins) {
+			struct stat st;
+			int fd = open_file(k, f, &st), rc;
+
+			if (fd < 0)
+				continue;
+			take_stat(f, &st);	/* mapped as it is now */
+			rc = map_file(k, f, fd);
+			close(fd);
+			if (rc) {
+				unmap_file(&k->set, f);
+				f->pending = P_NONE;	/* warned; again when it changes */
+				continue;
+			}
+		}
+		first_only &= f->pending == P_FIRST;
+		got = lock_file(k, f, &allowance);
+		pages += got;
+		files += got > 0;
+		if (f->pending)
+			k->pend[kept++] = k->pend[i];
+	}
+	for (; i < k->npend; i++)
+		if (k->set.files[k->pend[i]].pending)
+			k->pend[kept++] = k->pend[i];
+	k->npend = kept;
+	if (!pages)
+		return;
+	k->dirty = true;
+	{
+		struct hs_keep_event e = { .kind = HS_KEEP_LOCKED, .pages = pages, .files = files,
+					   .bytes = k->set.locked_pages * ps, .initial = first_only };
+
+		emit(k, &e);
+	}
+}
+
+static void unmap_all(struct kset *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		unmap_file(s, &s->files[i]);
+}
+
 static void tick(struct hs_keep *k)
 {
 	struct kset *s = &k->set;
 	size_t slice = hs_keep_sched_slice(&k->sched, s->nsmall, s->nlarge), checked = 0;
 	uint64_t t0 = thread_cpu_ns(), lost = 0;
 
+	const bool locking = k->o.mode == HS_KEEP_LOCK;
+
 	for (size_t i = 0; i < s->nlarge; i++, checked++)
-		lost += check_file(k, s->large[i]);
+		if (locking)
+			check_locked(k, s->large[i]);
+		else
+			lost += check_file(k, s->large[i]);
 	for (size_t n = 0; n < slice; n++, checked++) {
 		if (k->cursor >= s->nsmall)
 			k->cursor = 0;
-		lost += check_file(k, s->small[k->cursor++]);
+		if (locking)
+			check_locked(k, s->small[k->cursor++]);
+		else
+			lost += check_file(k, s->small[k->cursor++]);
 	}
 	hs_keep_sched_checked(&k->sched, checked, thread_cpu_ns() - t0, lost);
 	if (lost) {
@@ -1043,7 +1386,121 @@ static void tick(struct hs_keep *k)
 		k->dirty = true;
 	}
 	k->st.round_ns = k->sched.round_ns;
-	rewarm(k, hs_keep_sched_period(&k->sched, s->nlarge), lost);
+	if (locking)
+		lock_pending(k, hs_keep_sched_period(&k->sched, s->nlarge));
+	else
+		rewarm(k, hs_keep_sched_period(&k->sched, s->nlarge), lost);
+	k->st.locked_files = s->locked_files;
+	k->st.locked_bytes = s->locked_pages * hs_page_size();
+}
+
+/* ---- --protect: memory.low ------------------------------------------------------ */
+
+/* Write text to the existing file dir/name (a cgroup's: never created). */
+static int write_at(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX + 64];
+	size_t len = strlen(text);
+	int fd, rc = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	if ((fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	return rc;
+}
+
+static bool has_memory_controller(const char *dir)
+{
+	char buf[512];
+
+	if (hs_procfs_read_at(dir, "cgroup.controllers", buf, sizeof(buf)) < 0)
+		return false;
+	for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n"))
+		if (!strcmp(t, "memory"))
+			return true;
+	return false;
+}
+
+int hs_keep_protect(const char *mount, const char *own, const char *name, uint64_t bytes,
+		    char *dir, size_t size, bool *made, struct hs_error *err)
+{
+	char m[PATH_MAX], o[PATH_MAX], num[32];
+	int rc, n;
+
+	*made = false;
+	if (!mount) {
+		if (hs_cgroup2_dirs(o, m, sizeof(m)) < 0)
+			m[0] = o[0] = '\0';
+		mount = m;
+		own = o;
+	}
+	if (!own[0] || !has_memory_controller(own)) {
+		struct hs_memcg v1;
+
+		if (hs_memcg_of(0, &v1) == 0 && v1.version == 1)
+			return hs_error_set(err, ENOTSUP, "--protect cannot be done here: the memory "
+					    "controller is on cgroup v1, which has no low protection "
+					    "(memory.soft_limit_in_bytes is the opposite); it needs cgroup v2 "
+					    "with the memory controller (systemd.unified_cgroup_hierarchy=1)");
+		if (!own[0])
+			return hs_error_set(err, ENOTSUP, "--protect cannot be done here: %s",
+					    mount[0] ? "this process's cgroup is not under the cgroup2 "
+					    "mount (another cgroup namespace?)" : "no cgroup v2 is mounted");
+		return hs_error_set(err, ENOTSUP, "--protect cannot be done here: %s has no memory "
+				    "controller (cgroup.controllers): enable it in the parent's "
+				    "cgroup.subtree_control, or use MemoryLow= in the unit", own);
+	}
+	if (!strcmp(own, mount)) {
+		/* the root has no memory.low: a cgroup of our own under it */
+		if ((size_t)snprintf(o, sizeof(o), "%s/%s", mount, name) >= sizeof(o))
+			return hs_error_set(err, ENAMETOOLONG, "%s/%s: too long", mount, name);
+		if (mkdir(o, 0755) < 0 && errno != EEXIST)
+			return hs_error_set(err, errno, "--protect: cannot make the cgroup %s: %s",
+					    o, strerror(errno));
+		snprintf(num, sizeof(num), "%d\n", (int)getpid());
+		if ((rc = write_at(o, "cgroup.procs", num)))
+			return hs_error_set(err, -rc, "--protect: cannot move into the cgroup %s: %s",
+					    o, strerror(-rc));
+		*made = true;
+		own = o;
+	} else if ((n = hs_cgroup_nprocs(own)) > 1) {
+		return hs_error_set(err, EBUSY, "--protect: %s holds %d processes, whose memory "
+				    "its memory.low would protect too: run keep alone in a cgroup (the "
+				    "unit with MemoryLow=, systemd-run --scope)", own, n);
+	}
+	snprintf(num, sizeof(num), "%llu\n", (unsigned long long)bytes);
+	if ((rc = write_at(own, "memory.low", num))) {
+		hs_error_set(err, -rc, "--protect: cannot write %s/memory.low: %s%s", own,
+			     strerror(-rc), rc == -EACCES || rc == -EPERM ?
+			     " (it needs root, or a cgroup delegated to this user)" : "");
+		if (*made)
+			hs_keep_unprotect(own, true);
+		*made = false;
+		return rc;
+	}
+	snprintf(dir, size, "%s", own);
+	return 0;
+}
+
+void hs_keep_unprotect(const char *dir, bool made)
+{
+	char parent[PATH_MAX], num[32], *slash;
+
+	write_at(dir, "memory.low", "0\n");
+	if (!made)
+		return;
+	snprintf(parent, sizeof(parent), "%s", dir);
+	if (!(slash = strrchr(parent, '/')))
+		return;
+	*slash = '\0';
+	snprintf(num, sizeof(num), "%d\n", (int)getpid());
+	if (write_at(parent, "cgroup.procs", num) == 0)
+		rmdir(dir);
 }
 
 /* ---- the keeper ------------------------------------------------------------------ */
@@ -1109,7 +1566,31 @@ int hs_keep_new(const struct hs_keep_opts *o, struct hs_keep **out, struct hs_er
 	k->st.round_ns = k->o.interval_ns;
 	k->st.profiles = (char **)o->profiles;	/* not owned: never released */
 	k->st.nprofiles = o->nprofiles;
+	snprintf(k->st.mode, sizeof(k->st.mode), "%s", o->mode == HS_KEEP_LOCK ? "lock" : "watch");
 	set_counts(k);
+	if (o->mode == HS_KEEP_LOCK && !has_ipc_lock()) {
+		struct rlimit rl;
+
+		/* the kernel would refuse the locks one by one: say it once, now */
+		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+		    k->set.bytes > rl.rlim_cur) {
+			rc = hs_error_set(err, ENOMEM, "--mode lock would lock %llu KiB, more than "
+					  "RLIMIT_MEMLOCK lets uid %d without CAP_IPC_LOCK (%llu KiB): "
+					  MEMLOCK_FIX, (unsigned long long)(k->set.bytes >> 10),
+					  (int)geteuid(), (unsigned long long)(rl.rlim_cur >> 10));
+			goto fail;
+		}
+	}
+	if (o->protect) {
+		const char *base = strrchr(o->state, '/');
+		char name[128];
+
+		snprintf(name, sizeof(name), "hotset-%s", base ? base + 1 : o->state);
+		if ((rc = hs_keep_protect(NULL, NULL, name, k->set.bytes, k->st.protect_cgroup,
+					  sizeof(k->st.protect_cgroup), &k->protect_made, err)))
+			goto fail;
+		k->st.protected_bytes = k->set.bytes;
+	}
 	if ((rc = pend_from_set(k)))
 		goto fail;
 	*out = k;
@@ -1138,12 +1619,21 @@ static void reload(struct hs_keep *k)
 		warn_event(k, NULL, 0, what);
 		return;
 	}
-	kset_free(&k->set);
+	kset_free(&k->set);	/* lock mode: unlocked until the new set is locked */
 	k->set = s;
 	k->cursor = 0;
 	set_counts(k);
 	pend_from_set(k);
 	k->dirty = true;
+	if (k->st.protect_cgroup[0]) {
+		char num[32];
+
+		snprintf(num, sizeof(num), "%llu\n", (unsigned long long)s.bytes);
+		if ((rc = write_at(k->st.protect_cgroup, "memory.low", num)))
+			warn_event(k, k->st.protect_cgroup, -rc, "cannot set memory.low");
+		else
+			k->st.protected_bytes = s.bytes;
+	}
 	{
 		struct hs_keep_event e = { .kind = HS_KEEP_RELOADED, .files = s.n, .pages = s.pages,
 					   .bytes = s.bytes, .unknown = s.unknown, .stale = s.stale };
@@ -1177,7 +1667,16 @@ int hs_keep_run(struct hs_keep *k)
 	uint64_t next = 0;
 	int rc;
 
+	k->st.pid = getpid();	/* the caller may have forked since hs_keep_new() */
 	pressure_setup(k);
+	if (k->st.protect_cgroup[0]) {
+		struct hs_keep_event e = { .kind = HS_KEEP_PROTECTED, .path = k->st.protect_cgroup,
+					   .bytes = k->st.protected_bytes };
+
+		emit(k, &e);
+	}
+	/* the state first: STARTED says the keeper is ready, --status finds it */
+	write_state(k);
 	{
 		struct hs_keep_event e = { .kind = HS_KEEP_STARTED, .profiles = k->o.nprofiles,
 					   .files = k->set.n, .pages = k->set.pages,
@@ -1186,7 +1685,6 @@ int hs_keep_run(struct hs_keep *k)
 
 		emit(k, &e);
 	}
-	write_state(k);
 	while (!k->stop) {
 		struct pollfd p[3];
 		uint64_t now = hs_monotonic_ns(), wait_ns;
@@ -1249,6 +1747,13 @@ int hs_keep_run(struct hs_keep *k)
 		emit(k, &e);
 	}
 	k->st.running = false;
+	unmap_all(&k->set);	/* lock mode: everything unlocked */
+	k->st.locked_files = k->st.locked_bytes = 0;
+	if (k->st.protect_cgroup[0]) {
+		hs_keep_unprotect(k->st.protect_cgroup, k->protect_made);
+		k->st.protect_cgroup[0] = '\0';
+		k->st.protected_bytes = 0;
+	}
 	write_state(k);
 	return k->stop_signal;
 }
@@ -1257,6 +1762,8 @@ void hs_keep_free(struct hs_keep *k)
 {
 	if (!k)
 		return;
+	if (k->st.protect_cgroup[0])	/* hs_keep_run() did not undo it */
+		hs_keep_unprotect(k->st.protect_cgroup, k->protect_made);
 	kset_free(&k->set);
 	free(k->pend);
 	for (int i = 0; i < 2; i++)

@@ -38,7 +38,7 @@ test_expect_success MAKE,SYSTEMD_ANALYZE 'systemd-analyze verify passes hotset-k
 	units=$root/usr/lib/systemd/system &&
 	grep -q "^ExecStart=$root/usr/bin/hotset keep .* /var/lib/hotset/%i.profile$" "$units/hotset-keep@.service" &&
 	grep -q "^ExecReload=/bin/kill -HUP \$MAINPID$" "$units/hotset-keep@.service" &&
-	grep -q "^Type=simple$" "$units/hotset-keep@.service" &&
+	grep -q "^Type=notify$" "$units/hotset-keep@.service" &&
 	verify "$units/hotset-keep@build.service"
 '
 

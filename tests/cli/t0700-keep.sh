@@ -190,4 +190,186 @@ test_expect_success NOBODY,REALFS 'as nobody: its own files are kept; others ref
 	grep -q "^re-warmed 4 pages" keep.log
 '
 
+# ---- --mode lock ---------------------------------------------------------
+
+# maps_bytes FILE: the bytes of the keeper's mappings of FILE
+maps_bytes() {
+	local range perm off dev ino path n=0
+	while read -r range perm off dev ino path; do
+		[ "$path" = "$1" ] && n=$((n + 0x${range#*-} - 0x${range%-*}))
+	done < /proc/$kpid/maps
+	echo $n
+}
+# locked N: the keeper says N pages are locked now
+locked() { st_is "j[\"locked_bytes\"]" $(($1 * ps)); }
+# evict_all: both eviction tools, whatever they can drop
+evict_all() { "$HOTSET" evict -q d; vmtouch -q -e d/a d/b; }
+
+test_expect_success REALFS,ROOT 'lock mode: the pages stay resident against hotset evict and vmtouch -e' '
+	mktree && start_keep --mode lock p.prof &&
+	grep -q "^started: 1 profile, 2 files, 16 pages (64.0 KiB), budget .*, locking$" keep.log &&
+	wait_for locked 16 &&
+	check_eq "$(json st.json "(j[\"mode\"], j[\"locked_files\"])")" "('"'lock'"', 2)" &&
+	"$HOTSET" evict d > ev.out && grep -q "16 pages (64.0 KiB) stayed" ev.out &&
+	vmtouch -q -e d/a d/b &&
+	resident d/a 0-7 && resident d/b 0-7 &&
+	"$HOTSET" keep --status --state "$PWD/s.state" > st.txt &&
+	grep -q "^    Locked: 2 files, 64.0 KiB$" st.txt &&
+	stop_keep &&
+	status_json && check_eq "$(json st.json "j[\"locked_bytes\"]")" 0
+'
+
+test_expect_success REALFS,ROOT 'lock mode: only the first SIZE of profile order is locked' '
+	mktree && start_keep --mode lock --budget $((10 * ps)) p.prof &&
+	wait_for locked 10 &&
+	evict_all && resident d/a 0-7 && resident d/b 0-1 &&
+	stop_keep
+'
+
+test_expect_success REALFS,ROOT 'lock mode: a truncated file does not kill the keeper, its tail is released' '
+	mktree && start_keep --mode lock p.prof && wait_for locked 16 &&
+	truncate -s $((2 * ps)) d/a &&
+	wait_for grep -q "^file truncated: $PWD/d/a (shorter): 6 locked pages beyond its end unlocked$" keep.log &&
+	wait_for locked 10 && kill -0 $kpid &&
+	# the mapping of d/a is 2 pages now, nothing of it beyond the end
+	check_eq "$(maps_bytes "$PWD/d/a")" $((2 * ps)) &&
+	# grown again: rewritten in place, locked anew
+	truncate -s $((8 * ps)) d/a &&
+	wait_for grep -q "^file replaced: $PWD/d/a (rewritten in place): locking it anew$" keep.log &&
+	wait_for locked 16 && evict_all && resident d/a 0-7 &&
+	stop_keep
+'
+
+test_expect_success REALFS,ROOT 'lock mode: a replaced file is locked anew, the old one released' '
+	mktree && start_keep --mode lock p.prof && wait_for locked 16 &&
+	mkpages new 4 && mv d/a old && mv new d/a &&
+	wait_for grep -q "^file replaced: $PWD/d/a (a new inode): locking it anew$" keep.log &&
+	wait_for locked 12 &&
+	evict_all && resident d/a 0-3 &&
+	"$HOTSET" evict -q old && resident old "" &&
+	rm d/b && wait_for grep -q "^file deleted: $PWD/d/b: dropped$" keep.log &&
+	wait_for locked 4 &&
+	stop_keep
+'
+
+test_expect_success REALFS,ROOT 'lock mode: after SIGTERM, or kill -9, the pages can be evicted' '
+	mktree && start_keep --mode lock p.prof && wait_for locked 16 &&
+	stop_keep && "$HOTSET" evict -q d && resident d/a "" && resident d/b "" &&
+	pagetool read d/a 0-7 && start_keep --mode lock p.prof && wait_for locked 16 &&
+	evict_all && resident d/a 0-7 &&
+	kill -KILL $kpid && { wait $kpid || :; } &&
+	"$HOTSET" evict -q d && resident d/a "" && resident d/b ""
+'
+
+test_expect_success NOBODY,REALFS 'lock mode as nobody: beyond RLIMIT_MEMLOCK, refused naming the fix' '
+	mkdir -p d st && mkpages d/own 32 && pagetool read d/own 0-31 && chown nobody:nogroup d/own &&
+	"$HOTSET" snapshot -q -o own.prof d/own && chmod 644 own.prof && chown nobody st &&
+	# 128 KiB to lock, 64 KiB allowed
+	expect_code 2 sh -c "ulimit -l 64 && exec setpriv --reuid=nobody --regid=nogroup --clear-groups -- \"\$0\" keep --mode lock --state \"\$1\" own.prof" "$HOTSET" "$PWD/st/s.state" 2> err &&
+	grep -q "would lock 128 KiB, more than RLIMIT_MEMLOCK lets uid $(id -u nobody) without CAP_IPC_LOCK (64 KiB)" err &&
+	grep -q "ulimit -l, LimitMEMLOCK= in the unit" err && grep -q "run as root" err
+'
+
+# ---- --protect -----------------------------------------------------------
+
+# Has this process's cgroup v2 a memory controller?
+v2_memory() {
+	local own mnt
+	own=$(sed -n -e "s/^0:://p" /proc/self/cgroup) &&
+	mnt=$(awk '"'"'$9 == "cgroup2" { print $5; exit }'"'"' /proc/self/mountinfo) &&
+	test -n "$mnt" && grep -qw memory "$mnt${own%/}/cgroup.controllers"
+}
+
+test_expect_success REALFS,ROOT '--protect: memory.low where cgroup v2 has memory; said and refused where not' '
+	mktree && mkpsi &&
+	if v2_memory; then
+		start_keep --protect p.prof &&
+		grep -q "^protecting 64.0 KiB from reclaim: memory.low of " keep.log &&
+		wait_for st_is "j[\"protected_bytes\"]" $((16 * ps)) &&
+		cg=$(json st.json "j[\"protect_cgroup\"]") &&
+		check_eq "$(cat "$cg/memory.low")" $((16 * ps)) &&
+		stop_keep
+	else
+		expect_code 2 "$HOTSET" keep --protect --state "$PWD/s.state" p.prof 2> err &&
+		grep -q "^hotset: cannot keep: --protect cannot be done here: " err &&
+		if grep -q "^[0-9]*:memory:" /proc/self/cgroup; then
+			grep -q "cgroup v1, which has no low protection (memory.soft_limit_in_bytes is the opposite)" err
+		fi &&
+		! grep -q "^started" err
+	fi
+'
+
+# ---- --daemon, --pidfile, --log, sd_notify ----------------------------------
+
+# stop_daemon: SIGTERM to the pid of k.pid, and until its pid file is gone
+stop_daemon() { kill -TERM "$(cat k.pid)" && wait_for test ! -e k.pid; }
+
+test_expect_success '--daemon --pidfile: the command exits 0 once ready; the pid file goes at SIGTERM' '
+	mktree && mkpsi && trap "test ! -s k.pid || kill \$(cat k.pid) 2> /dev/null || :" EXIT &&
+	HOTSET_PSI_DIR=$PWD/psi "$HOTSET" keep --daemon --pidfile "$PWD/k.pid" --interval 0.2s \
+		--state "$PWD/s.state" p.prof 2> d.err &&
+	# ready: the pid file and the state are there already, not waited for
+	pid=$(cat k.pid) && test "$pid" -gt 0 && test "$pid" != $$ &&
+	grep -q "^running in the background: pid $pid, logging to standard error$" d.err &&
+	status_json && check_eq "$(json st.json "(j[\"running\"], j[\"pid\"])")" "(True, $pid)" &&
+	# in a session of its own, standard input /dev/null
+	test "$(awk '"'"'{ print $6 }'"'"' /proc/$pid/stat)" = "$pid" &&
+	check_eq "$(readlink /proc/$pid/fd/0)" /dev/null &&
+	wait_for grep -q "^started: " d.err &&
+	# a pid file naming a live process is refused
+	expect_code 2 "$HOTSET" keep --daemon --pidfile "$PWD/k.pid" --state "$PWD/s2.state" p.prof 2> err &&
+	grep -q "the pid file $PWD/k.pid names pid $pid, which runs" err &&
+	stop_daemon && wait_for st_is "j[\"running\"]" 0 &&
+	grep -q "^exiting (SIGTERM)" d.err
+'
+
+test_expect_success '--daemon: a startup error reaches the terminal, the exit status 2' '
+	mktree && echo garbage > bad.prof &&
+	expect_code 2 "$HOTSET" keep --daemon --pidfile "$PWD/k.pid" --state "$PWD/s.state" bad.prof 2> err &&
+	grep -q "^hotset: cannot keep: $PWD/bad.prof" err && test ! -e k.pid &&
+	! grep -q "running in the background" err &&
+	# an error in the child, after the fork: the parent exits with its status
+	expect_code 2 "$HOTSET" keep --daemon --pidfile "$PWD/nodir/k.pid" --state "$PWD/s.state" p.prof 2> err &&
+	grep -q "cannot write the pid file $PWD/nodir/k.pid" err &&
+	grep -q "the keeper (pid [0-9]*) exited before it was ready" err
+'
+
+test_expect_success '--daemon --log: a stale pid file replaced, the log in FILE' '
+	mktree && mkpsi && trap "test ! -s k.pid || kill \$(cat k.pid) 2> /dev/null || :" EXIT &&
+	echo $(( $(cat /proc/sys/kernel/pid_max) + 1 )) > k.pid &&
+	HOTSET_PSI_DIR=$PWD/psi "$HOTSET" keep --daemon --pidfile "$PWD/k.pid" --log "$PWD/k.log" \
+		--interval 0.2s --state "$PWD/s.state" p.prof 2> d.err &&
+	pid=$(cat k.pid) && kill -0 $pid &&
+	grep -q "^running in the background: pid $pid, logging to $PWD/k.log$" d.err &&
+	wait_for grep -q "^started: 1 profile, 2 files" k.log &&
+	! grep -q "^started" d.err &&
+	stop_daemon && grep -q "^exiting (SIGTERM)" k.log
+'
+
+test_expect_success 'sd_notify: READY=1 once started, STOPPING=1 at SIGTERM, over $NOTIFY_SOCKET' '
+	mktree && mkpsi &&
+	python3 -c "
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1]); s.settimeout(20)
+open(sys.argv[1] + \".bound\", \"w\").close()
+for _ in range(2): print(s.recv(256).decode(), flush=True)
+" "$PWD/notify.sock" > notify.out &
+	npid=$! &&
+	wait_for test -e notify.sock.bound &&
+	NOTIFY_SOCKET=$PWD/notify.sock start_keep p.prof &&
+	wait_for grep -qx READY=1 notify.out &&
+	stop_keep && wait $npid &&
+	check_eq "$(cat notify.out)" "READY=1
+STOPPING=1"
+'
+
+test_expect_success 'usage errors of lock, protect and daemon' '
+	expect_code 2 "$HOTSET" keep --mode pin p 2> err && grep -q -- "--mode takes watch or lock, not .pin." err &&
+	expect_code 2 "$HOTSET" keep --status --daemon 2> err && grep -q -- "--status only reads a state" err &&
+	expect_code 2 "$HOTSET" keep --pidfile "" p 2> err && grep -q -- "an empty --pidfile" err &&
+	expect_code 2 "$HOTSET" keep --log "$PWD/no/dir/log" --state "$PWD/s.state" p 2> err &&
+	grep -q "cannot open the log $PWD/no/dir/log" err
+'
+
 test_done

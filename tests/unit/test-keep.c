@@ -128,7 +128,8 @@ TEST(the_state_file_round_trips_and_is_written_whole)
 		.pid = 4242, .running = true, .backed_off = true, .budget_bytes = 1 << 20,
 		.files = 3, .pages = 4, .bytes = 16384, .unknown_files = 1, .dropped_files = 2,
 		.interval_ns = 200000000, .round_ns = 300000000, .profiles = profiles,
-		.nprofiles = 2,
+		.nprofiles = 2, .mode = "lock", .locked_files = 3, .locked_bytes = 12288,
+		.protected_bytes = 16384, .protect_cgroup = "/sys/fs/cgroup/a b\\c",
 	}, back;
 	struct hs_error err = { 0 };
 	FILE *f;
@@ -150,6 +151,11 @@ TEST(the_state_file_round_trips_and_is_written_whole)
 	CHECK_STR(back.pressure, "trigger");
 	CHECK_STR(back.backoff_reason, "memory");
 	CHECK(back.updated_ns > 0);
+	CHECK_STR(back.mode, "lock");
+	CHECK_EQ_U64(back.locked_files, 3);
+	CHECK_EQ_U64(back.locked_bytes, 12288);
+	CHECK_EQ_U64(back.protected_bytes, 16384);
+	CHECK_STR(back.protect_cgroup, "/sys/fs/cgroup/a b\\c");
 	CHECK_EQ_U64(back.nprofiles, 2);
 	if (back.nprofiles == 2) {
 		CHECK_STR(back.profiles[0], "/a b/p.prof");
@@ -196,6 +202,71 @@ TEST(one_keeper_per_state)
 	scratch_done();
 }
 
+/* mkfile(dir, name, text): a file of a fake cgroup tree */
+static void mkfile(const char *dir, const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void read_back(const char *dir, const char *name, char *buf, size_t size)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	buf[0] = '\0';
+	if ((f = fopen(path, "r"))) {
+		if (!fgets(buf, (int)size, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+}
+
+TEST(protect_sets_memory_low_of_a_cgroup_of_its_own_only)
+{
+	const char *dir = scratch_dir();
+	char mount[128], own[160], set[256], buf[64];
+	struct hs_error err = { 0 };
+	bool made = true;
+
+	/* a fake cgroup2 tree: mount/own holds this process alone */
+	snprintf(mount, sizeof(mount), "%s/cg", dir);
+	snprintf(own, sizeof(own), "%s/keep.service", mount);
+	mkdir(mount, 0755);
+	mkdir(own, 0755);
+	mkfile(own, "cgroup.controllers", "cpu io memory pids\n");
+	mkfile(own, "cgroup.procs", "1234\n");
+	mkfile(own, "memory.low", "0\n");
+	CHECK(hs_keep_protect(mount, own, "x", 1 << 20, set, sizeof(set), &made, &err) == 0);
+	CHECK(!made);
+	CHECK_STR(set, own);
+	read_back(own, "memory.low", buf, sizeof(buf));
+	CHECK_STR(buf, "1048576\n");
+	hs_keep_unprotect(own, false);
+	read_back(own, "memory.low", buf, sizeof(buf));
+	CHECK_STR(buf, "0\n");
+	/* shared with other processes: their memory would be protected too */
+	mkfile(own, "cgroup.procs", "1234\n5678\n");
+	CHECK(hs_keep_protect(mount, own, "x", 1 << 20, set, sizeof(set), &made, &err) == -EBUSY);
+	CHECK(strstr(err.msg, "holds 2 processes") != NULL);
+	/* no memory controller: said, with where to enable it */
+	mkfile(own, "cgroup.procs", "1234\n");
+	mkfile(own, "cgroup.controllers", "cpu io pids\n");
+	CHECK(hs_keep_protect(mount, own, "x", 1 << 20, set, sizeof(set), &made, &err) == -ENOTSUP);
+	CHECK(strstr(err.msg, "cannot be done here") != NULL);
+	read_back(own, "memory.low", buf, sizeof(buf));
+	CHECK_STR(buf, "0\n");
+	scratch_done();
+}
+
 #define LLVMFuzzerTestOneInput fuzz_keepstate
 #include "../fuzz/fuzz-keepstate.c"
 #undef LLVMFuzzerTestOneInput
@@ -213,5 +284,6 @@ int main(void)
 			 the_cpu_share_stretches_rounds_of_many_files,
 			 large_files_take_at_most_half_the_share,
 			 pressure_backs_off_until_quiet_for_a_while,
-			 the_state_file_round_trips_and_is_written_whole, one_keeper_per_state);
+			 the_state_file_round_trips_and_is_written_whole, one_keeper_per_state,
+			 protect_sets_memory_low_of_a_cgroup_of_its_own_only);
 }
