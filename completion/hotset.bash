@@ -72,6 +72,8 @@ _hotset_value() {
 	--backend) _hotset_reply auto ptrace bpf; return;;
 	--method) _hotset_reply auto willneed pread io_uring; return;;
 	--order) _hotset_reply auto given physical; return;;
+	--mode) _hotset_reply watch lock; return;;
+	--model) _hotset_reply auto kernel lru; return;;
 	esac
 	case ${_hotset_arg[$1]-} in
 	FILE|PROFILE|PATH|DIR) _hotset_files;;
