@@ -8,6 +8,12 @@
  * anew), counts its resident kept pages, and closes it: measured at about
  * 1 us a file, cheaper than holding 200,000 descriptors (whose fstat and
  * cachestat miss the CPU caches) and it never pins a deleted file.
+ *
+ * As root, the kernel tells which kept files lose pages (keep-evict.h):
+ * those are checked in ticks of their own, at most every second and
+ * within the CPU share, so that what is evicted comes back within seconds
+ * however long a round of the schedule takes. The schedule goes on beside
+ * them: it sees files replaced or deleted, and whatever the events miss.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +37,7 @@
 #include "hotset/residency.h"
 #include "hotset/targets.h"
 #include "hotset/warm.h"
+#include "keep-evict.h"
 #include "u64map.h"
 
 #define NS 1000000000ull
@@ -42,6 +49,8 @@ void hs_keep_sched_init(struct hs_keep_sched *s, uint64_t interval_ns, double cp
 	memset(s, 0, sizeof(*s));
 	s->interval = interval_ns;
 	s->min_period = interval_ns / 4 ? interval_ns / 4 : 1;
+	/* evictions told come in bursts (a file, then its neighbours): gathered a while */
+	s->event_gap = s->min_period < HS_KEEP_EVENT_GAP_NS ? s->min_period : HS_KEEP_EVENT_GAP_NS;
 	s->quiet = HS_KEEP_QUIET_NS;
 	s->cpu_share = cpu_share > 0 ? cpu_share : HS_KEEP_CPU_SHARE;
 	/* tight at first: the first reading has just been done, losses come early */
@@ -96,6 +105,14 @@ void hs_keep_sched_checked(struct hs_keep_sched *s, size_t nchecked, uint64_t cp
 	} else if (++s->calm_ticks >= 4 && s->period < s->interval) {
 		s->period = s->period * 2 < s->interval ? s->period * 2 : s->interval;
 	}
+}
+
+size_t hs_keep_sched_due(const struct hs_keep_sched *s, uint64_t elapsed)
+{
+	double n = s->cpu_share * (double)(elapsed < s->interval ? elapsed : s->interval) /
+		   (double)s->cost;
+
+	return n < 1 ? 1 : n > (double)SIZE_MAX ? SIZE_MAX : (size_t)n;
 }
 
 bool hs_keep_sched_pressure(struct hs_keep_sched *s, uint64_t now)
@@ -175,8 +192,8 @@ int hs_keep_state_write(const char *path, const struct hs_keep_state *st)
 		(unsigned long long)st->rewarms, (unsigned long long)st->backoffs);
 	fprintf(f, "last_rewarm %lld\nlast_backoff %lld\n", (long long)st->last_rewarm_ns,
 		(long long)st->last_backoff_ns);
-	fprintf(f, "backed_off %d\nbackoff_reason %s\npressure %s\n", st->backed_off,
-		st->backoff_reason, st->pressure);
+	fprintf(f, "backed_off %d\nbackoff_reason %s\npressure %s\nevictions %s\n", st->backed_off,
+		st->backoff_reason, st->pressure, st->evictions);
 	fprintf(f, "budget %llu\nfiles %llu\npages %llu\nbytes %llu\nunknown_files %llu\n"
 		"dropped_files %llu\ninterval %llu\nround %llu\n",
 		(unsigned long long)st->budget_bytes, (unsigned long long)st->files,
@@ -245,10 +262,12 @@ static bool state_field(struct hs_keep_state *st, const char *key, char *val, bo
 		*bad = end == val || *end;
 		return true;
 	}
-	if (!strcmp(key, "backoff_reason") || !strcmp(key, "pressure")) {
-		char *dst = key[0] == 'b' ? st->backoff_reason : st->pressure;
+	if (!strcmp(key, "backoff_reason") || !strcmp(key, "pressure") || !strcmp(key, "evictions")) {
+		char *dst = key[0] == 'b' ? st->backoff_reason : key[0] == 'p' ? st->pressure
+										 : st->evictions;
 		size_t size = key[0] == 'b' ? sizeof(st->backoff_reason) : sizeof(st->pressure);
 
+		_Static_assert(sizeof(st->pressure) == sizeof(st->evictions), "one size of the two");
 		snprintf(dst, size, "%s", val);
 		return true;
 	}
@@ -418,6 +437,7 @@ struct kfile {
 	uint64_t resident;		/* kept pages resident at the last look */
 	unsigned char state, pending;
 	bool large, warned;
+	bool due;			/* told evicted, waiting in hs_keep.due */
 };
 
 struct kset {
@@ -463,6 +483,19 @@ struct hs_keep {
 	bool dirty;			/* the state changed since it was written */
 	pthread_mutex_t lock;		/* the warm file callback, from I/O threads */
 	uint64_t tick_read, tick_files;
+	/* evictions told by the kernel (NULL: by the checks alone) */
+	struct keep_evict *evict;
+	struct ino_index *inos;		/* the watched files by inode number */
+	size_t ninos;
+	bool inos_stale;		/* a file got a new inode since they were sorted */
+	size_t *due;			/* files told evicted, in the order told */
+	size_t ndue, due_cap;
+	uint64_t event_tick_at;		/* ns: the last tick of them */
+};
+
+struct ino_index {
+	uint64_t ino;
+	size_t i;
 };
 
 static const char *const resource[2] = { "memory", "io" };
@@ -865,6 +898,11 @@ static uint64_t check_file(struct hs_keep *k, size_t i)
 		struct hs_keep_event e = { .kind = HS_KEEP_REPLACED, .path = f->path,
 					   .in_place = same_file(f, &st) };
 
+		if (k->evict && f->ino != st.st_ino) {
+			keep_evict_unwatch(k->evict, f->ino);
+			keep_evict_watch(k->evict, st.st_ino);
+			k->inos_stale = true;
+		}
 		f->dev = st.st_dev;
 		f->ino = st.st_ino;
 		f->size = (uint64_t)st.st_size;
@@ -1006,26 +1044,149 @@ static void rewarm(struct hs_keep *k, uint64_t period, uint64_t refaults)
 	}
 }
 
-static void tick(struct hs_keep *k)
+/*
+ * A tick checked n files since cpu0 (thread CPU ns) and found lost pages
+ * missing: tell the schedule, count them, and read back what is missing,
+ * the rate's worth of period ns (0: of the schedule's period).
+ */
+static void checked(struct hs_keep *k, size_t n, uint64_t cpu0, uint64_t lost, uint64_t period)
 {
-	struct kset *s = &k->set;
-	size_t slice = hs_keep_sched_slice(&k->sched, s->nsmall, s->nlarge), checked = 0;
-	uint64_t t0 = thread_cpu_ns(), lost = 0;
-
-	for (size_t i = 0; i < s->nlarge; i++, checked++)
-		lost += check_file(k, s->large[i]);
-	for (size_t n = 0; n < slice; n++, checked++) {
-		if (k->cursor >= s->nsmall)
-			k->cursor = 0;
-		lost += check_file(k, s->small[k->cursor++]);
-	}
-	hs_keep_sched_checked(&k->sched, checked, thread_cpu_ns() - t0, lost);
+	hs_keep_sched_checked(&k->sched, n, thread_cpu_ns() - cpu0, lost);
 	if (lost) {
 		k->st.refault_pages += lost;
 		k->dirty = true;
 	}
 	k->st.round_ns = k->sched.round_ns;
-	rewarm(k, hs_keep_sched_period(&k->sched, s->nlarge), lost);
+	rewarm(k, period ? period : hs_keep_sched_period(&k->sched, k->set.nlarge), lost);
+}
+
+static void tick(struct hs_keep *k)
+{
+	struct kset *s = &k->set;
+	size_t slice = hs_keep_sched_slice(&k->sched, s->nsmall, s->nlarge), n = 0;
+	uint64_t t0 = thread_cpu_ns(), lost = 0;
+
+	for (size_t i = 0; i < s->nlarge; i++, n++)
+		lost += check_file(k, s->large[i]);
+	for (size_t j = 0; j < slice; j++, n++) {
+		if (k->cursor >= s->nsmall)
+			k->cursor = 0;
+		lost += check_file(k, s->small[k->cursor++]);
+	}
+	checked(k, n, t0, lost, 0);
+}
+
+/* ---- evictions told by the kernel ----------------------------------------------- */
+
+static int cmp_ino(const void *a, const void *b)
+{
+	const struct ino_index *x = a, *y = b;
+
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* The watched files sorted by inode number, to find those an event names. */
+static int inos_build(struct hs_keep *k)
+{
+	struct kset *s = &k->set;
+	struct ino_index *v = malloc((s->n ? s->n : 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->files[i].state == F_WATCHED)
+			v[n++] = (struct ino_index){ s->files[i].ino, i };
+	qsort(v, n, sizeof(*v), cmp_ino);
+	free(k->inos);
+	k->inos = v;
+	k->ninos = n;
+	k->inos_stale = false;
+	return 0;
+}
+
+/* The kernel deleted a page of inode ino from the cache: its files are due. */
+static void on_evicted(void *ctx, uint64_t ino)
+{
+	struct hs_keep *k = ctx;
+	size_t lo = 0, hi;
+
+	if (k->inos_stale && inos_build(k))
+		return;	/* out of memory: the schedule finds it */
+	for (hi = k->ninos; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->inos[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < k->ninos && k->inos[lo].ino == ino; lo++) {
+		struct kfile *f = &k->set.files[k->inos[lo].i];
+
+		if (f->state != F_WATCHED || f->due ||
+		    hs_grow(&k->due, &k->due_cap, k->ndue + 1, sizeof(*k->due)))
+			continue;
+		f->due = true;
+		k->due[k->ndue++] = k->inos[lo].i;
+	}
+}
+
+/* Check the files told evicted, as many as the CPU share pays for. */
+static void event_tick(struct hs_keep *k, uint64_t now)
+{
+	size_t max = hs_keep_sched_due(&k->sched, now - k->event_tick_at), n;
+	uint64_t t0 = thread_cpu_ns(), lost = 0;
+
+	for (n = 0; n < k->ndue && n < max; n++) {
+		struct kfile *f = &k->set.files[k->due[n]];
+
+		f->due = false;
+		/* re-armed before the look: a page that goes after it is told again */
+		keep_evict_watch(k->evict, f->ino);
+		lost += check_file(k, k->due[n]);
+	}
+	k->ndue -= n;
+	memmove(k->due, k->due + n, k->ndue * sizeof(*k->due));
+	k->event_tick_at = now;
+	checked(k, n, t0, lost, k->sched.event_gap);
+}
+
+/*
+ * Watch the kept set's evictions through eBPF if this process may: else
+ * (not root, an old kernel, a build without libbpf) a note says why, and
+ * the schedule alone finds them.
+ */
+static void evict_setup(struct hs_keep *k)
+{
+	struct hs_error why = { 0 };
+	int rc;
+
+	keep_evict_free(k->evict);
+	k->evict = NULL;
+	k->ndue = 0;
+	snprintf(k->st.evictions, sizeof(k->st.evictions), "checks");
+	if (k->o.checks_only || k->set.nsmall + k->set.nlarge == 0)
+		return;
+	rc = inos_build(k);
+	if (!rc)
+		rc = keep_evict_open(k->ninos, &k->evict, &why);
+	for (size_t i = 0; !rc && i < k->ninos; i++)
+		if ((rc = keep_evict_watch(k->evict, k->inos[i].ino)))
+			hs_error_set(&why, -rc, "cannot fill the eBPF map: %s", strerror(-rc));
+	if (rc) {
+		char note[400];
+		struct hs_keep_event e = { .kind = HS_KEEP_NOTE, .what = note };
+
+		snprintf(note, sizeof(note), "evictions are found by the checks alone, every file "
+			 "within a round (the interval, or longer for many files): %s",
+			 why.msg[0] ? why.msg : strerror(-rc));
+		emit(k, &e);
+		keep_evict_free(k->evict);
+		k->evict = NULL;
+		return;
+	}
+	snprintf(k->st.evictions, sizeof(k->st.evictions), "events");
 }
 
 /* ---- the keeper ------------------------------------------------------------------ */
@@ -1089,6 +1250,7 @@ int hs_keep_new(const struct hs_keep_opts *o, struct hs_keep **out, struct hs_er
 	k->st.budget_bytes = o->budget;
 	k->st.interval_ns = k->o.interval_ns;
 	k->st.round_ns = k->o.interval_ns;
+	snprintf(k->st.evictions, sizeof(k->st.evictions), "checks");
 	k->st.profiles = (char **)o->profiles;	/* not owned: never released */
 	k->st.nprofiles = o->nprofiles;
 	set_counts(k);
@@ -1125,6 +1287,7 @@ static void reload(struct hs_keep *k)
 	k->cursor = 0;
 	set_counts(k);
 	pend_from_set(k);
+	evict_setup(k);
 	k->dirty = true;
 	{
 		struct hs_keep_event e = { .kind = HS_KEEP_RELOADED, .files = s.n, .pages = s.pages,
@@ -1160,6 +1323,7 @@ int hs_keep_run(struct hs_keep *k)
 	int rc;
 
 	pressure_setup(k);
+	evict_setup(k);
 	{
 		struct hs_keep_event e = { .kind = HS_KEEP_STARTED, .profiles = k->o.nprofiles,
 					   .files = k->set.n, .pages = k->set.pages,
@@ -1170,7 +1334,7 @@ int hs_keep_run(struct hs_keep *k)
 	}
 	write_state(k);
 	while (!k->stop) {
-		struct pollfd p[3];
+		struct pollfd p[4];
 		uint64_t now = hs_monotonic_ns(), wait_ns;
 		int n = 0, timeout;
 
@@ -1194,7 +1358,20 @@ int hs_keep_run(struct hs_keep *k)
 			now = hs_monotonic_ns();
 			next = now + hs_keep_sched_period(&k->sched, k->set.nlarge);
 		}
+		if (k->ndue && !k->sched.backed_off &&
+		    now >= k->event_tick_at + k->sched.event_gap) {
+			event_tick(k, now);
+			if (k->dirty)
+				write_state(k);
+			now = hs_monotonic_ns();
+		}
 		wait_ns = next - now;
+		if (k->ndue && !k->sched.backed_off) {
+			uint64_t at = k->event_tick_at + k->sched.event_gap;
+
+			if (at < now + wait_ns)
+				wait_ns = at > now ? at - now : 0;
+		}
 		if (k->sched.backed_off && k->sched.pressure_at + k->sched.quiet - now < wait_ns)
 			wait_ns = k->sched.pressure_at + k->sched.quiet - now;
 		timeout = (int)((wait_ns + 999999) / 1000000);
@@ -1203,6 +1380,8 @@ int hs_keep_run(struct hs_keep *k)
 		for (int i = 0; i < 2; i++)
 			if (k->trig[i] >= 0)
 				p[n++] = (struct pollfd){ .fd = k->trig[i], .events = POLLPRI };
+		if (k->evict)
+			p[n++] = (struct pollfd){ .fd = keep_evict_fd(k->evict), .events = POLLIN };
 		rc = poll(p, (nfds_t)n, timeout);
 		if (rc < 0 && errno != EINTR)
 			return -errno;
@@ -1211,6 +1390,10 @@ int hs_keep_run(struct hs_keep *k)
 				continue;
 			if (p[i].fd == k->o.signal_fd) {
 				read_signal(k);
+				continue;
+			}
+			if (k->evict && p[i].fd == keep_evict_fd(k->evict)) {
+				keep_evict_drain(k->evict, on_evicted, k);
 				continue;
 			}
 			for (int r = 0; r < 2; r++) {
@@ -1241,6 +1424,9 @@ void hs_keep_free(struct hs_keep *k)
 		return;
 	kset_free(&k->set);
 	free(k->pend);
+	keep_evict_free(k->evict);
+	free(k->inos);
+	free(k->due);
 	for (int i = 0; i < 2; i++)
 		if (k->trig[i] >= 0)
 			close(k->trig[i]);
