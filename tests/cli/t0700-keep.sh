@@ -106,7 +106,7 @@ test_expect_success BPF,REALFS 'evictions the kernel tells are read back without
 
 test_expect_success REALFS 'HOTSET_KEEP_NO_BPF: evictions are found by the checks alone' '
 	mktree && HOTSET_KEEP_NO_BPF=1 start_keep p.prof &&
-	st_is "j[\"evictions\"]" checks &&
+	wait_for st_is "j[\"evictions\"]" checks &&
 	"$HOTSET" evict -q d && wait_for resident d/a 0-7 &&
 	stop_keep
 '
