@@ -5,9 +5,11 @@
  * missing pages are read back), with two index lists over it: the large
  * files, checked every tick, and the small ones, checked a slice a tick.
  * A check opens the file, fstats it (a new inode, size or mtime: read it
- * anew), counts its resident kept pages, and closes it: measured at about
- * 1 us a file, cheaper than holding 200,000 descriptors (whose fstat and
- * cachestat miss the CPU caches) and it never pins a deleted file.
+ * anew), counts its resident kept pages, and closes it: about 5 us a file,
+ * mostly the open and close (openat from a directory's descriptor saves
+ * nothing measurable). A file held open costs 1.5 us, but 200,000 of them
+ * would need as many descriptors, pin deleted files, and still not fit a
+ * round in an interval (docs/benchmarks.md).
  *
  * As root, the kernel tells which kept files lose pages (keep-evict.h):
  * those are checked in ticks of their own, at most every second and
