@@ -54,7 +54,7 @@ ALL_CFLAGS = -std=c11 $(WARNINGS) $(CFLAGS)
 # ---- sources -------------------------------------------------------------
 CORE_SRC := $(wildcard src/core/*.c src/core/record/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
-BPF_SRC  := $(wildcard src/core/record/*.bpf.c)
+BPF_SRC  := $(wildcard src/core/*.bpf.c src/core/record/*.bpf.c)
 CORE_SRC := $(filter-out $(BPF_SRC),$(CORE_SRC))
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -62,8 +62,8 @@ UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
 HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/helpers/%)
-BPF_SKEL := $(BPF_SRC:src/core/record/%.bpf.c=$(BUILD)/bpf/%.skel.h) \
-            $(BPF_SRC:src/core/record/%.bpf.c=$(BUILD)/bpf/%.btf.h)
+BPF_NAME := $(notdir $(BPF_SRC:%.bpf.c=%))
+BPF_SKEL := $(BPF_NAME:%=$(BUILD)/bpf/%.skel.h) $(BPF_NAME:%=$(BUILD)/bpf/%.btf.h)
 ifneq ($(HAVE_BPF),1)
 BPF_SKEL :=
 endif
@@ -91,19 +91,24 @@ $(BUILD)/%.o: %.c $(BPF_SKEL) Makefile
 # that the programs relocate against, with the build id of that kernel:
 # on it, the backend need not parse the kernel's 5 MB BTF at each start.
 BPF_ARCH   := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/bpf -Isrc/core/record
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -I$(BUILD)/bpf
 
 # generated headers are kept (make would delete them as intermediates)
-.SECONDARY: $(BPF_SKEL) $(BPF_SRC:src/core/record/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
+.SECONDARY: $(BPF_SKEL) $(BPF_NAME:%=$(BUILD)/bpf/%.bpf.o)
 
 $(BUILD)/bpf/vmlinux.h:
 	@mkdir -p $(dir $@)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/bpf/%.bpf.o: src/core/record/%.bpf.c src/core/record/*.h $(BUILD)/bpf/vmlinux.h
-	$(CLANG) $(BPF_CFLAGS) $(shell $(PKG_CONFIG) --cflags libbpf) -c $< -o $@.full
-	$(BPFTOOL) gen object $@ $@.full
-	rm -f $@.full
+# the programs: record's (src/core/record) and keep's (src/core)
+define BPF_OBJ_RULE
+$(BUILD)/bpf/%.bpf.o: $(1)/%.bpf.c $(1)/*.h $(BUILD)/bpf/vmlinux.h
+	$(CLANG) $(BPF_CFLAGS) -I$(1) $(shell $(PKG_CONFIG) --cflags libbpf) -c $$< -o $$@.full
+	$(BPFTOOL) gen object $$@ $$@.full
+	rm -f $$@.full
+endef
+$(eval $(call BPF_OBJ_RULE,src/core/record))
+$(eval $(call BPF_OBJ_RULE,src/core))
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@.tmp && mv $@.tmp $@

@@ -9,7 +9,9 @@
  *   check    each tick, open, fstat and cachestat(2) (or mincore(2)) a part
  *            of the files: the large ones every tick, the small ones in
  *            rounds, within a share of one CPU that the keeper measures on
- *            itself (struct hs_keep_sched below);
+ *            itself (struct hs_keep_sched below); as root, the kernel also
+ *            tells which kept files lose pages (eBPF, keep-evict.h), and
+ *            those are checked at once, whatever the round;
  *   re-warm  pages found missing are read back in profile order (warm.h),
  *            at most rate bytes a second, at the idle I/O priority;
  *   follow   a file replaced (new inode) or rewritten is read anew, a
@@ -53,6 +55,8 @@ struct hs_keep_sched {
 	uint64_t interval;	/* ns: a round of every file takes this long, at most
 				 * (unless the CPU share stretches it) */
 	uint64_t min_period;	/* ns: ticks this close after refaults (interval / 4) */
+	uint64_t event_gap;	/* ns between ticks of files told evicted (min_period,
+				 * 1 s at most) */
 	uint64_t quiet;		/* ns without pressure before resuming */
 	double cpu_share;	/* checks use at most this fraction of one CPU */
 	/* state */
@@ -68,6 +72,7 @@ struct hs_keep_sched {
 #define HS_KEEP_CPU_SHARE 0.005		/* 0.5% of one CPU */
 #define HS_KEEP_QUIET_NS (UINT64_C(10) * 1000000000)
 #define HS_KEEP_COST_GUESS_NS 2000
+#define HS_KEEP_EVENT_GAP_NS UINT64_C(1000000000)
 
 void hs_keep_sched_init(struct hs_keep_sched *s, uint64_t interval_ns, double cpu_share);
 
@@ -95,6 +100,14 @@ size_t hs_keep_sched_slice(struct hs_keep_sched *s, size_t nsmall, size_t nlarge
 void hs_keep_sched_checked(struct hs_keep_sched *s, size_t nchecked, uint64_t cpu_ns,
 			   uint64_t lost_pages);
 
+/*
+ * How many of the files that eviction events named (keep-evict.h) to
+ * check in a tick elapsed ns after the last such tick: what the CPU share
+ * pays for in that time, an interval's worth at most; at least 1. Such
+ * ticks come at most every event_gap.
+ */
+size_t hs_keep_sched_due(const struct hs_keep_sched *s, uint64_t elapsed);
+
 /* A pressure event at now: returns true if the keeper backs off now (was not). */
 bool hs_keep_sched_pressure(struct hs_keep_sched *s, uint64_t now);
 
@@ -121,6 +134,7 @@ struct hs_keep_state {
 	bool backed_off;
 	char backoff_reason[64];	/* "memory some 12.30%" while backed off */
 	char pressure[16];		/* "trigger", "averages" or "none" */
+	char evictions[16];		/* how they are found: "events" (eBPF) or "checks" */
 	uint64_t budget_bytes;
 	uint64_t files, pages, bytes;	/* kept */
 	uint64_t unknown_files;		/* not watched: residency unknown */
@@ -230,6 +244,7 @@ struct hs_keep_opts {
 	bool protect;			/* memory.low of our cgroup = the kept bytes */
 	hs_keep_event_fn event;
 	bool file_events;		/* HS_KEEP_FILE_WARMED too */
+	bool checks_only;		/* find evictions by the checks alone, without eBPF */
 	void *ctx;
 };
 

@@ -389,6 +389,7 @@ static void status_json(const char *state, const struct hs_keep_state *st, pid_t
 	json_bool(&j, "backed_off", holder > 0 && st->backed_off);
 	json_string(&j, "backoff_reason", holder > 0 && st->backed_off ? st->backoff_reason : NULL);
 	json_string(&j, "pressure", st->pressure[0] ? st->pressure : "none");
+	json_string(&j, "evictions", st->evictions[0] ? st->evictions : "checks");
 	json_double(&j, "interval_seconds", (double)st->interval_ns / 1e9);
 	json_double(&j, "round_seconds", (double)st->round_ns / 1e9);
 	json_i64(&j, "since_ns", st->since_ns);
@@ -440,8 +441,10 @@ static void status_human(const char *state, const struct hs_keep_state *st, pid_
 		printf("\n%10s: memory.low %s on ", "Protected", human_size(st->protected_bytes, a));
 		print_path(stdout, st->protect_cgroup, strlen(st->protect_cgroup));
 	}
-	printf("\n%10s: every file within %.1f s (interval %.1f s)\n", "Checks",
-	       (double)st->round_ns / 1e9, (double)st->interval_ns / 1e9);
+	printf("\n%10s: every file within %.1f s (interval %.1f s)%s\n", "Checks",
+	       (double)st->round_ns / 1e9, (double)st->interval_ns / 1e9,
+	       !strcmp(st->evictions, "events") ? "; evicted ones at once, as the kernel tells (eBPF)"
+						: "");
 	printf("%10s: %llu page%s (%s) lost and found missing; %llu page%s read back in %llu "
 	       "re-warm%s, the last %s\n", "Refaults", (unsigned long long)st->refault_pages,
 	       plural(st->refault_pages), human_size(st->refault_pages * ps, a),
@@ -779,6 +782,8 @@ static int run_keep(int argc, char **argv)
 	o.file_events = c.verbose;
 	/* test hook (hotset-keep(1), ENVIRONMENT): pressure files of the test's own */
 	o.pressure_dir = getenv("HOTSET_PSI_DIR");
+	/* and one that finds evictions by the checks alone, as without root */
+	o.checks_only = getenv("HOTSET_KEEP_NO_BPF") && *getenv("HOTSET_KEEP_NO_BPF");
 	if ((rc = hs_ioprio_idle()))
 		warning("cannot read at the idle I/O priority: %s", strerror(-rc));
 	if ((o.signal_fd = signal_fd()) < 0) {

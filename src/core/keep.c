@@ -5,9 +5,17 @@
  * missing pages are read back), with two index lists over it: the large
  * files, checked every tick, and the small ones, checked a slice a tick.
  * A check opens the file, fstats it (a new inode, size or mtime: read it
- * anew), counts its resident kept pages, and closes it: measured at about
- * 1 us a file, cheaper than holding 200,000 descriptors (whose fstat and
- * cachestat miss the CPU caches) and it never pins a deleted file.
+ * anew), counts its resident kept pages, and closes it: about 5 us a file,
+ * mostly the open and close (openat from a directory's descriptor saves
+ * nothing measurable). A file held open costs 1.5 us, but 200,000 of them
+ * would need as many descriptors, pin deleted files, and still not fit a
+ * round in an interval (docs/benchmarks.md).
+ *
+ * As root, the kernel tells which kept files lose pages (keep-evict.h):
+ * those are checked in ticks of their own, at most every second and
+ * within the CPU share, so that what is evicted comes back within seconds
+ * however long a round of the schedule takes. The schedule goes on beside
+ * them: it sees files replaced or deleted, and whatever the events miss.
  *
  * Lock mode maps each file's kept ranges in windows of at most
  * HS_KEEP_LOCK_WINDOW and mlock(2)s them, a rate's worth a tick; its checks
@@ -45,6 +53,7 @@
 #include "hotset/residency.h"
 #include "hotset/targets.h"
 #include "hotset/warm.h"
+#include "keep-evict.h"
 #include "u64map.h"
 
 #define NS 1000000000ull
@@ -56,6 +65,8 @@ void hs_keep_sched_init(struct hs_keep_sched *s, uint64_t interval_ns, double cp
 	memset(s, 0, sizeof(*s));
 	s->interval = interval_ns;
 	s->min_period = interval_ns / 4 ? interval_ns / 4 : 1;
+	/* evictions told come in bursts (a file, then its neighbours): gathered a while */
+	s->event_gap = s->min_period < HS_KEEP_EVENT_GAP_NS ? s->min_period : HS_KEEP_EVENT_GAP_NS;
 	s->quiet = HS_KEEP_QUIET_NS;
 	s->cpu_share = cpu_share > 0 ? cpu_share : HS_KEEP_CPU_SHARE;
 	/* tight at first: the first reading has just been done, losses come early */
@@ -110,6 +121,14 @@ void hs_keep_sched_checked(struct hs_keep_sched *s, size_t nchecked, uint64_t cp
 	} else if (++s->calm_ticks >= 4 && s->period < s->interval) {
 		s->period = s->period * 2 < s->interval ? s->period * 2 : s->interval;
 	}
+}
+
+size_t hs_keep_sched_due(const struct hs_keep_sched *s, uint64_t elapsed)
+{
+	double n = s->cpu_share * (double)(elapsed < s->interval ? elapsed : s->interval) /
+		   (double)s->cost;
+
+	return n < 1 ? 1 : n > (double)SIZE_MAX ? SIZE_MAX : (size_t)n;
 }
 
 bool hs_keep_sched_pressure(struct hs_keep_sched *s, uint64_t now)
@@ -189,8 +208,8 @@ int hs_keep_state_write(const char *path, const struct hs_keep_state *st)
 		(unsigned long long)st->rewarms, (unsigned long long)st->backoffs);
 	fprintf(f, "last_rewarm %lld\nlast_backoff %lld\n", (long long)st->last_rewarm_ns,
 		(long long)st->last_backoff_ns);
-	fprintf(f, "backed_off %d\nbackoff_reason %s\npressure %s\n", st->backed_off,
-		st->backoff_reason, st->pressure);
+	fprintf(f, "backed_off %d\nbackoff_reason %s\npressure %s\nevictions %s\n", st->backed_off,
+		st->backoff_reason, st->pressure, st->evictions);
 	fprintf(f, "budget %llu\nfiles %llu\npages %llu\nbytes %llu\nunknown_files %llu\n"
 		"dropped_files %llu\ninterval %llu\nround %llu\n",
 		(unsigned long long)st->budget_bytes, (unsigned long long)st->files,
@@ -276,7 +295,7 @@ static bool state_field(struct hs_keep_state *st, const char *key, char *val, bo
 		} strs[] = {
 #define T(k, f) { k, offsetof(struct hs_keep_state, f), sizeof(((struct hs_keep_state *)0)->f) }
 			T("backoff_reason", backoff_reason), T("pressure", pressure), T("mode", mode),
-			T("protect_cgroup", protect_cgroup),
+			T("protect_cgroup", protect_cgroup), T("evictions", evictions),
 #undef T
 		};
 
@@ -489,6 +508,7 @@ struct kfile {
 	uint64_t locked;		/* pages of them locked */
 	unsigned char state, pending;
 	bool large, warned;
+	bool due;			/* told evicted, waiting in hs_keep.due */
 };
 
 struct kset {
@@ -553,6 +573,19 @@ struct hs_keep {
 	pthread_mutex_t lock;		/* the warm file callback, from I/O threads */
 	bool protect_made;		/* --protect made the cgroup st.protect_cgroup */
 	uint64_t tick_read, tick_files;
+	/* evictions told by the kernel (NULL: by the checks alone) */
+	struct keep_evict *evict;
+	struct ino_index *inos;		/* the watched files by inode number */
+	size_t ninos;
+	bool inos_stale;		/* a file got a new inode since they were sorted */
+	size_t *due;			/* files told evicted, in the order told */
+	size_t ndue, due_cap;
+	uint64_t event_tick_at;		/* ns: the last tick of them */
+};
+
+struct ino_index {
+	uint64_t ino;
+	size_t i;
 };
 
 static const char *const resource[2] = { "memory", "io" };
@@ -963,6 +996,11 @@ static uint64_t check_file(struct hs_keep *k, size_t i)
 		struct hs_keep_event e = { .kind = HS_KEEP_REPLACED, .path = f->path,
 					   .in_place = same_file(f, &st) };
 
+		if (k->evict && f->ino != st.st_ino) {
+			keep_evict_unwatch(k->evict, f->ino);
+			keep_evict_watch(k->evict, st.st_ino);
+			k->inos_stale = true;
+		}
 		f->dev = st.st_dev;
 		f->ino = st.st_ino;
 		f->size = (uint64_t)st.st_size;
@@ -1359,20 +1397,45 @@ static void unmap_all(struct kset *s)
 		unmap_file(s, &s->files[i]);
 }
 
+/*
+ * A tick checked n files since cpu0 (thread CPU ns) and found lost pages
+ * missing: tell the schedule, count them, and bring back what is missing
+ * (lock mode: lock what is pending), the rate's worth of period ns (0: of
+ * the schedule's period). A tick of files told evicted (n = 0) checks too
+ * few, each just woken, to measure the cost of a check in a round: it
+ * leaves the estimate alone.
+ */
+static void checked(struct hs_keep *k, size_t n, uint64_t cpu0, uint64_t lost, uint64_t period)
+{
+	hs_keep_sched_checked(&k->sched, n, n ? thread_cpu_ns() - cpu0 : 0, lost);
+	if (lost) {
+		k->st.refault_pages += lost;
+		k->dirty = true;
+	}
+	k->st.round_ns = k->sched.round_ns;
+	if (!period)
+		period = hs_keep_sched_period(&k->sched, k->set.nlarge);
+	if (k->o.mode == HS_KEEP_LOCK)
+		lock_pending(k, period);
+	else
+		rewarm(k, period, lost);
+	k->st.locked_files = k->set.locked_files;
+	k->st.locked_bytes = k->set.locked_pages * hs_page_size();
+}
+
 static void tick(struct hs_keep *k)
 {
 	struct kset *s = &k->set;
-	size_t slice = hs_keep_sched_slice(&k->sched, s->nsmall, s->nlarge), checked = 0;
+	size_t slice = hs_keep_sched_slice(&k->sched, s->nsmall, s->nlarge), n = 0;
 	uint64_t t0 = thread_cpu_ns(), lost = 0;
-
 	const bool locking = k->o.mode == HS_KEEP_LOCK;
 
-	for (size_t i = 0; i < s->nlarge; i++, checked++)
+	for (size_t i = 0; i < s->nlarge; i++, n++)
 		if (locking)
 			check_locked(k, s->large[i]);
 		else
 			lost += check_file(k, s->large[i]);
-	for (size_t n = 0; n < slice; n++, checked++) {
+	for (size_t j = 0; j < slice; j++, n++) {
 		if (k->cursor >= s->nsmall)
 			k->cursor = 0;
 		if (locking)
@@ -1380,18 +1443,7 @@ static void tick(struct hs_keep *k)
 		else
 			lost += check_file(k, s->small[k->cursor++]);
 	}
-	hs_keep_sched_checked(&k->sched, checked, thread_cpu_ns() - t0, lost);
-	if (lost) {
-		k->st.refault_pages += lost;
-		k->dirty = true;
-	}
-	k->st.round_ns = k->sched.round_ns;
-	if (locking)
-		lock_pending(k, hs_keep_sched_period(&k->sched, s->nlarge));
-	else
-		rewarm(k, hs_keep_sched_period(&k->sched, s->nlarge), lost);
-	k->st.locked_files = s->locked_files;
-	k->st.locked_bytes = s->locked_pages * hs_page_size();
+	checked(k, n, t0, lost, 0);
 }
 
 /* ---- --protect: memory.low ------------------------------------------------------ */
@@ -1503,6 +1555,120 @@ void hs_keep_unprotect(const char *dir, bool made)
 		rmdir(dir);
 }
 
+/* ---- evictions told by the kernel ----------------------------------------------- */
+
+static int cmp_ino(const void *a, const void *b)
+{
+	const struct ino_index *x = a, *y = b;
+
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* The watched files sorted by inode number, to find those an event names. */
+static int inos_build(struct hs_keep *k)
+{
+	struct kset *s = &k->set;
+	struct ino_index *v = malloc((s->n ? s->n : 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->files[i].state == F_WATCHED)
+			v[n++] = (struct ino_index){ s->files[i].ino, i };
+	qsort(v, n, sizeof(*v), cmp_ino);
+	free(k->inos);
+	k->inos = v;
+	k->ninos = n;
+	k->inos_stale = false;
+	return 0;
+}
+
+/* The kernel deleted a page of inode ino from the cache: its files are due. */
+static void on_evicted(void *ctx, uint64_t ino)
+{
+	struct hs_keep *k = ctx;
+	size_t lo = 0, hi;
+
+	if (k->inos_stale && inos_build(k))
+		return;	/* out of memory: the schedule finds it */
+	for (hi = k->ninos; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->inos[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < k->ninos && k->inos[lo].ino == ino; lo++) {
+		struct kfile *f = &k->set.files[k->inos[lo].i];
+
+		if (f->state != F_WATCHED || f->due ||
+		    hs_grow(&k->due, &k->due_cap, k->ndue + 1, sizeof(*k->due)))
+			continue;
+		f->due = true;
+		k->due[k->ndue++] = k->inos[lo].i;
+	}
+}
+
+/* Check the files told evicted, as many as the CPU share pays for. */
+static void event_tick(struct hs_keep *k, uint64_t now)
+{
+	size_t max = hs_keep_sched_due(&k->sched, now - k->event_tick_at), n;
+	uint64_t lost = 0;
+
+	for (n = 0; n < k->ndue && n < max; n++) {
+		struct kfile *f = &k->set.files[k->due[n]];
+
+		f->due = false;
+		/* re-armed before the look: a page that goes after it is told again */
+		keep_evict_watch(k->evict, f->ino);
+		lost += check_file(k, k->due[n]);
+	}
+	k->ndue -= n;
+	memmove(k->due, k->due + n, k->ndue * sizeof(*k->due));
+	k->event_tick_at = now;
+	checked(k, 0, 0, lost, k->sched.event_gap);
+}
+
+/*
+ * Watch the kept set's evictions through eBPF if this process may: else
+ * (not root, an old kernel, a build without libbpf) a note says why, and
+ * the schedule alone finds them.
+ */
+static void evict_setup(struct hs_keep *k)
+{
+	struct hs_error why = { 0 };
+	int rc;
+
+	keep_evict_free(k->evict);
+	k->evict = NULL;
+	k->ndue = 0;
+	snprintf(k->st.evictions, sizeof(k->st.evictions), "checks");
+	/* locked pages are not evicted: lock mode's checks only follow the files */
+	if (k->o.checks_only || k->o.mode == HS_KEEP_LOCK || k->set.nsmall + k->set.nlarge == 0)
+		return;
+	rc = inos_build(k);
+	if (!rc)
+		rc = keep_evict_open(k->ninos, &k->evict, &why);
+	for (size_t i = 0; !rc && i < k->ninos; i++)
+		if ((rc = keep_evict_watch(k->evict, k->inos[i].ino)))
+			hs_error_set(&why, -rc, "cannot fill the eBPF map: %s", strerror(-rc));
+	if (rc) {
+		char note[400];
+		struct hs_keep_event e = { .kind = HS_KEEP_NOTE, .what = note };
+
+		snprintf(note, sizeof(note), "evictions are found by the checks alone, every file "
+			 "within a round (the interval, or longer for many files): %s",
+			 why.msg[0] ? why.msg : strerror(-rc));
+		emit(k, &e);
+		keep_evict_free(k->evict);
+		k->evict = NULL;
+		return;
+	}
+	snprintf(k->st.evictions, sizeof(k->st.evictions), "events");
+}
+
 /* ---- the keeper ------------------------------------------------------------------ */
 
 static int write_state(struct hs_keep *k)
@@ -1564,6 +1730,7 @@ int hs_keep_new(const struct hs_keep_opts *o, struct hs_keep **out, struct hs_er
 	k->st.budget_bytes = o->budget;
 	k->st.interval_ns = k->o.interval_ns;
 	k->st.round_ns = k->o.interval_ns;
+	snprintf(k->st.evictions, sizeof(k->st.evictions), "checks");
 	k->st.profiles = (char **)o->profiles;	/* not owned: never released */
 	k->st.nprofiles = o->nprofiles;
 	snprintf(k->st.mode, sizeof(k->st.mode), "%s", o->mode == HS_KEEP_LOCK ? "lock" : "watch");
@@ -1624,6 +1791,7 @@ static void reload(struct hs_keep *k)
 	k->cursor = 0;
 	set_counts(k);
 	pend_from_set(k);
+	evict_setup(k);
 	k->dirty = true;
 	if (k->st.protect_cgroup[0]) {
 		char num[32];
@@ -1675,6 +1843,7 @@ int hs_keep_run(struct hs_keep *k)
 
 		emit(k, &e);
 	}
+	evict_setup(k);
 	/* the state first: STARTED says the keeper is ready, --status finds it */
 	write_state(k);
 	{
@@ -1686,7 +1855,7 @@ int hs_keep_run(struct hs_keep *k)
 		emit(k, &e);
 	}
 	while (!k->stop) {
-		struct pollfd p[3];
+		struct pollfd p[4];
 		uint64_t now = hs_monotonic_ns(), wait_ns;
 		int n = 0, timeout;
 
@@ -1710,7 +1879,20 @@ int hs_keep_run(struct hs_keep *k)
 			now = hs_monotonic_ns();
 			next = now + hs_keep_sched_period(&k->sched, k->set.nlarge);
 		}
+		if (k->ndue && !k->sched.backed_off &&
+		    now >= k->event_tick_at + k->sched.event_gap) {
+			event_tick(k, now);
+			if (k->dirty)
+				write_state(k);
+			now = hs_monotonic_ns();
+		}
 		wait_ns = next - now;
+		if (k->ndue && !k->sched.backed_off) {
+			uint64_t at = k->event_tick_at + k->sched.event_gap;
+
+			if (at < now + wait_ns)
+				wait_ns = at > now ? at - now : 0;
+		}
 		if (k->sched.backed_off && k->sched.pressure_at + k->sched.quiet - now < wait_ns)
 			wait_ns = k->sched.pressure_at + k->sched.quiet - now;
 		timeout = (int)((wait_ns + 999999) / 1000000);
@@ -1719,6 +1901,8 @@ int hs_keep_run(struct hs_keep *k)
 		for (int i = 0; i < 2; i++)
 			if (k->trig[i] >= 0)
 				p[n++] = (struct pollfd){ .fd = k->trig[i], .events = POLLPRI };
+		if (k->evict)
+			p[n++] = (struct pollfd){ .fd = keep_evict_fd(k->evict), .events = POLLIN };
 		rc = poll(p, (nfds_t)n, timeout);
 		if (rc < 0 && errno != EINTR)
 			return -errno;
@@ -1727,6 +1911,10 @@ int hs_keep_run(struct hs_keep *k)
 				continue;
 			if (p[i].fd == k->o.signal_fd) {
 				read_signal(k);
+				continue;
+			}
+			if (k->evict && p[i].fd == keep_evict_fd(k->evict)) {
+				keep_evict_drain(k->evict, on_evicted, k);
 				continue;
 			}
 			for (int r = 0; r < 2; r++) {
@@ -1766,6 +1954,9 @@ void hs_keep_free(struct hs_keep *k)
 		hs_keep_unprotect(k->st.protect_cgroup, k->protect_made);
 	kset_free(&k->set);
 	free(k->pend);
+	keep_evict_free(k->evict);
+	free(k->inos);
+	free(k->due);
 	for (int i = 0; i < 2; i++)
 		if (k->trig[i] >= 0)
 			close(k->trig[i]);

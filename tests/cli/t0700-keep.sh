@@ -87,6 +87,30 @@ test_expect_success REALFS 'a replaced file is read anew, within its new size' '
 	stop_keep
 '
 
+# --interval 1h: after the first reading, no check comes for 15 minutes;
+# only the kernel's word (eBPF) can bring evicted pages back in time.
+test_expect_success BPF,REALFS 'evictions the kernel tells are read back without waiting for a round' '
+	mktree && start_keep --interval 1h p.prof &&
+	wait_for st_is "j[\"evictions\"]" events &&
+	"$HOTSET" keep --status --state "$PWD/s.state" | grep -q "; evicted ones at once, as the kernel tells (eBPF)$" &&
+	"$HOTSET" evict -q d &&
+	wait_for resident d/a 0-7 && wait_for resident d/b 0-7 &&
+	wait_for grep -q "^re-warmed .* refault" keep.log &&
+	# a file replaced is seen when its old pages go, and watched by its new inode
+	mkpages new 4 && mv new d/a &&
+	wait_for grep -q "^file replaced: $PWD/d/a (a new inode): reading it anew$" keep.log &&
+	wait_for resident d/a 0-3 &&
+	"$HOTSET" evict -q d/a && wait_for resident d/a 0-3 &&
+	stop_keep
+'
+
+test_expect_success REALFS 'HOTSET_KEEP_NO_BPF: evictions are found by the checks alone' '
+	mktree && HOTSET_KEEP_NO_BPF=1 start_keep p.prof &&
+	wait_for st_is "j[\"evictions\"]" checks &&
+	"$HOTSET" evict -q d && wait_for resident d/a 0-7 &&
+	stop_keep
+'
+
 test_expect_success REALFS 'a deleted file is dropped, and said once' '
 	mktree && start_keep p.prof &&
 	rm d/b &&
@@ -187,7 +211,8 @@ test_expect_success NOBODY,REALFS 'as nobody: its own files are kept; others ref
 	wait_for grep -q "^started: " keep.log &&
 	"$HOTSET" evict -q d/own && wait_for resident d/own 0-3 &&
 	kill -TERM $kpid && wait $kpid &&
-	grep -q "^re-warmed 4 pages" keep.log
+	grep -q "^re-warmed 4 pages" keep.log &&
+	grep -q "^note: evictions are found by the checks alone, .*: watching the page cache through eBPF needs root" keep.log
 '
 
 # ---- --mode lock ---------------------------------------------------------

@@ -97,6 +97,20 @@ TEST(large_files_take_at_most_half_the_share)
 	CHECK_EQ_U64(s.round_ns, 2 * S);
 }
 
+TEST(files_told_evicted_are_checked_within_the_share)
+{
+	struct hs_keep_sched s;
+
+	hs_keep_sched_init(&s, 10 * S, 0.005);
+	CHECK_EQ_U64(s.event_gap, S);	/* a second, not a quarter of the interval */
+	s.cost = 5000;			/* 5 us a check */
+	CHECK_EQ_U64(hs_keep_sched_due(&s, S), 1000);	/* 0.5% of a second */
+	CHECK_EQ_U64(hs_keep_sched_due(&s, 60 * S), 10000);	/* an interval's worth at most */
+	CHECK_EQ_U64(hs_keep_sched_due(&s, 1000), 1);	/* never none */
+	hs_keep_sched_init(&s, S / 5, 0.005);
+	CHECK_EQ_U64(s.event_gap, S / 20);	/* the tighter period of a short interval */
+}
+
 TEST(pressure_backs_off_until_quiet_for_a_while)
 {
 	struct hs_keep_sched s;
@@ -135,6 +149,7 @@ TEST(the_state_file_round_trips_and_is_written_whole)
 	FILE *f;
 
 	snprintf(st.pressure, sizeof(st.pressure), "trigger");
+	snprintf(st.evictions, sizeof(st.evictions), "events");
 	snprintf(st.backoff_reason, sizeof(st.backoff_reason), "memory");
 	snprintf(path, sizeof(path), "%s/s.state", dir);
 	CHECK(hs_keep_state_write(path, &st) == 0);
@@ -149,6 +164,7 @@ TEST(the_state_file_round_trips_and_is_written_whole)
 	CHECK_EQ_U64(back.dropped_files, 2);
 	CHECK_EQ_U64(back.round_ns, 300000000);
 	CHECK_STR(back.pressure, "trigger");
+	CHECK_STR(back.evictions, "events");
 	CHECK_STR(back.backoff_reason, "memory");
 	CHECK(back.updated_ns > 0);
 	CHECK_STR(back.mode, "lock");
@@ -283,6 +299,7 @@ int main(void)
 			 small_files_are_checked_in_rounds_of_one_interval,
 			 the_cpu_share_stretches_rounds_of_many_files,
 			 large_files_take_at_most_half_the_share,
+			 files_told_evicted_are_checked_within_the_share,
 			 pressure_backs_off_until_quiet_for_a_while,
 			 the_state_file_round_trips_and_is_written_whole, one_keeper_per_state,
 			 protect_sets_memory_low_of_a_cgroup_of_its_own_only);
