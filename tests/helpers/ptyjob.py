@@ -117,7 +117,12 @@ def main():
             reading = copy_out(master)
         if not keys or not os.path.exists(a.after):
             continue
-        now = os.path.getsize(a.after)
+        with open(a.after, "rb") as f:
+            text = f.read()
+        # a line half written (the file made, its pid not yet in it) is not ready
+        if not text.endswith(b"\n"):
+            continue
+        now = len(text)
         if keys[:1] == b"|":
             if size is None:
                 size = now
