@@ -332,22 +332,25 @@ static int parse_sizes(struct curve_cmd *k, const char *arg)
 	int rc = 0;
 
 	if (!copy)
-		return error("out of memory");
+		return error("out of memory"), EXIT_FAILED;
 	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
 
 		if (parse_size(tok, &v))
 			rc = option_bad_size(&cmd_curve, "--sizes", tok);
 		else if (hs_grow(&k->sizes, &cap, n + 1, sizeof(*k->sizes)))
-			rc = error("out of memory");
+			rc = (error("out of memory"), EXIT_FAILED);
 		else
 			k->sizes[n++] = v;
 	}
 	free(copy);
 	if (!rc && !n)
 		rc = usage_error(&cmd_curve, "--sizes takes a list of sizes, such as 64M,128M,1G");
-	if (rc)
+	if (rc) {
+		free(k->sizes);
+		k->sizes = NULL;
 		return rc;
+	}
 	qsort(k->sizes, n, sizeof(*k->sizes), by_value);
 	k->points = 0;
 	for (size_t i = 0; i < n; i++)
