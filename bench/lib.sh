@@ -310,6 +310,138 @@ cg_remove_all() {
 }
 bench_on_exit cg_remove_all
 
+# ---- memory cgroups (v1 memory.limit_in_bytes, or v2 memory.max) -------------
+#
+# mem_detect first; mem_new NAME LIMIT makes one (removed at exit),
+# mem_exec NAME CMD... runs CMD in it, mem_peak NAME its peak charge,
+# mem_limit NAME BYTES changes its limit, mem_rm NAME removes it now.
+
+MEM_MODE="" MEM_V1="" MEM_V2="" MEM_V2_ENABLED=0
+declare -A MEM_PATH=()
+
+mem_detect() {
+	local _d mnt fs opts _r
+	while read -r _d mnt fs opts _r; do
+		[ "$fs" = cgroup ] && [[ ,$opts, == *,memory,* ]] && MEM_V1=$mnt
+		[ "$fs" = cgroup2 ] && [ -z "$MEM_V2" ] && MEM_V2=$mnt
+	done < /proc/mounts
+	if [ -n "$MEM_V1" ] && [ -f "$MEM_V1/memory.limit_in_bytes" ]; then
+		MEM_MODE=v1
+	elif [ -n "$MEM_V2" ] && grep -qw memory "$MEM_V2/cgroup.controllers" 2>/dev/null; then
+		MEM_MODE=v2
+	else
+		die "no memory controller (cgroup v1 memory or cgroup v2 memory.max)"
+	fi
+}
+
+# mem_new NAME LIMIT: a memory cgroup limited to LIMIT bytes (0: no limit)
+mem_new() {
+	local name=$1 limit=$2 dir
+	if [ $MEM_MODE = v1 ]; then
+		dir=$MEM_V1/hotset-bench.$$.$name
+		mkdir "$dir"
+		MEM_PATH[$name]=$dir
+		[ "$limit" = 0 ] || echo "$limit" > "$dir/memory.limit_in_bytes"
+	else
+		if ! grep -qw memory "$MEM_V2/cgroup.subtree_control"; then
+			echo +memory > "$MEM_V2/cgroup.subtree_control"
+			MEM_V2_ENABLED=1
+		fi
+		dir=$MEM_V2/hotset-bench.$$.$name
+		mkdir "$dir"
+		MEM_PATH[$name]=$dir
+		[ "$limit" = 0 ] || echo "$limit" > "$dir/memory.max"
+		echo 0 > "$dir/memory.swap.max" 2>/dev/null || true
+	fi
+}
+
+# mem_exec NAME CMD...: run CMD in NAME's memory cgroup
+mem_exec() {
+	local name=$1; shift
+	sh -c "$CG_ENTER" sh "${MEM_PATH[$name]}" "$@"
+}
+
+# the peak of what the cgroup charged, in bytes
+mem_peak() {
+	if [ $MEM_MODE = v1 ]; then
+		cat "${MEM_PATH[$1]}/memory.max_usage_in_bytes"
+	else
+		cat "${MEM_PATH[$1]}/memory.peak"
+	fi
+}
+
+# mem_limit NAME BYTES: change the limit (0: none); v1 refuses one below
+# the usage only when reclaim cannot get under it
+mem_limit() {
+	local v=$2
+	if [ $MEM_MODE = v1 ]; then
+		[ "$v" = 0 ] && v=-1
+		echo "$v" > "${MEM_PATH[$1]}/memory.limit_in_bytes"
+	else
+		[ "$v" = 0 ] && v=max
+		echo "$v" > "${MEM_PATH[$1]}/memory.max"
+	fi
+}
+
+# mem_stat NAME KEY: a counter of the cgroup's memory.stat (0 if missing)
+mem_stat() {
+	awk -v k="$2" '$1 == k { n = $2 } END { printf "%.0f\n", n }' "${MEM_PATH[$1]}/memory.stat"
+}
+
+# ---- a box: a small, slow machine -------------------------------------------------
+#
+# box_new NAME LIMIT DISK IOPS BPS: a memory cgroup limited to LIMIT bytes
+# whose reads from DISK are throttled to IOPS and BPS (cgroup v1: a memory
+# and a blkio cgroup of the same name; v2: one cgroup with memory.max and
+# io.max). box_exec NAME CMD... runs CMD in both; mem_exec NAME CMD... in the
+# memory limit only (a competitor that shares the memory, not the slow disk).
+box_new() {
+	local name=$1 limit=$2 disk=$3 iops=$4 bps=$5
+	mem_detect
+	cg_detect
+	mem_new "$name" "$limit"
+	if [ $MEM_MODE = v2 ] && [ $CG_MODE = v2 ]; then
+		# one cgroup holds both limits: a process is in one v2 cgroup only
+		grep -qw io "$MEM_V2/cgroup.subtree_control" ||
+			{ echo +io > "$MEM_V2/cgroup.subtree_control"; CG_V2_ENABLED=1; }
+		echo "$disk riops=$iops rbps=$bps" > "${MEM_PATH[$name]}/io.max"
+		CG_PATH[$name]=${MEM_PATH[$name]} CG_DISK[$name]=$disk
+	else
+		cg_create "$name" "$disk" "$iops" "$bps"
+	fi
+}
+# box_prefix NAME: BOX_PREFIX, the words that run a command in the box (a
+# command of its own, so that "${BOX_PREFIX[@]}" CMD & gives CMD's PID)
+box_prefix() {
+	BOX_PREFIX=(sh -c "$CG_ENTER" sh "${MEM_PATH[$1]}")
+	[ "${CG_PATH[$1]}" = "${MEM_PATH[$1]}" ] ||
+		BOX_PREFIX+=(sh -c "$CG_ENTER" sh "${CG_PATH[$1]}")
+}
+box_exec() {
+	box_prefix "$1"; shift
+	"${BOX_PREFIX[@]}" "$@"
+}
+
+# mem_rm NAME: remove NAME's cgroups now (mem_rm_all at exit, after a failure)
+mem_rm() {
+	local dir=${MEM_PATH[$1]:-} pid
+	unset "MEM_PATH[$1]"
+	if [ -n "$dir" ] && [ -d "$dir" ]; then
+		while read -r pid; do
+			[ -n "$pid" ] && echo "$pid" > "$(dirname "$dir")/cgroup.procs" 2>/dev/null || true
+		done < "$dir/cgroup.procs"
+		rmdir "$dir" 2>/dev/null || say "bench: could not remove $dir"
+	fi
+}
+mem_rm_all() {
+	local name
+	for name in "${!MEM_PATH[@]}"; do mem_rm "$name"; done
+	if [ $MEM_V2_ENABLED = 1 ]; then
+		echo -memory > "$MEM_V2/cgroup.subtree_control" 2>/dev/null || true
+	fi
+}
+bench_on_exit mem_rm_all
+
 # Cold runs (drop_caches first) inside cgroup NAME, interleaved so that a
 # change in the machine's load falls on every tool alike:
 #   cg_cold_begin LABEL...          forget earlier runs of these labels

@@ -52,6 +52,12 @@ struct hs_memcg {
 	uint64_t usage;			/* memory.usage_in_bytes, memory.current */
 	bool file_known;
 	uint64_t file;			/* its page cache: memory.stat cache (v1), file (v2) */
+	bool peak_known;
+	uint64_t peak;			/* the most it ever used: memory.max_usage_in_bytes, memory.peak */
+	bool anon_known;
+	uint64_t anon;			/* anonymous memory: memory.stat total_rss (v1), anon (v2) */
+	bool refault_known;
+	uint64_t refault_file;		/* pages read back soon after reclaim evicted them (memory.stat) */
 	bool reclaim_file;		/* memory.reclaim exists (v2): anyone may ask it to reclaim */
 };
 

@@ -62,6 +62,22 @@ const struct cmd cmd_doctor;
 #define MAX_DAMON 16
 #define IO_BOUND 0.10		/* a job waiting this share of its time is worth fixing */
 #define SMALL_READ 65536	/* average bytes per read below which latency, not bandwidth, rules */
+#define REFAULTED 0.10		/* this share of the disk reads refaulted: pages lost before the run */
+
+/* Why the job's pages were not in the page cache, as far as the figures tell. */
+enum cause {
+	CAUSE_NONE,		/* nothing lost, or never cached (cold) */
+	CAUSE_LIMIT,		/* its memory limit is below what a re-run needs */
+	CAUSE_SHARED,		/* others in the same memory limit filled it */
+	CAUSE_MACHINE,		/* the machine is short of memory */
+	CAUSE_DAMON,		/* memory to spare: a proactive reclaimer took them */
+	CAUSE_UNKNOWN,		/* reclaimed, by whom the figures do not say */
+};
+
+static const char *const cause_id[] = {
+	[CAUSE_NONE] = NULL, [CAUSE_LIMIT] = "memory-limit", [CAUSE_SHARED] = "other-activity",
+	[CAUSE_MACHINE] = "machine-memory", [CAUSE_DAMON] = "damon", [CAUSE_UNKNOWN] = "unknown",
+};
 
 struct finding {
 	const char *id;
@@ -108,8 +124,9 @@ struct doctor {
 	/* the machine */
 	bool mi_ok;
 	struct hs_meminfo mi;
-	int memcg_rc;
+	int memcg_rc, memcg0_rc;
 	struct hs_memcg memcg;
+	struct hs_memcg memcg0;		/* before the run */
 	int ndamon;
 	struct hs_damon_scheme damon[MAX_DAMON];
 	int balloon;
@@ -118,6 +135,9 @@ struct doctor {
 	/* the diagnosis */
 	uint64_t working_set, needed;
 	const char *needed_source;
+	enum cause cause;
+	bool refaults_known;		/* refaulted counts the job's cgroup's refaults during the run */
+	uint64_t refaulted;
 	struct finding f[MAX_FINDINGS];
 	int nf;
 	struct recommendation r[MAX_RECS];
@@ -221,6 +241,8 @@ static void read_machine(struct doctor *d)
 	else if (!d->memcg.limit_known)
 		not_read(d, d->memcg.version == 1 ? "memory.limit_in_bytes" : "memory.max",
 			 "of %s: it cannot be read", d->memcg.dir);
+	d->memcg0_rc = d->memcg_rc;
+	d->memcg0 = d->memcg;
 	rc = hs_damon_schemes(d->damon, MAX_DAMON);
 	if (rc < 0 && rc != -ENOENT)
 		not_read(d, "DAMON schemes (/sys/kernel/mm/damon/admin)", "%s", why(rc));
@@ -375,6 +397,26 @@ static void find_device(struct doctor *d)
 			 "has no io.stat)", (unsigned long long)reqs);
 }
 
+static bool limited(const struct hs_memcg *m)
+{
+	return m->limit_known && m->limit != UINT64_MAX;
+}
+
+static bool near_limit(const struct hs_memcg *m, uint64_t v)
+{
+	return v >= m->limit - m->limit / 10;
+}
+
+/*
+ * Used to within a tenth of its limit, now or at its peak (a competitor
+ * that filled it and left leaves its peak): what it charged was reclaimed.
+ */
+static bool memcg_full(const struct hs_memcg *m)
+{
+	return limited(m) && ((m->usage_known && near_limit(m, m->usage)) ||
+			      (m->peak_known && near_limit(m, m->peak)));
+}
+
 static void find_memory(struct doctor *d)
 {
 	const struct hs_memcg *m = &d->memcg;
@@ -415,15 +457,17 @@ static void find_memory(struct doctor *d)
 	}
 	if (d->memcg_rc)
 		return;
-	if (m->limit_known && m->limit != UINT64_MAX) {
+	if (limited(m)) {
 		bool below = m->limit < d->needed;
-		bool near = m->usage_known && m->usage >= m->limit / 10 * 9;
+		/* full is no fault of the limit when the job fits: who filled it is the cause */
+		bool full = memcg_full(&d->memcg0);
 
-		f = finding(d, "memory-limit", below || near, "The job's memory cgroup %s is "
+		f = finding(d, "memory-limit", below, "The job's memory cgroup %s is "
 			    "limited to %s%s", m->name, size_str(m->limit, a),
 			    below ? ", below what a warm re-run needs: the kernel evicts the job's "
-			    "pages to stay under it." : near ? ", and is near it: its page cache is "
-			    "reclaimed to stay under it." : ", which leaves room for the working set.");
+			    "pages to stay under it." : full ? ", which leaves room for the working "
+			    "set, but it has been full: what else runs in it competes with the job "
+			    "for that memory." : ", which leaves room for the working set.");
 		evidence(f, "%s = %llu", m->limit_path, (unsigned long long)m->limit);
 		if (m->usage_known)
 			evidence(f, "%s = %llu", m->version == 1 ? "memory.usage_in_bytes" :
@@ -431,6 +475,9 @@ static void find_memory(struct doctor *d)
 		if (m->file_known)
 			evidence(f, "page cache charged to it = %llu (memory.stat %s)",
 				 (unsigned long long)m->file, m->version == 1 ? "cache" : "file");
+		if (full && d->memcg0.peak_known)
+			evidence(f, "%s = %llu", m->version == 1 ? "memory.max_usage_in_bytes" :
+				 "memory.peak", (unsigned long long)d->memcg0.peak);
 		if (below) {
 			uint64_t want = d->needed + (d->ran ? d->run.u.max_rss_bytes : 0);
 
@@ -550,6 +597,31 @@ static void find_others(struct doctor *d)
 	struct hs_memcg_cache *now = run ? d->cg1 : d->cg0;
 	ssize_t nnow = run ? d->ncg1 : d->ncg0;
 
+	if (d->cause == CAUSE_SHARED) {
+		const struct hs_memcg *m = &d->memcg0;
+		char b[16], c[16], e[16];
+
+		bool full_now = m->usage_known && near_limit(m, m->usage);
+
+		f = finding(d, "other-activity", true, "Other processes in the job's memory cgroup %s "
+			    "evicted its pages: the cgroup %s (%s of its %s limit), though the job "
+			    "alone needs %s of it.", m->name, full_now ? (d->ran ? "was full before the run" :
+			    "is full now") : "has been full", size_str(full_now ? m->usage : m->peak, a),
+			    size_str(m->limit, b), size_str(d->needed, c));
+		if (m->usage_known)
+			evidence(f, "%s = %llu%s", m->version == 1 ? "memory.usage_in_bytes" :
+				 "memory.current", (unsigned long long)m->usage,
+				 d->ran ? ", before the run" : "");
+		if (m->peak_known)
+			evidence(f, "%s = %llu", m->version == 1 ? "memory.max_usage_in_bytes" :
+				 "memory.peak", (unsigned long long)m->peak);
+		evidence(f, "%s = %llu", m->limit_path, (unsigned long long)m->limit);
+		if (m->file_known && m->anon_known)
+			evidence(f, "of it page cache %s, anonymous %s (memory.stat)",
+				 size_str(m->file, a), size_str(m->anon, e));
+		evidence(f, "memory_needed_bytes = %llu", (unsigned long long)d->needed);
+		return;
+	}
 	if (nnow < 0) {
 		not_read(d, "the page cache of each cgroup (memory.stat)", "%s", why((int)nnow));
 		return;
@@ -612,16 +684,23 @@ static void find_reclaimers(struct doctor *d)
 			evidence(f, "%s/action = %s", s->path, s->action);
 			continue;
 		}
-		f = finding(d, "damon", s->on, "A DAMON scheme %s memory idle for %.0f s or more "
-			    "(action %s)%s", s->on ? "pages out" : "would page out", s->min_age_s,
-			    s->action, s->on ? ": a job whose pages sit idle longer between runs "
-			    "loses them to it." : ", but its kdamond is off.");
+		f = finding(d, "damon", s->on && d->cause == CAUSE_DAMON, "A DAMON scheme %s memory "
+			    "idle for %.0f s or more (action %s)%s", s->on ? "pages out" :
+			    "would page out", s->min_age_s, s->action, !s->on ?
+			    ", but its kdamond is off." : d->cause == CAUSE_DAMON ? ": it took the "
+			    "job's pages, reclaimed while memory was to spare, and it takes them "
+			    "whenever they sit idle that long between runs." : ": a job whose pages "
+			    "sit idle longer between runs loses them to it.");
 		evidence(f, "%s/action = %s", s->path, s->action);
 		evidence(f, "%s = %.0f aggregation intervals of %llu us = %.0f s", s->min_age_path,
 			 s->min_age_s * 1e6 / (double)s->aggr_us, (unsigned long long)s->aggr_us,
 			 s->min_age_s);
 		if (!s->on)
 			continue;
+		if (d->cause == CAUSE_DAMON && d->mi_ok)
+			evidence(f, "nothing else reclaimed: MemAvailable = %llu and the job's cgroup "
+				 "had room, for the %llu bytes the job needs",
+				 (unsigned long long)d->mi.available, (unsigned long long)d->needed);
 		/* the kdamond's state file takes "commit" to apply a changed scheme */
 		end = strstr(s->path, "/contexts/");
 		snprintf(kd, sizeof(kd), "%.*s", end ? (int)(end - s->path) : 0, s->path);
@@ -665,10 +744,129 @@ static void find_vfs_cache(struct doctor *d)
 	evidence(f, "slabs_scanned: %s%llu", d->ran ? "+" : "", (unsigned long long)scanned);
 }
 
+static bool damon_reclaims(const struct doctor *d)
+{
+	for (int i = 0; i < d->ndamon; i++)
+		if (d->damon[i].on && reclaims(d->damon[i].action))
+			return true;
+	return false;
+}
+
+/*
+ * The refaults of the job's memory cgroup during the run: pages it read
+ * back from the disk that reclaim had evicted not long before (their
+ * shadow entries remember them). Machine-wide when the cgroup's are not
+ * counted.
+ */
+static void count_refaults(struct doctor *d)
+{
+	const struct hs_memcg *a = &d->memcg0, *b = &d->memcg;
+
+	if (!d->ran)
+		return;
+	if (!d->memcg0_rc && !d->memcg_rc && a->refault_known && b->refault_known &&
+	    !strcmp(a->dir, b->dir)) {
+		d->refaults_known = true;
+		d->refaulted = b->refault_file > a->refault_file ? b->refault_file - a->refault_file : 0;
+	} else if (d->vm_ok && d->vm1.refault_known) {
+		d->refaulted = d->vm1.refault_file - d->vm0.refault_file;
+	}
+}
+
+/*
+ * Who took the pages: the limit if the job does not fit in it; else, when
+ * the run read back pages reclaimed before it (or -p finds them evicted),
+ * the others in a cgroup that was full, a machine short of memory, or,
+ * with memory to spare, a proactive reclaimer.
+ */
+static void find_cause(struct doctor *d)
+{
+	const struct hs_memcg *m = &d->memcg0;
+	bool lost;
+
+	count_refaults(d);
+	if (!d->memcg0_rc && limited(m) && m->limit < d->needed) {
+		d->cause = CAUSE_LIMIT;
+		return;
+	}
+	lost = d->ran ? io_bound(d) && d->refaulted * d->ps >= REFAULTED * d->run.u.read_bytes_disk
+		      : many_evicted(d);
+	if (!lost)
+		d->cause = CAUSE_NONE;
+	else if (!d->memcg0_rc && memcg_full(m))
+		d->cause = CAUSE_SHARED;
+	else if (d->mi_ok && d->mi.available < d->needed)
+		d->cause = CAUSE_MACHINE;
+	else if (damon_reclaims(d))
+		d->cause = CAUSE_DAMON;
+	else
+		d->cause = CAUSE_UNKNOWN;
+}
+
+/* The pages the run read back after reclaim took them before it. */
+static void find_lost(struct doctor *d)
+{
+	const struct hs_usage *u = &d->run.u;
+	struct finding *f;
+	char a[16];
+	static const char *const by[] = {
+		[CAUSE_SHARED] = "by other processes in its memory cgroup, which was full",
+		[CAUSE_MACHINE] = "by reclaim, the machine being short of memory",
+		[CAUSE_DAMON] = "while its cgroup had room and the machine memory to spare: by a "
+				"proactive reclaimer (DAMON)",
+		[CAUSE_UNKNOWN] = "by reclaim; which reclaimer, the figures do not tell",
+	};
+
+	if (!d->ran || d->cause == CAUSE_NONE || d->cause == CAUSE_LIMIT)
+		return;
+	f = finding(d, "evicted-before-run", true, "%s of what the job read from the disk (%.0f%%) "
+		    "had been in the page cache and was evicted before the run, %s.",
+		    size_str(d->refaulted * d->ps, a),
+		    100.0 * d->refaulted * d->ps / u->read_bytes_disk, by[d->cause]);
+	if (d->refaults_known)
+		evidence(f, "workingset_refault_file of %s: +%llu pages (memory.stat)", d->memcg.name,
+			 (unsigned long long)d->refaulted);
+	else
+		evidence(f, "workingset_refault_file: +%llu pages (/proc/vmstat: the whole machine)",
+			 (unsigned long long)d->refaulted);
+	evidence(f, "disk_read_bytes = %llu", (unsigned long long)u->read_bytes_disk);
+	if (!d->memcg0_rc && d->memcg0.usage_known)
+		evidence(f, "%s before the run: %llu used of %s", d->memcg0.name,
+			 (unsigned long long)d->memcg0.usage, limited(&d->memcg0) ?
+			 size_str(d->memcg0.limit, a) : "no limit");
+	if (d->mi_ok)
+		evidence(f, "MemAvailable before the run = %llu", (unsigned long long)d->mi.available);
+}
+
+/* keep where the job's pages are taken from under it, by others or a reclaimer */
+static void recommend_keep(struct doctor *d)
+{
+	char cmd[PATH_MAX * 2 + 128], sz[32], lim[32];
+
+	if (!find_command("keep") || (d->cause != CAUSE_SHARED && d->cause != CAUSE_DAMON))
+		return;
+	size_arg(d->needed, sz, sizeof(sz));
+	snprintf(cmd, sizeof(cmd), "hotset keep --budget %s %s", sz, d->profile);
+	if (d->cause == CAUSE_DAMON) {
+		recommend(d, cmd, "Keep the working set resident: hotset keep reads back what the "
+			  "reclaimer pages out, at most --interval later (10 s by default).");
+		return;
+	}
+	recommend(d, cmd, "Keep the working set resident in %s while the others run: hotset keep "
+		  "reads back what they evict. Run it in that cgroup, where the job's pages are "
+		  "charged.", d->memcg0.name);
+	size_arg(d->memcg0.limit + d->needed, lim, sizeof(lim));
+	snprintf(cmd, sizeof(cmd), "echo %s > %s", lim, d->memcg0.limit_path);
+	recommend(d, cmd, "Or make room in %s for both: raise its limit by the job's %s (or run "
+		  "the others in a memory cgroup of their own).", d->memcg0.name,
+		  size_str(d->needed, sz));
+}
+
 static void recommend_warm(struct doctor *d)
 {
 	char cmd[PATH_MAX * 2 + 128], sz[32];
-	const struct cmd *keep = find_command("keep");
+	const struct cmd *keep = d->cause == CAUSE_SHARED || d->cause == CAUSE_DAMON ? NULL :
+				 find_command("keep");
 
 	snprintf(cmd, sizeof(cmd), "hotset warm -p %s", d->profile);
 	recommend(d, cmd, "Read the working set into the page cache before the job runs (at login, "
@@ -703,14 +901,17 @@ static void diagnose(struct doctor *d)
 	d->working_set = (d->curve_ok ? d->c.pages : d->pages) * d->ps;
 	d->needed = d->curve_ok ? d->cs.rerun_zero * d->ps : d->working_set;
 	d->needed_source = d->curve_ok ? "curve" : "profile";
+	find_cause(d);
 	find_io(d);
 	find_device(d);
 	find_memory(d);
 	find_dirs(d);
 	find_residency(d);
+	find_lost(d);
 	/* causes only when the job's pages were lost, or it waited */
 	lost = io_bound(d) || !all_resident(d) || many_evicted(d);
 	if (lost) {
+		recommend_keep(d);
 		recommend_warm(d);
 		find_others(d);
 		find_reclaimers(d);
@@ -773,6 +974,8 @@ static void json_report(struct doctor *d)
 	}
 	json_u64_or_null(&j, "refaults", d->ran && d->vm_ok && d->vm1.refault_known,
 			 d->vm1.refault_file - d->vm0.refault_file);
+	json_u64_or_null(&j, "cgroup_refaults", d->refaults_known, d->refaulted);
+	json_string(&j, "cause", cause_id[d->cause]);
 	json_u64(&j, "page_size", d->ps);
 	json_u64(&j, "working_set_bytes", d->working_set);
 	json_u64(&j, "memory_needed_bytes", d->needed);

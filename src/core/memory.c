@@ -173,6 +173,23 @@ static bool memcg_file(int version, const char *dir, uint64_t *out)
 	       hs_procfs_find_u64(buf, version == 1 ? "cache" : "file", out);
 }
 
+/*
+ * Its anonymous memory and file refaults, with its children's: v1 keeps
+ * them as total_rss and total_workingset_refault_file, v2 counts children
+ * in anon and workingset_refault_file.
+ */
+static void memcg_stat(struct hs_memcg *m)
+{
+	char buf[16384];
+	bool v1 = m->version == 1;
+
+	if (hs_procfs_read_at(m->dir, "memory.stat", buf, sizeof(buf)) <= 0)
+		return;
+	m->anon_known = hs_procfs_find_u64(buf, v1 ? "total_rss" : "anon", &m->anon);
+	m->refault_known = hs_procfs_find_u64(buf, v1 ? "total_workingset_refault_file" :
+					      "workingset_refault_file", &m->refault_file);
+}
+
 int hs_memcg_of(int pid, struct hs_memcg *m)
 {
 	char buf[8192], path[64], mroot[PATH_MAX], rel[PATH_MAX], d[PATH_MAX];
@@ -206,6 +223,9 @@ int hs_memcg_of(int pid, struct hs_memcg *m)
 	m->usage_known = read_u64_file(m->dir, m->version == 1 ? "memory.usage_in_bytes" :
 				       "memory.current", &m->usage);
 	m->file_known = memcg_file(m->version, m->dir, &m->file);
+	m->peak_known = read_u64_file(m->dir, m->version == 1 ? "memory.max_usage_in_bytes" :
+				      "memory.peak", &m->peak);
+	memcg_stat(m);
 	if (m->version == 2) {
 		char reclaim[PATH_MAX + 32];
 

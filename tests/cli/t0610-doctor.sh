@@ -103,6 +103,50 @@ damon_pageout() {
 }
 prereq_DAMON() { [ "$(id -u)" -eq 0 ] && damon_pageout > /dev/null; }
 
+# in_memcg CG CMD...: run CMD in memory cgroup CG
+in_memcg() { local dir=$1; shift; sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$dir" "$@"; }
+
+# Reclaim inside a limited cgroup leaves shadow entries: cachestat counts
+# the pages as evicted, which hotset evict (fadvise) would not.
+test_expect_success ROOT,MEMCG,REALFS,CACHESTAT 'others in the same memory cgroup evicted the pages: they are the cause, keep the fix' '
+	mktree && readtree > /dev/null && hotset evict -q tree &&
+	mkdir filler && for i in $(seq 1 96); do mkpages filler/f$i 256; done &&
+	hotset evict -q filler &&
+	set -- $(memcg_dir) && cg=$1.others file=$2 &&
+	trap "rmdir \"$cg\" 2>/dev/null" EXIT &&
+	mkdir "$cg" && echo $((48 << 20)) > "$cg/$file" &&
+	in_memcg "$cg" sh -c "cat tree/*/* > /dev/null; cat filler/* > /dev/null" &&
+	in_memcg "$cg" "$HOTSET" doctor -J -p p.prof > d.json &&
+	if test "$(json d.json "j[\"evicted_pages\"] * 100 < j[\"working_set_bytes\"] / j[\"page_size\"]")" = True; then
+		# reclaim took the streamed pages, not the tree: no page lost, no cause
+		check_eq "$(json d.json "j[\"cause\"]")" None && exit 0
+	fi &&
+	check_eq "$(json d.json "j[\"cause\"]")" other-activity &&
+	finding d.json other-activity > f && grep -q "evicted its pages: the cgroup is full now" f &&
+	grep -q "'"'problem'"': True" f &&
+	check_eq "$(json d.json "[f[\"id\"] for f in j[\"findings\"] if f[\"problem\"] and f[\"id\"] in (\"memory-limit\", \"damon\")]")" "[]" &&
+	check_eq "$(json d.json "j[\"recommendations\"][0][\"command\"].startswith(\"hotset keep --budget \")")" True &&
+	check_eq "$(json d.json "\"$cg/$file\" in j[\"recommendations\"][1][\"command\"]")" True
+'
+
+test_expect_success ROOT,MEMCG,REALFS,CACHESTAT 'pages reclaimed while the job'"'"'s cgroup and the machine had room: a proactive reclaimer, DAMON where there is one' '
+	mktree && readtree > /dev/null && hotset evict -q tree &&
+	set -- $(memcg_dir) && cg=$1.idle file=$2 &&
+	trap "rmdir \"$cg\" 2>/dev/null" EXIT &&
+	mkdir "$cg" && echo $((8 << 20)) > "$cg/$file" &&
+	in_memcg "$cg" sh -c "cat tree/*/* > /dev/null" &&
+	hotset doctor -J -p p.prof > d.json &&
+	if damon_pageout > /dev/null; then
+		check_eq "$(json d.json "j[\"cause\"]")" damon &&
+		check_eq "$(json d.json "[f[\"problem\"] for f in j[\"findings\"] if f[\"id\"] == \"damon\"][0]")" True &&
+		finding d.json damon | grep -q "it took the job" &&
+		check_eq "$(json d.json "j[\"recommendations\"][0][\"command\"].startswith(\"hotset keep\")")" True
+	else
+		check_eq "$(json d.json "j[\"cause\"]")" unknown
+	fi
+'
+
+
 test_expect_success DAMON,REALFS 'a DAMON pageout scheme: named, with its minimum age' '
 	mktree && readtree > /dev/null && hotset evict -q -p p.prof &&
 	s=$(damon_pageout) && s=${s%/} &&

@@ -1,0 +1,299 @@
+#!/usr/bin/env bash
+# bench/doctor-cases.sh - hotset doctor on four jobs that wait for the disk
+# for four different reasons, each on a small slow machine made of cgroups
+# (a memory limit, and reads from the data's disk throttled to DC_IOPS
+# and DC_BPS, 150 IOPS and 20 MiB/s by default: a small VM's disk):
+#
+#   compile  a g++ compile including 2,700 Boost headers, in an 800 MiB box
+#            where a competitor (a 640 MiB heap, re-reading and streaming
+#            its own 1.6 GiB of files) evicts the headers between runs;
+#   index    SQLite CREATE INDEX over a table four times its box's memory;
+#   idle     200 MiB read, then left idle while the machine's DAMON pageout
+#            scheme evicts part of it (2 x DC_IDLE seconds, DC_IDLE 90 by default);
+#   scan     files read twice by a job whose box is smaller than them.
+#
+# Each case: doctor on the slow job (the diagnosis must name the cause in
+# findings[].id, with problem true), the fix it recommends applied (its
+# recommendations[].command), and the job timed before and after with
+# `hotset time -J` (wall time, I/O wait, bytes read from the disk).
+#
+#   sudo bench/doctor-cases.sh         (root: cgroups, throttles, evicting)
+#   DC_CASES="idle scan"               some of the cases
+#
+# Data is kept in $BENCH_DATA/doctor-cases; the diagnoses (JSON) of the
+# last run in $BENCH_DATA/doctor-cases/results. Every cgroup is removed at
+# exit, and every process started in one stopped first.
+. "$(dirname "$0")/lib.sh"
+
+need_root
+need_hotset
+CASES=${DC_CASES:-compile index idle scan}
+IOPS=${DC_IOPS:-150}
+BPS=${DC_BPS:-$((20 << 20))}
+IDLE=${DC_IDLE:-90}
+DATA=$BENCH_DATA/doctor-cases
+RES=$DATA/results
+mkdir -p "$DATA/tmp" "$RES"
+DISK=$(disk_of "$DATA")
+: > "$BENCH_DIR/rows"
+: > "$BENCH_DIR/checks"
+
+# processes started in the background (keepers, competitors): stopped at exit
+BG_PIDS=()
+stop_bg() {
+	local p
+	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+	BG_PIDS=()
+	return 0
+}
+# first of the exit hooks: before the cgroups are removed
+BENCH_EXIT_HOOKS=(stop_bg "${BENCH_EXIT_HOOKS[@]}")
+
+# ---- data ------------------------------------------------------------------------
+
+make_compile_data() {
+	if [ ! -f "$DATA/inc.done" ]; then
+		say "bench: copying /usr/include/boost to $DATA/inc (headers of our own to evict)"
+		rm -rf "$DATA/inc" && mkdir -p "$DATA/inc" && cp -a /usr/include/boost "$DATA/inc/"
+		touch "$DATA/inc.done"
+	fi
+	{
+		for h in algorithm/string any array bimap circular_buffer container/flat_map \
+			date_time/posix_time/posix_time dynamic_bitset filesystem format function \
+			fusion/include/vector fusion/include/map graph/adjacency_list \
+			heap/fibonacci_heap intrusive/list iostreams/stream lexical_cast \
+			lockfree/queue mpl/vector multi_array multi_index_container \
+			multi_index/ordered_index optional phoenix preprocessor program_options \
+			property_tree/ptree proto/proto random range/algorithm regex signals2 \
+			smart_ptr tokenizer tuple/tuple unordered_map uuid/uuid variant; do
+			echo "#include <boost/$h.hpp>"
+		done
+		echo 'int main() { return 0; }'
+	} > "$DATA/boost.cpp"
+	# the competitor's files: 1.6 GiB in 64 MiB parts
+	local i
+	mkdir -p "$DATA/filler"
+	for i in $(seq -w 1 25); do
+		[ -f "$DATA/filler/part-$i" ] && continue
+		head -c 64M /dev/urandom > "$DATA/filler/part-$i.tmp" && mv "$DATA/filler/part-$i.tmp" "$DATA/filler/part-$i"
+	done
+}
+
+DB_ROWS=${DC_DB_ROWS:-3000000}	# about 400 MiB
+make_index_data() {
+	[ -f "$DATA/db.done" ] && [ "$(cat "$DATA/db.done")" = "$DB_ROWS" ] && return 0
+	say "bench: creating $DATA/events.db ($DB_ROWS rows)"
+	rm -f "$DATA/events.db"
+	sqlite3 "$DATA/events.db" <<-EOF
+	PRAGMA journal_mode = OFF;
+	CREATE TABLE events(id INTEGER PRIMARY KEY, user_id INTEGER, ts INTEGER, payload TEXT);
+	WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < $DB_ROWS)
+	INSERT INTO events SELECT i, abs(random()) % 100000, abs(random()) % 1000000000, hex(randomblob(48)) FROM c;
+	EOF
+	echo "$DB_ROWS" > "$DATA/db.done"
+}
+
+make_files() {	# make_files DIR N: N files of 8 MiB
+	local i
+	mkdir -p "$1"
+	for i in $(seq 1 "$2"); do
+		[ -f "$1/f$i" ] || head -c 8M /dev/urandom > "$1/f$i"
+	done
+	sync "$1"/*
+}
+
+# ---- measuring -------------------------------------------------------------------
+
+# timed CASE LABEL BOX CMD...: time CMD in BOX, add a row to the table
+timed() {
+	local case=$1 label=$2 box=$3; shift 3
+	box_exec "$box" "$HOTSET" time -J -q -o "$BENCH_DIR/t.json" -- "$@" > /dev/null ||
+		die "$case: '$*' failed"
+	python3 - "$BENCH_DIR/t.json" "$case" "$label" >> "$BENCH_DIR/rows" <<-\PY
+	import json, sys
+	j = json.load(open(sys.argv[1]))
+	w, io, rd = j["wall_seconds"], j["io_wait_seconds"], j["disk_read_bytes"]
+	print("%s\t%s\t%.1f\t%.1f\t%.0f\t%.1f" % (sys.argv[2], sys.argv[3], w, io or 0,
+	      100 * (io or 0) / w if w else 0, (rd or 0) / 1048576))
+	PY
+	say "  $case: $label: $(tail -n 1 "$BENCH_DIR/rows" | cut -f3- | tr '\t' ' ') (wall s, wait s, wait %, MiB read)"
+}
+
+# diagnose CASE BOX CMD...: doctor on CMD in BOX; $RES/CASE.json, the profile $RES/CASE.prof
+diagnose() {
+	local case=$1 box=$2 rc=0; shift 2
+	box_exec "$box" "$HOTSET" doctor -J -q --profile-output "$RES/$case.prof" \
+		-o "$RES/$case.html" -- "$@" > "$RES/$case.json" || rc=$?
+	[ $rc = 0 ] || die "$case: doctor failed ($rc)"
+}
+
+# jq-less look-ups in a diagnosis
+dj() { python3 -c "import json, sys; j = json.load(open(sys.argv[1])); print($2)" "$RES/$1.json"; }
+problems() { dj "$1" '" ".join(f["id"] for f in j["findings"] if f["problem"])'; }
+# rec_command CASE PREFIX: the first recommended command starting with PREFIX
+rec_command() {
+	dj "$1" "next((r['command'] for r in j['recommendations'] if (r['command'] or '').startswith('$2')), '')"
+}
+
+# check CASE ID: is ID among the problems found, and doctor's cause?
+check() {
+	local p cause ok=MISS
+	p=$(problems "$1") cause=$(dj "$1" 'j["cause"]')
+	case " $p " in *" $2 "*) [ "$cause" = "$2" ] && ok=PASS ;; esac
+	printf '%-8s expected cause %-15s doctor: cause %-15s problems: %s  %s\n' \
+		"$1" "$2" "$cause" "$p" "$ok" >> "$BENCH_DIR/checks"
+	say "  $1: cause $cause, problems: $p: $ok"
+}
+
+resident_share() {	# resident_share PROFILE: the share of its pages in the page cache
+	"$HOTSET" status -q -J -p "$1" | python3 -c 'import json, sys
+j = json.load(sys.stdin); print("%.3f" % (j["resident_pages"] / max(1, j["pages"])))'
+}
+
+# wait_resident PROFILE SECONDS: until (nearly) all of it is cached again
+wait_resident() {
+	local i
+	for ((i = 0; i < $2; i++)); do
+		awk -v s="$(resident_share "$1")" 'BEGIN { exit !(s >= 0.99) }' && { echo "$i"; return 0; }
+		sleep 1
+	done
+	echo "$2"
+}
+
+# keep_in BOX COMMAND: start the recommended keeper in BOX, in the background
+keep_in() {
+	local box=$1 cmd
+	read -r -a cmd <<< "$2"
+	[ "${cmd[0]}" = hotset ] || die "not a hotset command: $2"
+	box_prefix "$box"
+	"${BOX_PREFIX[@]}" "$HOTSET" "${cmd[1]}" -q --state "$BENCH_DIR/keep.$box.state" "${cmd[@]:2}" \
+		2> "$BENCH_DIR/keep.$box.log" &
+	BG_PIDS+=($!)
+}
+
+# ---- the cases -------------------------------------------------------------------
+
+# The competitor: holds a heap of $1 MiB, re-reads a hot 64 MiB of its
+# files three times, then streams all of them; in the memory limit only.
+competitor() {
+	mem_exec "$1" python3 - "$DATA/filler" "$2" <<-\PY
+	import glob, subprocess, sys
+	files = sorted(glob.glob(sys.argv[1] + "/part-*"))
+	heap = bytearray(b"\1") * (int(sys.argv[2]) << 20)	# touched: charged
+	for _ in range(3):
+	    subprocess.run(["cat"] + files[:1], stdout=subprocess.DEVNULL, check=True)
+	subprocess.run(["cat"] + files, stdout=subprocess.DEVNULL, check=True)
+	PY
+}
+
+case_compile() {
+	local cxx=(g++ -std=c++17 -fsyntax-only -w -DBOOST_BIND_GLOBAL_PLACEHOLDERS
+		-DBOOST_ALLOW_DEPRECATED_HEADERS -I "$DATA/inc" "$DATA/boost.cpp")
+	local cmd waited
+	make_compile_data
+	box_new dev $((800 << 20)) "$DISK" "$IOPS" "$BPS"
+	# evicted first, so that the box's compile reads them and they are charged to the box
+	"$HOTSET" evict -q "$DATA/inc" "$DATA/filler" > /dev/null
+	say "bench: compile: cold, then warm"
+	timed compile "cold" dev "${cxx[@]}"
+	timed compile "warm (just run)" dev "${cxx[@]}"
+	say "bench: compile: the competitor, then doctor"
+	competitor dev 640
+	diagnose compile dev "${cxx[@]}"
+	check compile other-activity
+	competitor dev 640
+	timed compile "after the competitor" dev "${cxx[@]}"
+	cmd=$(rec_command compile "hotset keep")
+	[ -n "$cmd" ] || die "compile: doctor recommends no hotset keep"
+	say "bench: compile: the fix, in the box: $cmd"
+	keep_in dev "$cmd"
+	wait_resident "$RES/compile.prof" 60 > /dev/null
+	competitor dev 640
+	waited=$(wait_resident "$RES/compile.prof" 120)
+	timed compile "after the competitor, kept (${waited} s after it)" dev "${cxx[@]}"
+	stop_bg
+	cg_remove_all; mem_rm dev
+}
+
+case_index() {
+	local job=(sqlite3 -bail "$DATA/events.db"
+		"PRAGMA cache_size = -16384; DROP INDEX IF EXISTS ev_user_ts; CREATE INDEX ev_user_ts ON events(user_id, ts);")
+	local cmd
+	make_index_data
+	SQLITE_TMPDIR=$DATA/tmp sqlite3 "$DATA/events.db" "DROP INDEX IF EXISTS ev_user_ts;"
+	"$HOTSET" evict -q "$DATA/events.db" > /dev/null
+	box_new db $((100 << 20)) "$DISK" "$IOPS" "$BPS"
+	export SQLITE_TMPDIR=$DATA/tmp
+	say "bench: index: doctor on a cold build in a 100 MiB box"
+	diagnose index db "${job[@]}"
+	check index memory-limit
+	timed index "re-run, 100 MiB limit" db "${job[@]}"
+	cmd=$(rec_command index "echo ")
+	[ -n "$cmd" ] || die "index: doctor recommends no limit"
+	say "bench: index: the fix: $cmd"
+	sh -c "$cmd"
+	timed index "first run at the raised limit" db "${job[@]}"
+	timed index "re-run, raised limit" db "${job[@]}"
+	unset SQLITE_TMPDIR
+	cg_remove_all; mem_rm db
+}
+
+case_idle() {
+	local job=(sh -c 'cat "$1"/* > /dev/null' sh "$DATA/idle") cmd
+	make_files "$DATA/idle" 25
+	box_new idle 0 "$DISK" "$IOPS" "$BPS"
+	# DAMON's quota spreads its pageout over all of the machine's memory: the
+	# first minute idle takes little, the second more
+	box_exec idle "${job[@]}"
+	say "bench: idle: read, twice $IDLE s idle, doctor"
+	sleep "$IDLE"
+	timed idle "read again after $IDLE s idle" idle "${job[@]}"
+	sleep $((2 * IDLE))
+	diagnose idle idle "${job[@]}"
+	check idle damon
+	sleep $((2 * IDLE))
+	say "bench: idle: $((2 * IDLE)) s idle: $(resident_share "$RES/idle.prof") resident"
+	timed idle "read again after $((2 * IDLE)) s idle" idle "${job[@]}"
+	cmd=$(rec_command idle "hotset keep")
+	[ -n "$cmd" ] || die "idle: doctor recommends no hotset keep"
+	say "bench: idle: the fix: $cmd"
+	keep_in idle "$cmd"
+	sleep $((2 * IDLE))
+	say "bench: idle: $((2 * IDLE)) s idle, kept: $(resident_share "$RES/idle.prof") resident"
+	timed idle "read again after $((2 * IDLE)) s idle, kept" idle "${job[@]}"
+	stop_bg
+	cg_remove_all; mem_rm idle
+}
+
+case_scan() {
+	local job=(sh -c 'cat "$1"/* > /dev/null; cat "$1"/* > /dev/null' sh "$DATA/scan") cmd
+	make_files "$DATA/scan" 25
+	"$HOTSET" evict -q "$DATA/scan" > /dev/null
+	box_new scan $((128 << 20)) "$DISK" "$IOPS" "$BPS"
+	say "bench: scan: doctor on a cold scan, twice over 200 MiB, in a 128 MiB box"
+	diagnose scan scan "${job[@]}"
+	check scan memory-limit
+	timed scan "re-run, 128 MiB limit" scan "${job[@]}"
+	cmd=$(rec_command scan "echo ")
+	[ -n "$cmd" ] || die "scan: doctor recommends no limit"
+	say "bench: scan: the fix: $cmd"
+	sh -c "$cmd"
+	timed scan "first run at the raised limit" scan "${job[@]}"
+	timed scan "re-run, raised limit" scan "${job[@]}"
+	cg_remove_all; mem_rm scan
+}
+
+say "bench: disk $DISK throttled to $IOPS IOPS, $((BPS >> 20)) MiB/s in the boxes"
+for c in $CASES; do "case_$c"; done
+
+# ---- the tables --------------------------------------------------------------------
+
+printf '\n== before and after the fix (hotset time -J: wall, I/O wait, bytes read from the disk)\n'
+printf '| case | run | wall s | I/O wait s | I/O wait %% | read MiB |\n|---|---|---|---|---|---|\n'
+awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6 }' "$BENCH_DIR/rows"
+printf '\n== the diagnoses\n'
+cat "$BENCH_DIR/checks"
+for c in $CASES; do
+	printf '\n-- %s\n' "$c"
+	dj "$c" '"\n".join(["! " + f["text"] for f in j["findings"] if f["problem"]] + ["  $ " + (r["command"] or "(" + r["text"] + ")") for r in j["recommendations"][:3]])'
+done
