@@ -24,7 +24,7 @@ runs() {
 	[ "$who" = root ] || chown nobody:nogroup .
 	as $who mkdir d && as $who "$HELPERS/readjob" prepare d &&
 	for i in $(seq "$RUNS"); do
-		for s in threads handoff pool; do
+		for s in threads handoff pool forkreopen; do
 			as $who "$HOTSET" record -q --backend=$backend -o p -- "${RJ[@]}" $s d > expect &&
 			hotset show --json p > j &&
 			check expect j "$PWD/d" || { echo "run $i, scenario $s" >&2; return 1; }

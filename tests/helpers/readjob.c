@@ -34,7 +34,8 @@
  * sendfile, splice, copy_file_range (as a source), mmap, O_DIRECT, dup'ed
  * fds, fds inherited across fork and across exec (of itself), a thread,
  * many threads (opening, reading and exiting while others go on; fds
- * handed from a thread that exits to another; a pool that forks), a
+ * handed from a thread that exits to another; a pool that forks; a fork
+ * while a thread closes and reopens a file), a
  * file replaced by rename, an inode number reused by a new file, files
  * that are also written, created or truncated, an empty file, a read that
  * runs past the end of a file, and places that are never part of a
@@ -49,6 +50,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -804,6 +806,60 @@ static void s_reopenexec(void)
 	tnote(54, 0, 12);
 }
 
+/*
+ * forkreopen: a thread reads pages 0-1 of a file and closes it, opens it
+ * again (the same fd number) and reads pages 0-1 again, so that the fd
+ * shows what the close saw; it goes on computing (no system call) while
+ * the main thread forks. Then it seeks to page 8, reads pages 8-9 and
+ * closes it; the child, which holds the description too, exits after.
+ */
+static atomic_int fr_state;
+static int fr_pipe[2];
+
+static void *fr_thread(void *arg)
+{
+	int fd = -1;
+
+	(void)arg;
+	for (int round = 0; round < 2; round++) {
+		fd = open_in(tfile_name(53), O_RDONLY);
+		read_on(fd, 53, 0, 2);
+		if (round == 0)
+			close(fd);
+	}
+	atomic_store(&fr_state, 1);
+	while (atomic_load(&fr_state) != 2)
+		;	/* running, not in a call, while the fork is followed */
+	tread_pages(fd, 53, 8, 2, 1);
+	if (write(fr_pipe[1], "c", 1) != 1)
+		die("write");
+	close(fd);
+	return NULL;
+}
+
+static void s_forkreopen(void)
+{
+	pthread_t t;
+	pid_t pid;
+	int status;
+	char c;
+
+	atomic_store(&fr_state, 0);
+	if (pipe2(fr_pipe, O_CLOEXEC) || pthread_create(&t, NULL, fr_thread, NULL))
+		die("thread");
+	while (atomic_load(&fr_state) != 1)
+		;
+	if ((pid = fork()) < 0)
+		die("fork");
+	if (pid == 0)	/* holds the thread's description until the thread is done */
+		_exit(read(fr_pipe[0], &c, 1) == 1 ? 0 : 1);
+	atomic_store(&fr_state, 2);
+	if (pthread_join(t, NULL) || waitpid(pid, &status, 0) < 0 || status != 0)
+		die("forkreopen: child status %d", status);
+	close(fr_pipe[0]);
+	close(fr_pipe[1]);
+}
+
 /* The exec'd image: read page 4 of the inherited fd, pages 0-1 of exec-b. */
 static int exec_child(int fd)
 {
@@ -1048,6 +1104,7 @@ static const struct scenario {
 	{ "thread", s_thread }, { "threads", s_threads }, { "handoff", s_handoff },
 	{ "pool", s_pool }, { "seekback", s_seekback }, { "reopen", s_reopen },
 	{ "dupclose", s_dupclose }, { "unshare", s_unshare }, { "reopenexec", s_reopenexec },
+	{ "forkreopen", s_forkreopen },
 	{ "exec", s_exec }, { "rename", s_rename }, { "reuse", s_reuse },
 	{ "write", s_write }, { "small", s_small }, { "pseudo", s_pseudo },
 	{ "interrupt", s_interrupt },

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/kcmp.h>
+#include <sys/ptrace.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -317,40 +318,149 @@ static bool same_as_parent(struct pt_tracer *tr, struct pt_task *parent, pid_t c
 }
 
 /*
- * A child's table, copied from the parent's by fork (child: its tid) or by
- * an unshare (child 0: the parent's own table, about to be copied). Each
- * fd refers to the parent's description, which the two share from now on
- * (the parent's fds get one first). A description the child holds but the
- * parent no longer does at that fd (closed by another thread meanwhile)
- * was sampled when it was closed: its stretch starts where it is now.
+ * Is src's fd being closed by a call that may not have run yet? Then the
+ * fd may still show the description being closed, or already show one
+ * opened since: nothing tells them apart for sure (the same file at the
+ * same position looks the same).
  */
-struct pt_fdtable *pt_fdtable_fork(struct pt_tracer *tr, struct pt_task *parent, pid_t child)
+static bool close_pending(struct pt_tracer *tr, struct pt_fdtable *src, int fd)
+{
+	struct pt_fdslot *s = fd < src->nslots ? &src->slots[fd] : NULL;
+
+	if (!s || !s->closing)
+		return false;
+	if (close_has_run(tr, s)) {
+		s->closing = false;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * fd of child's copy ft of table src: the description peer's fd refers to
+ * now, if it is the same (the two share it from now on), else the child's
+ * alone (peer's fd was closed since the copy, which sampled it), whose
+ * stretch starts where it is. peer NULL: no task uses src any more.
+ */
+static void copy_fd(struct pt_tracer *tr, struct pt_fdtable *src, struct pt_task *peer,
+		    pid_t child, struct pt_fdtable *ft, int fd)
+{
+	struct hs_fdinfo fi;
+	struct pt_ofd *ofd;
+
+	if (peer && same_as_parent(tr, peer, child, fd)) {
+		pt_fd_set(tr, ft, fd, pt_ofd_of(tr, src, fd));
+		return;
+	}
+	if (fdinfo_once(child, fd, &fi))
+		return;
+	if (!(ofd = pt_ofd_new(fi.pos, PT_OFD_UNKNOWN))) {
+		tr->error = -ENOMEM;
+		return;
+	}
+	pt_fd_set(tr, ft, fd, ofd);
+	pt_ofd_put(ofd);
+}
+
+/*
+ * Child c's table, copied by the kernel from parent's (a fork, or an
+ * unshare: then c is the unsharing task and parent another user of the
+ * table), built from c's own fds. An fd the parent's other threads are
+ * closing at that moment cannot be told yet: c's copy may hold the
+ * description being closed or one opened since. Those fds wait, with c
+ * kept stopped so that its copy does not change, until the close is known
+ * to have run (its thread is made to stop: PTRACE_INTERRUPT); then
+ * pt_fdtable_decide() compares again. Returns c's table.
+ */
+struct pt_fdtable *pt_fdtable_fork(struct pt_tracer *tr, struct pt_task *parent,
+				   struct pt_task *c)
 {
 	struct pt_fdtable *src = parent->fds, *ft = pt_fdtable_new(tr);
 	int *fds = NULL, n;
 
 	if (!ft || !src)
 		return ft;
-	n = pt_fd_list(child ? child : parent->tid, &fds);
+	n = pt_fd_list(c->tid, &fds);
 	for (int i = 0; i < n; i++) {
-		int fd = fds[i];
-		struct hs_fdinfo fi;
-		struct pt_ofd *ofd;
-
-		if ((!child || same_as_parent(tr, parent, child, fd)) &&
-		    !still_closing(tr, parent, fd, &fi)) {
-			pt_fd_set(tr, ft, fd, pt_ofd_of(tr, src, fd));
-		} else if (child && fdinfo_once(child, fd, &fi) == 0) {
-			if (!(ofd = pt_ofd_new(fi.pos, PT_OFD_UNKNOWN))) {
+		if (close_pending(tr, src, fds[i])) {
+			if (hs_grow(&c->undecided, &c->undecided_cap, (size_t)c->nundecided + 1,
+				    sizeof(*c->undecided))) {
 				tr->error = -ENOMEM;
-				break;
+				continue;
 			}
-			pt_fd_set(tr, ft, fd, ofd);
-			pt_ofd_put(ofd);
+			c->undecided[c->nundecided++] = fds[i];
+			ptrace(PTRACE_INTERRUPT, src->slots[fds[i]].closer, 0, 0);
+			continue;
 		}
+		copy_fd(tr, src, parent, c->tid, ft, fds[i]);
 	}
 	free(fds);
+	if (c->nundecided) {
+		c->copy_of = src;
+		src->pins++;
+		tr->deciding++;
+	}
 	return ft;
+}
+
+/* A task other than c that uses ft, or NULL. */
+struct pt_task *pt_fdtable_user(struct pt_tracer *tr, struct pt_fdtable *ft, struct pt_task *c)
+{
+	size_t pos = 0;
+	void *val;
+
+	while (u64map_next(&tr->tasks, &pos, NULL, &val)) {
+		struct pt_task *t = val;
+
+		if (t != c && t->fds == ft)
+			return t;
+	}
+	return NULL;
+}
+
+static void fdtable_free_unused(struct pt_tracer *tr, struct pt_fdtable *ft);
+
+/* c's copy is settled, or no longer matters (c goes, recording ended). */
+void pt_fdtable_undecided_drop(struct pt_tracer *tr, struct pt_task *c)
+{
+	if (!c->copy_of)
+		return;
+	c->copy_of->pins--;
+	fdtable_free_unused(tr, c->copy_of);
+	c->copy_of = NULL;
+	free(c->undecided);
+	c->undecided = NULL;
+	c->nundecided = 0;
+	c->undecided_cap = 0;
+	tr->deciding--;
+}
+
+/*
+ * Decide what c's waiting fds are, those whose close has run by now.
+ * Returns true once none waits (c may go on).
+ */
+bool pt_fdtable_decide(struct pt_tracer *tr, struct pt_task *c)
+{
+	struct pt_fdtable *src = c->copy_of;
+	struct pt_task *peer;
+	int left = 0;
+
+	if (!src)
+		return true;
+	peer = pt_fdtable_user(tr, src, c);
+	for (int i = 0; i < c->nundecided; i++) {
+		int fd = c->undecided[i];
+
+		if (peer && close_pending(tr, src, fd))
+			c->undecided[left++] = fd;
+		else if (c->fds)
+			copy_fd(tr, src, peer, c->tid, c->fds, fd);
+	}
+	c->nundecided = left;
+	if (left)
+		return false;
+	pt_fdtable_undecided_drop(tr, c);
+	return true;
 }
 
 /* Task `leaving` stops using ft (exit, exec, unshare). */
@@ -360,7 +470,14 @@ void pt_fdtable_put(struct pt_tracer *tr, struct pt_fdtable *ft, pid_t leaving)
 		return;
 	if (ft->handle_tid == leaving)
 		pt_fd_close_handles(tr, ft);
-	if (--ft->users > 0)
+	ft->users--;
+	fdtable_free_unused(tr, ft);
+}
+
+/* ft goes once no task uses it and no copy of it waits to be decided. */
+static void fdtable_free_unused(struct pt_tracer *tr, struct pt_fdtable *ft)
+{
+	if (ft->users > 0 || ft->pins > 0)
 		return;
 	pt_fd_close_handles(tr, ft);
 	for (int i = 0; i < ft->nslots; i++)

@@ -91,6 +91,7 @@ static void task_free(struct pt_tracer *tr, struct pt_task *t)
 {
 	u64map_del(&tr->tasks, (uint64_t)t->tid);
 	pt_seek_end(t, false, 0);
+	pt_fdtable_undecided_drop(tr, t);
 	task_leave(tr, t);
 	free(t->exec.path);
 	free(t->truncated);
@@ -214,32 +215,37 @@ static void scan_range(struct pt_tracer *tr, struct pt_task *t, uint64_t addr, u
 	pt_mm_scan(tr, t, lo, hi);
 }
 
-/* t gets, or has just got, a table of its own: a copy of the one it shared. */
+/* t has just got a table of its own (at an unshare's exit): a copy of the one it shared. */
 static void unshare_fds(struct pt_tracer *tr, struct pt_task *t)
 {
-	if (t->fds && t->fds->users > 1) {
-		struct pt_fdtable *own = pt_fdtable_fork(tr, t, 0);
+	struct pt_task *peer = t->fds ? pt_fdtable_user(tr, t->fds, t) : NULL;
+	struct pt_fdtable *own;
 
-		pt_fdtable_put(tr, t->fds, t->tid);
-		t->fds = own;
-	}
+	if (!peer)
+		return;	/* it used the table alone: nothing changes */
+	own = pt_fdtable_fork(tr, peer, t);
+	pt_fdtable_put(tr, t->fds, t->tid);
+	t->fds = own;
+	t->parked = t->copy_of != NULL;	/* until its copy is settled */
 }
 
-static void on_close_range(struct pt_tracer *tr, struct pt_task *t, const uint64_t *a)
+/* close_range: returns true to stop at its exit (CLOSE_RANGE_UNSHARE of a shared table). */
+static bool on_close_range(struct pt_tracer *tr, struct pt_task *t, const uint64_t *a)
 {
 	unsigned first = (unsigned)a[0], last = (unsigned)a[1], flags = (unsigned)a[2];
+	bool unshare = (flags & CLOSE_RANGE_UNSHARE) && t->fds && t->fds->users > 1;
 	struct hs_fdinfo fi;
 	int *fds = NULL, n;
 
-	if (flags & CLOSE_RANGE_UNSHARE)
-		unshare_fds(tr, t);
 	if (flags & CLOSE_RANGE_CLOEXEC)
-		return;	/* they go at exec, which samples them */
+		return unshare;	/* they go at exec, which samples them */
 	n = pt_fd_list(t->tid, &fds);
+	/* with the table unshared, the range goes from the copy: the others keep it */
 	for (int i = 0; i < n; i++)
 		if ((unsigned)fds[i] >= first && (unsigned)fds[i] <= last)
-			pt_fd_sample(tr, t, fds[i], true, &fi);
+			pt_fd_sample(tr, t, fds[i], !unshare, &fi);
 	free(fds);
+	return unshare;
 }
 
 /* lseek: the stretch read so far ends here; the next starts where it seeks. */
@@ -459,8 +465,7 @@ static bool on_entry(struct pt_tracer *tr, struct pt_task *t, const struct pt_sy
 		return false;
 	}
 	case PT_CLOSE_RANGE:
-		on_close_range(tr, t, a);
-		return false;
+		return on_close_range(tr, t, a);
 	case PT_DUP:
 		return true;
 	case PT_FCNTL:
@@ -586,6 +591,7 @@ static void on_exit_stop(struct pt_tracer *tr, struct pt_task *t, int64_t rval)
 		on_opened(tr, t, (int)rval);
 		break;
 	case PT_UNSHARE:
+	case PT_CLOSE_RANGE:	/* with CLOSE_RANGE_UNSHARE: the copy is made */
 		unshare_fds(tr, t);
 		break;
 	case PT_TRUNCATE:
@@ -643,7 +649,7 @@ static void on_new_child(struct pt_tracer *tr, struct pt_task *t, struct pt_task
 			c->fds = t->fds;
 			t->fds->users++;
 		} else {
-			c->fds = pt_fdtable_fork(tr, t, c->tid);
+			c->fds = pt_fdtable_fork(tr, t, c);
 		}
 	}
 	if (!c->mm) {
@@ -656,7 +662,7 @@ static void on_new_child(struct pt_tracer *tr, struct pt_task *t, struct pt_task
 	}
 start:
 	c->preexec = false;
-	if (c->held) {	/* its first stop came first: let it go now */
+	if (c->held && !c->copy_of) {	/* its first stop came first: let it go now */
 		c->held = false;
 		c->started = true;
 		resume(c, PTRACE_CONT, 0);
@@ -758,7 +764,8 @@ static void on_syscall_exit_stop(struct pt_tracer *tr, struct pt_task *t)
 		on_exit_stop(tr, t, si.exit.rval);
 	pt_seek_end(t, false, 0);	/* a seek that failed: the position stays */
 	t->at_exit = false;
-	resume(t, PTRACE_CONT, 0);
+	if (!t->parked)
+		resume(t, PTRACE_CONT, 0);
 }
 
 static bool is_stop_signal(int sig)
@@ -833,7 +840,7 @@ static void on_status(struct pt_tracer *tr, struct run *run, pid_t tid, int stat
 		return;
 	case PTRACE_EVENT_STOP:
 		if (!t->started) {	/* a new child's first stop */
-			if (t->fds || !tr->recording || t->tid == tr->root) {
+			if ((t->fds && !t->copy_of) || !tr->recording || t->tid == tr->root) {
 				t->started = true;
 				resume(t, PTRACE_CONT, 0);
 			} else {
@@ -885,6 +892,40 @@ static void sweep(struct pt_tracer *tr, bool fds_too)
 	pt_flush(tr);
 }
 
+/* A task kept stopped until its copy of a table was settled goes on. */
+static void go_on(struct pt_task *t)
+{
+	if (t->held) {
+		t->held = false;
+		t->started = true;
+		resume(t, PTRACE_CONT, 0);
+	} else if (t->parked) {
+		t->parked = false;
+		resume(t, PTRACE_CONT, 0);
+	}
+}
+
+/*
+ * Settle the copies whose fds waited for a close to run (closing:
+ * pt_fdtable_fork), or, once recording is over, give them up.
+ */
+static void settle_copies(struct pt_tracer *tr)
+{
+	size_t pos = 0;
+	void *val;
+
+	while (tr->deciding && u64map_next(&tr->tasks, &pos, NULL, &val)) {
+		struct pt_task *t = val;
+
+		if (!t->copy_of)
+			continue;
+		if (!tr->recording)
+			pt_fdtable_undecided_drop(tr, t);
+		if (pt_fdtable_decide(tr, t))
+			go_on(t);
+	}
+}
+
 /* Processes (not threads) still traced, the first one aside. */
 static int processes_left(struct pt_tracer *tr)
 {
@@ -932,6 +973,7 @@ static void finish(struct pt_tracer *tr, struct run *run)
 
 	sweep(tr, true);	/* what processes left running have read so far */
 	tr->recording = false;
+	settle_copies(tr);
 	report_stats(tr);
 	if (tr->too_long)
 		pt_report_warning(tr, "%llu read%s of files whose paths are too long to record "
@@ -1176,6 +1218,8 @@ int pt_tracer_run(const struct hs_record_opts *o, int report_fd)
 			break;	/* ECHILD: nobody left */
 		if (tid > 0)
 			on_status(&tr, &run, tid, status);
+		if (tr.deciding)
+			settle_copies(&tr);
 		if (tr.npending)
 			pt_flush(&tr);
 		if (scan_due) {	/* the timer rang (waitpid returned, or after the stop) */

@@ -165,6 +165,7 @@ struct pt_fdslot {
 /* A file descriptor table, shared by threads (CLONE_FILES). */
 struct pt_fdtable {
 	int users;
+	int pins;		/* copies of it waiting to be decided (pt_fdtable_fork) */
 	pid_t handle_tid;	/* the tid the info handles were opened through */
 	struct pt_fdslot *slots;
 	int nslots;
@@ -202,6 +203,12 @@ struct pt_task {
 	bool at_exit;		/* resumed to the exit of `call` */
 	unsigned stops;		/* stops handled so far */
 	struct pt_ofd *seeking;	/* an lseek's description, until its exit (a reference) */
+	/* fds of its copy of copy_of (a pin) that wait for a close to run; it stays stopped */
+	struct pt_fdtable *copy_of;
+	int *undecided;
+	int nundecided;
+	size_t undecided_cap;
+	bool parked;		/* stopped at an unshare's exit until they are decided */
 	struct pt_syscall call;
 	int64_t aux;		/* what the entry of `call` learnt for its exit */
 	struct {		/* the file execve was asked to run */
@@ -228,6 +235,7 @@ struct pt_tracer {
 	struct pt_fdtable *fdtables;
 	struct pt_mm *mms;
 	int handles;			/* fdinfo handles open */
+	int deciding;			/* tasks with fds of a copy undecided */
 
 	struct pt_file **files;		/* by local number */
 	size_t nfiles, files_cap;
@@ -305,7 +313,11 @@ long pt_dev_magic(struct pt_tracer *tr, uint64_t dev, const char *path);
 
 /* record-ptrace-fds.c (struct hs_fdinfo: procfs.h) */
 struct pt_fdtable *pt_fdtable_new(struct pt_tracer *tr);
-struct pt_fdtable *pt_fdtable_fork(struct pt_tracer *tr, struct pt_task *parent, pid_t child);
+struct pt_fdtable *pt_fdtable_fork(struct pt_tracer *tr, struct pt_task *parent,
+				   struct pt_task *c);
+struct pt_task *pt_fdtable_user(struct pt_tracer *tr, struct pt_fdtable *ft, struct pt_task *c);
+bool pt_fdtable_decide(struct pt_tracer *tr, struct pt_task *c);
+void pt_fdtable_undecided_drop(struct pt_tracer *tr, struct pt_task *c);
 void pt_fdtable_put(struct pt_tracer *tr, struct pt_fdtable *ft, pid_t leaving);
 struct pt_fdtable *pt_fdtable_after_exec(struct pt_tracer *tr, struct pt_task *t);
 int pt_fdtable_adopt_inherited(struct pt_tracer *tr, struct pt_task *t);
