@@ -167,8 +167,9 @@ FUZZ_SRC_psi := src/core/procfs.c src/core/util.c
 FUZZ_SRC_size := src/cli/output.c src/core/util.c src/core/profile.c
 FUZZ_SRC_names := src/core/names.c
 # keep.c's state parser is one function of the daemon: it links the daemon's modules
-FUZZ_SRC_keepstate := src/core/keep.c src/core/warm.c src/core/residency.c src/core/targets.c \
-	src/core/names.c src/core/profile.c src/core/procfs.c src/core/u64map.c src/core/util.c
+FUZZ_SRC_keepstate := src/core/keep.c src/core/keep-evict.c src/core/warm.c src/core/residency.c \
+	src/core/targets.c src/core/names.c src/core/profile.c src/core/procfs.c src/core/memory.c \
+	src/core/u64map.c src/core/util.c
 FUZZ_LIBS_keepstate := $(LDLIBS)
 FUZZ_SRC_meminfo := src/core/memory.c src/core/procfs.c src/core/util.c
 FUZZ_SECONDS ?= 60

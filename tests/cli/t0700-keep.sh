@@ -230,7 +230,8 @@ locked() { st_is "j[\"locked_bytes\"]" $(($1 * ps)); }
 # evict_all: both eviction tools, whatever they can drop
 evict_all() { "$HOTSET" evict -q d; vmtouch -q -e d/a d/b; }
 
-test_expect_success REALFS,ROOT 'lock mode: the pages stay resident against hotset evict and vmtouch -e' '
+# PLAIN: AddressSanitizer's mlock() does nothing, so an ASan build locks no page
+test_expect_success REALFS,ROOT,PLAIN 'lock mode: the pages stay resident against hotset evict and vmtouch -e' '
 	mktree && start_keep --mode lock p.prof &&
 	grep -q "^started: 1 profile, 2 files, 16 pages (64.0 KiB), budget .*, locking$" keep.log &&
 	wait_for locked 16 &&
@@ -244,14 +245,14 @@ test_expect_success REALFS,ROOT 'lock mode: the pages stay resident against hots
 	status_json && check_eq "$(json st.json "j[\"locked_bytes\"]")" 0
 '
 
-test_expect_success REALFS,ROOT 'lock mode: only the first SIZE of profile order is locked' '
+test_expect_success REALFS,ROOT,PLAIN 'lock mode: only the first SIZE of profile order is locked' '
 	mktree && start_keep --mode lock --budget $((10 * ps)) p.prof &&
 	wait_for locked 10 &&
 	evict_all && resident d/a 0-7 && resident d/b 0-1 &&
 	stop_keep
 '
 
-test_expect_success REALFS,ROOT 'lock mode: a truncated file does not kill the keeper, its tail is released' '
+test_expect_success REALFS,ROOT,PLAIN 'lock mode: a truncated file does not kill the keeper, its tail is released' '
 	mktree && start_keep --mode lock p.prof && wait_for locked 16 &&
 	truncate -s $((2 * ps)) d/a &&
 	wait_for grep -q "^file truncated: $PWD/d/a (shorter): 6 locked pages beyond its end unlocked$" keep.log &&
@@ -265,7 +266,7 @@ test_expect_success REALFS,ROOT 'lock mode: a truncated file does not kill the k
 	stop_keep
 '
 
-test_expect_success REALFS,ROOT 'lock mode: a replaced file is locked anew, the old one released' '
+test_expect_success REALFS,ROOT,PLAIN 'lock mode: a replaced file is locked anew, the old one released' '
 	mktree && start_keep --mode lock p.prof && wait_for locked 16 &&
 	mkpages new 4 && mv d/a old && mv new d/a &&
 	wait_for grep -q "^file replaced: $PWD/d/a (a new inode): locking it anew$" keep.log &&
@@ -277,7 +278,7 @@ test_expect_success REALFS,ROOT 'lock mode: a replaced file is locked anew, the 
 	stop_keep
 '
 
-test_expect_success REALFS,ROOT 'lock mode: after SIGTERM, or kill -9, the pages can be evicted' '
+test_expect_success REALFS,ROOT,PLAIN 'lock mode: after SIGTERM, or kill -9, the pages can be evicted' '
 	mktree && start_keep --mode lock p.prof && wait_for locked 16 &&
 	stop_keep && "$HOTSET" evict -q d && resident d/a "" && resident d/b "" &&
 	pagetool read d/a 0-7 && start_keep --mode lock p.prof && wait_for locked 16 &&
