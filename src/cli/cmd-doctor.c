@@ -277,7 +277,8 @@ static int read_profile(struct doctor *d)
 	int rc;
 
 	if ((rc = hs_profile_open(d->profile, &rd, &err)))
-		return error("%s: %s", d->profile, err.msg[0] ? err.msg : strerror(-rc));
+		return err.line ? error("%s:%u: %s", d->profile, err.line, err.msg) :
+				  error("%s: %s", d->profile, err.msg[0] ? err.msg : strerror(-rc));
 	d->ps = hs_profile_header(rd)->page_size;
 	while ((rc = hs_profile_next(rd, &it, &err)) > 0 && it.kind == HS_ITEM_FILE) {
 		d->files++;

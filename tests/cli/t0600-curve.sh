@@ -225,4 +225,11 @@ test_expect_success REALFS 'a recorded job: cat reading a 64-page file twice' '
 	check_eq "$(json j "j[\"rerun_zero_bytes\"] >= 64 * $ps")" 1
 '
 
+test_expect_success 'bad profiles: missing, a FIFO (never opened), malformed with its line; exit 2' '
+	expect_code 2 hotset curve nope.prof 2> err && grep -q "nope.prof: No such file" err &&
+	mkfifo ff && expect_code 2 timeout 10 "$HOTSET" curve ff 2> err && grep -q "not a regular file" err &&
+	printf "hotset-profile 1\nbogus line\n" > bad.prof &&
+	expect_code 2 hotset curve bad.prof 2> err && grep -q "^hotset: bad.prof:2: " err
+'
+
 test_done

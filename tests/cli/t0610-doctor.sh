@@ -216,4 +216,11 @@ test_expect_success CHROMIUM,SLOWDISK,REALFS 'the HTML report: self-contained, r
 	grep -q "<polyline" dom
 '
 
+test_expect_success 'bad profiles: missing, a FIFO (never opened), malformed with its line; exit 2' '
+	expect_code 2 hotset doctor -p nope.prof 2> err && grep -q "nope.prof: No such file" err &&
+	mkfifo ff && expect_code 2 timeout 10 "$HOTSET" doctor -p ff 2> err && grep -q "not a regular file" err &&
+	printf "hotset-profile 1\nbogus line\n" > bad.prof &&
+	expect_code 2 hotset doctor -p bad.prof 2> err && grep -q "^hotset: bad.prof:2: " err
+'
+
 test_done
