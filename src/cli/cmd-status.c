@@ -422,7 +422,10 @@ static int run_status(int argc, char **argv)
 				s.cols[s.ncols] = (int)s.ncols;
 			s.table = true;
 			break;
-		case 'p': ops.profile = optarg; break;
+		case 'p':
+			if ((rc = option_profile(&cmd_status, &ops.profile, optarg)))
+				return rc;
+			break;
 		case 'v': s.verbose = true; break;
 		case 'J': s.json = true; break;
 		case 'q': ops.quiet = true; break;
