@@ -386,7 +386,10 @@ static int run_curve(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, OPTS_START "p:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'J': k.json = true; break;
-		case 'p': ops.profile = optarg; break;
+		case 'p':
+			if ((rc = option_profile(&cmd_curve, &ops.profile, optarg)))
+				return rc;
+			break;
 		case 'q': break;	/* curve prints no warnings */
 		case OPT_CSV: k.csv = true; break;
 		case OPT_SVG: k.svg = optarg; break;

@@ -1224,7 +1224,10 @@ static int run_doctor(int argc, char **argv)
 		return error("out of memory"), EXIT_HOTSET;
 	while ((opt = getopt_long(argc, argv, "+" OPTS_START "p:o:", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'p': d->profile = optarg; break;
+		case 'p':
+			if ((rc = option_profile(&cmd_doctor, &d->profile, optarg)))
+				return rc;
+			break;
 		case OPT_PROFILE_OUTPUT: out = optarg; break;
 		case 'o': d->html = optarg; break;
 		case OPT_BACKEND:

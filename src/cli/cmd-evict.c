@@ -160,7 +160,10 @@ static int run_evict(int argc, char **argv)
 
 	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "p:v", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'p': ops.profile = optarg; break;
+		case 'p':
+			if ((rc = option_profile(&cmd_evict, &ops.profile, optarg)))
+				return rc;
+			break;
 		case 'v': e.verbose = true; break;
 		case OPT_NO_WRITEBACK: e.writeback = false; break;
 		case 'q': ops.quiet = true; break;

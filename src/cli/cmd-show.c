@@ -468,7 +468,10 @@ static int run_show(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, OPTS_START "p:v", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'J': s.json = true; break;
-		case 'p': ops.profile = optarg; break;
+		case 'p':
+			if ((rc = option_profile(&cmd_show, &ops.profile, optarg)))
+				return rc;
+			break;
 		case 'q': break;	/* show prints no warnings, notes or progress */
 		case 'v': s.verbose = true; break;
 		case OPT_FILES: s.files = true; break;

@@ -283,7 +283,9 @@ static void print_totals(struct status *s)
 	const struct hs_residency_total *tot = &s->total;
 	const struct hs_cache_counts *c = &tot->known;
 	uint64_t pages = hs_residency_total_pages(tot);
-	const bool counts = hs_have_cachestat();
+	/* cachestat's counts of the known pages; none are known if every file was unknown */
+	const bool counts = tot->method == HS_RES_CACHESTAT ||
+			    (!tot->method && !tot->unknown_files && hs_have_cachestat());
 	char a[16], b[16], pct[8];
 
 	if (s->json) {
@@ -298,7 +300,7 @@ static void print_totals(struct status *s)
 		json_u64(&s->j, "page_size", ps);
 		json_string(&s->j, "method", !tot->method ? NULL :
 			    tot->method == HS_RES_CACHESTAT ? "cachestat" : "mincore");
-		/* mincore cannot tell these: null, not 0 */
+		/* mincore cannot tell these, nor can a file of unknown residency: null, not 0 */
 		json_u64_or_null(&s->j, "dirty_pages", counts, c->dirty);
 		json_u64_or_null(&s->j, "writeback_pages", counts, c->writeback);
 		json_u64_or_null(&s->j, "evicted_pages", counts, c->evicted);
@@ -420,7 +422,10 @@ static int run_status(int argc, char **argv)
 				s.cols[s.ncols] = (int)s.ncols;
 			s.table = true;
 			break;
-		case 'p': ops.profile = optarg; break;
+		case 'p':
+			if ((rc = option_profile(&cmd_status, &ops.profile, optarg)))
+				return rc;
+			break;
 		case 'v': s.verbose = true; break;
 		case 'J': s.json = true; break;
 		case 'q': ops.quiet = true; break;

@@ -290,7 +290,10 @@ static int run_warm(int argc, char **argv)
 
 	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "p:j:v", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'p': ops.profile = optarg; break;
+		case 'p':
+			if ((rc = option_profile(&cmd_warm, &ops.profile, optarg)))
+				return rc;
+			break;
 		case 'v': w.verbose = true; break;
 		case OPT_BUDGET:
 			if (parse_size(optarg, &o.budget) < 0)

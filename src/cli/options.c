@@ -154,6 +154,15 @@ int option_count(const struct cmd *cmd, const char *option, const char *arg,
 	return 0;
 }
 
+int option_profile(const struct cmd *cmd, const char **profile, const char *arg)
+{
+	if (*profile)
+		return usage_error(cmd, "-p given twice ('%s', then '%s'): one profile at a time",
+				   *profile, arg);
+	*profile = arg;
+	return 0;
+}
+
 int option_bad_size(const struct cmd *cmd, const char *option, const char *arg)
 {
 	return usage_error(cmd, "%s: '%s' is not a size: give bytes, or a number with K, M, "

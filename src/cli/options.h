@@ -74,6 +74,13 @@ int option_other(const struct cmd *cmd, int opt, char **argv, const struct optio
 int option_count(const struct cmd *cmd, const char *option, const char *arg,
 		 unsigned min, unsigned max, unsigned *out);
 
+/*
+ * -p PROFILE into *profile: one profile a run (hotset keep takes several as
+ * operands), so a second -p is a usage error rather than a silent choice.
+ * Returns 0, or EXIT_USAGE.
+ */
+int option_profile(const struct cmd *cmd, const char **profile, const char *arg);
+
 /* The usage error for an option's size that parse_size() refused; returns EXIT_USAGE. */
 int option_bad_size(const struct cmd *cmd, const char *option, const char *arg);
 

@@ -105,6 +105,14 @@ headeronly|${h}|3|truncated profile: no "end" line
 LIST
 }
 
+test_expect_success '-p twice is a usage error, never a silent choice' '
+	for c in show status warm evict curve doctor; do
+		expect_code 2 hs $c -p a.prof -p b.prof 2> err &&
+		grep -q "^hotset: -p given twice (.a.prof., then .b.prof.): one profile at a time" err ||
+			{ echo "$c:"; cat err; return 1; }
+	done
+'
+
 test_expect_success 'malformed and truncated profiles: file:line: reason, exit 2' '
 	bad_profiles > list &&
 	while IFS="|" read -r name content line reason; do

@@ -21,6 +21,7 @@ test_expect_success NOBODY,REALFS 'files nobody cannot write are unknown, never 
 	nobody status --json d/ro > j &&
 	check_eq "$(json j "(j[\"files\"], j[\"unknown_files\"], j[\"unknown_pages\"])")" "(1, 1, 4)" &&
 	check_eq "$(json j "(j[\"pages\"], j[\"resident_pages\"], j[\"resident_bytes\"])")" "(4, 0, 0)" &&
+	check_eq "$(json j "(j[\"dirty_pages\"], j[\"evicted_pages\"], j[\"method\"])")" "(None, None, None)" &&
 	nobody status -v --json d/ro > j &&
 	check_eq "$(json j "[(i[\"path\"], i[\"pages\"], i[\"unknown\"]) for i in j[\"items\"]]")" "[('"'"'d/ro'"'"', 4, True)]" &&
 	check_eq "$(json j "set(v for k, v in j[\"items\"][0].items() if k.startswith(\"resident_\") or k.endswith(\"_pages\") and k != \"pages\")")" "{None}" &&
