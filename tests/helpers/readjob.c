@@ -35,7 +35,7 @@
  * fds, fds inherited across fork and across exec (of itself), a thread,
  * many threads (opening, reading and exiting while others go on; fds
  * handed from a thread that exits to another; a pool that forks; a fork
- * while a thread closes and reopens a file), a
+ * or an exec while a thread closes and reopens a file), a
  * file replaced by rename, an inode number reused by a new file, files
  * that are also written, created or truncated, an empty file, a read that
  * runs past the end of a file, and places that are never part of a
@@ -807,6 +807,51 @@ static void s_reopenexec(void)
 }
 
 /*
+ * reopenbusy: reopenexec with the closing thread kept running after its
+ * close, computing (no system call) until the exec ends it: nothing but
+ * a stop of that thread shows that its close has run.
+ */
+static atomic_int rob_state;
+
+static void *rob_thread(void *arg)
+{
+	(void)arg;
+	roe_fd = open_in(tfile_name(52), O_RDONLY);
+	tread_pages(roe_fd, 52, 8, 4, 1);
+	close(roe_fd);
+	atomic_store(&rob_state, 1);
+	for (;;)
+		atomic_fetch_add(&rob_state, 2);	/* running, not in a call */
+	return NULL;
+}
+
+static void s_reopenbusy(void)
+{
+	pid_t pid;
+	int status;
+
+	if ((pid = fork()) < 0)
+		die("fork");
+	if (pid == 0) {
+		pthread_t t;
+
+		atomic_store(&rob_state, 0);
+		if (pthread_create(&t, NULL, rob_thread, NULL))
+			_exit(1);
+		while (atomic_load(&rob_state) == 0)
+			;
+		if (open_in(tfile_name(52), O_RDONLY) != roe_fd)
+			_exit(2);
+		read_on(roe_fd, 52, 0, 12);	/* from 0: no call that stops */
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(3);
+	}
+	if (waitpid(pid, &status, 0) < 0 || status != 0)
+		die("reopenbusy: child status %d", status);
+	tnote(52, 0, 12);
+}
+
+/*
  * forkreopen: a thread reads pages 0-1 of a file and closes it, opens it
  * again (the same fd number) and reads pages 0-1 again, so that the fd
  * shows what the close saw; it goes on computing (no system call) while
@@ -1104,7 +1149,7 @@ static const struct scenario {
 	{ "thread", s_thread }, { "threads", s_threads }, { "handoff", s_handoff },
 	{ "pool", s_pool }, { "seekback", s_seekback }, { "reopen", s_reopen },
 	{ "dupclose", s_dupclose }, { "unshare", s_unshare }, { "reopenexec", s_reopenexec },
-	{ "forkreopen", s_forkreopen },
+	{ "reopenbusy", s_reopenbusy }, { "forkreopen", s_forkreopen },
 	{ "exec", s_exec }, { "rename", s_rename }, { "reuse", s_reuse },
 	{ "write", s_write }, { "small", s_small }, { "pseudo", s_pseudo },
 	{ "interrupt", s_interrupt },
