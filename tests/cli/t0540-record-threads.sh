@@ -2,9 +2,10 @@
 # hotset record of multithreaded jobs, on every run of many: threads that
 # open, read (read, lseek, pread) and exit while others go on; fds opened by
 # a thread that exits and read by another; a thread pool whose process forks
-# meanwhile. Each backend's profile has exactly the pages read, and the two
-# backends agree on a real threaded program (git grep) and on many Python
-# threads.
+# meanwhile; a fork or an exec while a thread closes and reopens a file; an
+# exec while many threads close. Each backend's profile has exactly the
+# pages read, and the two backends agree on a real threaded program (git
+# grep) and on many Python threads.
 . "$(dirname "$0")/../lib.sh"
 
 check() { python3 "$TESTS_DIR/helpers/readjob-check.py" "$@"; }
@@ -24,7 +25,7 @@ runs() {
 	[ "$who" = root ] || chown nobody:nogroup .
 	as $who mkdir d && as $who "$HELPERS/readjob" prepare d &&
 	for i in $(seq "$RUNS"); do
-		for s in threads handoff pool forkreopen; do
+		for s in threads handoff pool forkreopen reopenbusy execstorm; do
 			as $who "$HOTSET" record -q --backend=$backend -o p -- "${RJ[@]}" $s d > expect &&
 			hotset show --json p > j &&
 			check expect j "$PWD/d" || { echo "run $i, scenario $s" >&2; return 1; }

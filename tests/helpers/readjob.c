@@ -35,7 +35,8 @@
  * fds, fds inherited across fork and across exec (of itself), a thread,
  * many threads (opening, reading and exiting while others go on; fds
  * handed from a thread that exits to another; a pool that forks; a fork
- * while a thread closes and reopens a file), a
+ * or an exec while a thread closes and reopens a file; an exec while
+ * many threads close), a
  * file replaced by rename, an inode number reused by a new file, files
  * that are also written, created or truncated, an empty file, a read that
  * runs past the end of a file, and places that are never part of a
@@ -807,6 +808,126 @@ static void s_reopenexec(void)
 }
 
 /*
+ * reopenbusy: reopenexec with the closing thread kept running after its
+ * close, computing (no system call) until the exec ends it: nothing but
+ * a stop of that thread shows that its close has run. Then the same with
+ * exit_group instead of the exec, on another file.
+ */
+static atomic_int rob_state;
+static int rob_file;
+
+static void *rob_thread(void *arg)
+{
+	(void)arg;
+	roe_fd = open_in(tfile_name(rob_file), O_RDONLY);
+	tread_pages(roe_fd, rob_file, 8, 4, 1);
+	close(roe_fd);
+	atomic_store(&rob_state, 1);
+	for (;;)
+		atomic_fetch_add(&rob_state, 2);	/* running, not in a call */
+	return NULL;
+}
+
+static void s_reopenbusy(void)
+{
+	for (int how = 0; how < 2; how++) {
+		pid_t pid;
+		int status;
+
+		rob_file = 52 - how;
+		if ((pid = fork()) < 0)
+			die("fork");
+		if (pid == 0) {
+			pthread_t t;
+
+			atomic_store(&rob_state, 0);
+			if (pthread_create(&t, NULL, rob_thread, NULL))
+				_exit(1);
+			while (atomic_load(&rob_state) == 0)
+				;
+			if (open_in(tfile_name(rob_file), O_RDONLY) != roe_fd)
+				_exit(2);
+			read_on(roe_fd, rob_file, 0, 12);	/* from 0: no call that stops */
+			if (how == 1)
+				_exit(0);
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(3);
+		}
+		if (waitpid(pid, &status, 0) < 0 || status != 0)
+			die("reopenbusy: child status %d", status);
+		tnote(rob_file, 0, 12);
+	}
+}
+
+/*
+ * execstorm: in each of several children, eight threads open a file each,
+ * read pages 4-7 (lseek, read), close it and open it again, one of every
+ * two after computing for a while (no system call), half of them exiting
+ * after a few rounds; the main thread opens, reads and closes a file too,
+ * then execs while they go on. The exec may come while any of them is
+ * closing: no look at the table may wait for ever, nor leave the job
+ * stopped, nor take a description for another (pages 0-3 are never read).
+ */
+#define ES_THREADS 8
+static atomic_int es_rounds[ES_THREADS];
+
+static void *es_thread(void *arg)
+{
+	int i = (int)(intptr_t)arg, file = 40 + i;
+	char *buf = page_buf(4);
+
+	for (int round = 0;; round++) {
+		int fd = open_in(tfile_name(file), O_RDONLY);
+
+		if (lseek(fd, 4 * ps, SEEK_SET) < 0 || read(fd, buf, (size_t)(4 * ps)) != 4 * ps)
+			_exit(4);
+		close(fd);
+		atomic_fetch_add(&es_rounds[i], 1);
+		if (i % 2)
+			for (int k = 0; k < 20000 * (round % 5); k++)
+				atomic_fetch_add(&es_rounds[i], 0);	/* running, not in a call */
+		if (i >= ES_THREADS / 2 && round == i)
+			return NULL;
+	}
+}
+
+static void s_execstorm(void)
+{
+	for (int run = 0; run < 20; run++) {
+		pid_t pid;
+		int status;
+
+		if ((pid = fork()) < 0)
+			die("fork");
+		if (pid == 0) {
+			char *buf = page_buf(4);
+			pthread_t t;
+			int fd;
+
+			for (int i = 0; i < ES_THREADS; i++) {
+				atomic_store(&es_rounds[i], 0);
+				if (pthread_create(&t, NULL, es_thread, (void *)(intptr_t)i))
+					_exit(1);
+			}
+			for (int i = 0; i < ES_THREADS; i++)
+				while (atomic_load(&es_rounds[i]) < 2)
+					;
+			fd = open_in(tfile_name(48), O_RDONLY);
+			if (lseek(fd, 4 * ps, SEEK_SET) < 0 ||
+			    read(fd, buf, (size_t)(4 * ps)) != 4 * ps)
+				_exit(2);
+			close(fd);
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(3);
+		}
+		if (waitpid(pid, &status, 0) < 0 || status != 0)
+			die("execstorm: child status %d", status);
+	}
+	for (int i = 0; i <= ES_THREADS; i++)
+		tnote(40 + i, 4, 4);
+}
+
+/*
  * forkreopen: a thread reads pages 0-1 of a file and closes it, opens it
  * again (the same fd number) and reads pages 0-1 again, so that the fd
  * shows what the close saw; it goes on computing (no system call) while
@@ -1104,6 +1225,7 @@ static const struct scenario {
 	{ "thread", s_thread }, { "threads", s_threads }, { "handoff", s_handoff },
 	{ "pool", s_pool }, { "seekback", s_seekback }, { "reopen", s_reopen },
 	{ "dupclose", s_dupclose }, { "unshare", s_unshare }, { "reopenexec", s_reopenexec },
+	{ "reopenbusy", s_reopenbusy }, { "execstorm", s_execstorm },
 	{ "forkreopen", s_forkreopen },
 	{ "exec", s_exec }, { "rename", s_rename }, { "reuse", s_reuse },
 	{ "write", s_write }, { "small", s_small }, { "pseudo", s_pseudo },

@@ -240,30 +240,6 @@ static bool same_description(const struct hs_fdinfo *a, const struct hs_fdinfo *
 }
 
 /*
- * For a sample that is not a call on fd (a look at all of a table's fds):
- * does t's fd still show the description a thread is closing, or nothing?
- * Then there is nothing to sample. If it shows another description, that
- * one was opened since, unseen, at position 0 (*fi says where it is now).
- */
-static bool still_closing(struct pt_tracer *tr, struct pt_task *t, int fd, struct hs_fdinfo *fi)
-{
-	struct pt_fdslot *s = fd >= 0 && fd < t->fds->nslots ? &t->fds->slots[fd] : NULL;
-	int err;
-
-	if (!s || !s->closing)
-		return false;
-	if (close_has_run(tr, s)) {
-		s->closing = false;
-		return false;
-	}
-	err = pt_fdinfo_read(tr, t, fd, fi);
-	if (!err && same_description(fi, &s->closed))
-		return true;
-	s->closing = false;
-	return err != 0;
-}
-
-/*
  * At the exit of t's dup of fd into new_fd. If another thread closed fd
  * meanwhile, new_fd refers to the description it closed (the dup ran
  * first: its stretch starts where it is) or to one opened since at fd.
@@ -685,7 +661,8 @@ static struct pt_ofd *sample(struct pt_tracer *tr, struct pt_task *t, int fd,
 		return NULL;
 	tr->stats.samples++;
 	shared = ft->users > 1;
-	if (how == SAMPLE_LOOK && still_closing(tr, t, fd, fi))
+	/* the fd shows the description being closed (sampled by the close) or one opened since */
+	if (how == SAMPLE_LOOK && close_pending(tr, ft, fd))
 		return NULL;
 	if (fd < ft->nslots && ft->slots[fd].closing)
 		pt_fd_drop(tr, ft, fd);	/* a call on fd after it was closed: opened since */
@@ -749,8 +726,8 @@ struct pt_ofd *pt_fd_sample(struct pt_tracer *tr, struct pt_task *t, int fd, boo
 }
 
 /*
- * Sample every fd t has open (before exec, at exit): the table's other
- * users may be running, closing and opening fds meanwhile.
+ * Sample every fd t has open, t running or not (a sweep): an fd whose
+ * close by another thread may not have run yet is left as it is.
  */
 void pt_fd_sample_all(struct pt_tracer *tr, struct pt_task *t)
 {
@@ -760,6 +737,83 @@ void pt_fd_sample_all(struct pt_tracer *tr, struct pt_task *t)
 	for (int i = 0; i < n; i++)
 		sample(tr, t, fds[i], SAMPLE_LOOK, &fi);
 	free(fds);
+}
+
+/*
+ * Sample t's fd for a look, or, if another thread's close of it may not
+ * have run yet, return false: the fd may show the description being
+ * closed (the close sampled it) or one opened since at that fd, and the
+ * same file at the same position looks alike. Its closer is made to stop
+ * (PTRACE_INTERRUPT); once it has, the close has run. t's own close of it
+ * has not run (t is stopped before it): the fd shows what the close sampled.
+ */
+static bool look_at(struct pt_tracer *tr, struct pt_task *t, int fd)
+{
+	struct pt_fdslot *s = fd < t->fds->nslots ? &t->fds->slots[fd] : NULL;
+	struct hs_fdinfo fi;
+
+	if (s && close_pending(tr, t->fds, fd)) {
+		if (s->closer == t->tid)
+			return true;
+		ptrace(PTRACE_INTERRUPT, s->closer, 0, 0);
+		return false;
+	}
+	sample(tr, t, fd, SAMPLE_LOOK, &fi);
+	return true;
+}
+
+/*
+ * Sample every fd t has open, t stopped before its exec, its exit or a
+ * truncation (the table's other users may be running, closing and opening
+ * fds meanwhile). Returns true if that is done; else the fds whose close
+ * may not have run yet wait (t->unlooked), t is to stay stopped, and
+ * pt_fd_look_on() takes them once their closers have stopped.
+ */
+bool pt_fd_look(struct pt_tracer *tr, struct pt_task *t)
+{
+	int *fds = NULL, n, left = 0;
+
+	if (!t->fds || (n = pt_fd_list(t->tid, &fds)) <= 0)
+		return true;
+	for (int i = 0; i < n; i++)
+		if (!look_at(tr, t, fds[i]))
+			fds[left++] = fds[i];
+	if (!left) {
+		free(fds);
+		return true;
+	}
+	pt_fd_look_drop(tr, t);
+	t->unlooked = fds;
+	t->nunlooked = left;
+	t->look_tick = tr->ticks;
+	tr->looking++;
+	return false;
+}
+
+/* Sample the fds of t's look whose close has run by now; true once none waits. */
+bool pt_fd_look_on(struct pt_tracer *tr, struct pt_task *t)
+{
+	int left = 0;
+
+	for (int i = 0; t->fds && i < t->nunlooked; i++)
+		if (!look_at(tr, t, t->unlooked[i]))
+			t->unlooked[left++] = t->unlooked[i];
+	t->nunlooked = left;
+	if (left)
+		return false;
+	pt_fd_look_drop(tr, t);
+	return true;
+}
+
+/* t's look is over, or given up (t goes, recording ended): its waiting fds are not sampled. */
+void pt_fd_look_drop(struct pt_tracer *tr, struct pt_task *t)
+{
+	if (!t->unlooked)
+		return;
+	free(t->unlooked);
+	t->unlooked = NULL;
+	t->nunlooked = 0;
+	tr->looking--;
 }
 
 /* A read of len bytes at offset off of t's fd (pread, sendfile with an offset...). */

@@ -53,6 +53,7 @@
 #endif
 
 #define SCAN_INTERVAL_SEC 10	/* background scans of the page tables */
+#define LOOK_LEAVE (-1)		/* look_then at an exit: leave the tables, then go on */
 
 /* ---- tasks ------------------------------------------------------------------------- */
 
@@ -92,6 +93,7 @@ static void task_free(struct pt_tracer *tr, struct pt_task *t)
 	u64map_del(&tr->tasks, (uint64_t)t->tid);
 	pt_seek_end(t, false, 0);
 	pt_fdtable_undecided_drop(tr, t);
+	pt_fd_look_drop(tr, t);
 	task_leave(tr, t);
 	free(t->exec.path);
 	free(t->truncated);
@@ -339,14 +341,14 @@ static void on_execve(struct pt_tracer *tr, struct pt_task *t, const struct pt_s
 	}
 	if (t->preexec)
 		return;	/* hotset's own code looking the command up in PATH */
-	pt_fd_sample_all(tr, t);
+	pt_fd_look(tr, t);
 	if (!t->vfork_child)
 		pt_mm_scan(tr, t, 0, UINT64_MAX);
 }
 
 static void on_exit_group(struct pt_tracer *tr, struct pt_task *t)
 {
-	pt_fd_sample_all(tr, t);
+	pt_fd_look(tr, t);
 	if (!t->vfork_child && t->mm) {	/* a vfork child shares its parent's */
 		pt_mm_scan(tr, t, 0, UINT64_MAX);
 		t->mm->final_scanned = true;
@@ -387,7 +389,7 @@ static bool on_open(struct pt_tracer *tr, struct pt_task *t, const struct pt_sys
 	if (!(flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)))
 		return false;
 	if (flags & O_TRUNC)
-		pt_fd_sample_all(tr, t);	/* what was read of it before it is emptied */
+		pt_fd_look(tr, t);	/* what was read of it before it is emptied */
 	t->aux = (int64_t)flags;
 	/* O_CREAT|O_TRUNC of a file that exists (a shell's >) truncates it: the
 	   same file, not a new one, so what was read of it before stays input */
@@ -541,7 +543,7 @@ static bool on_entry(struct pt_tracer *tr, struct pt_task *t, const struct pt_sy
 		return on_open(tr, t, sc);
 	case PT_TRUNCATE:
 	case PT_TRUNCATE64:
-		pt_fd_sample_all(tr, t);	/* what was read of it before it is cut */
+		pt_fd_look(tr, t);	/* what was read of it before it is cut */
 		free(t->truncated);
 		t->truncated = resolve_arg(tr, t, AT_FDCWD, a[0]);
 		return t->truncated != NULL;
@@ -713,20 +715,30 @@ static struct pt_task *on_exec(struct pt_tracer *tr, struct pt_task *t, pid_t fo
 	return t;
 }
 
-/* PTRACE_EVENT_EXIT: t is about to exit; its files and memory are still there. */
-static void on_exit_event(struct pt_tracer *tr, struct pt_task *t)
+/*
+ * PTRACE_EVENT_EXIT: t is about to exit; its files and memory are still
+ * there. Returns false if t is to stay stopped until its look is done.
+ */
+static bool on_exit_event(struct pt_tracer *tr, struct pt_task *t)
 {
+	bool looked = true;
+
 	if (tr->recording && !t->preexec) {
 		/* a thread's fds stay with the tasks it shared them with */
 		if (t->fds && t->fds->users == 1)
-			pt_fd_sample_all(tr, t);
+			looked = pt_fd_look(tr, t);
 		if (t->mm && !t->mm->final_scanned && !t->vfork_child &&
 		    (t->mm->users == 1 || t->tid == t->tgid)) {
 			pt_mm_scan(tr, t, 0, UINT64_MAX);
 			t->mm->final_scanned = true;
 		}
 	}
+	if (!looked) {
+		t->look_then = LOOK_LEAVE;
+		return false;
+	}
 	task_leave(tr, t);
+	return true;
 }
 
 /* A stop at a trapped call's entry. */
@@ -750,6 +762,10 @@ static void on_seccomp_stop(struct pt_tracer *tr, struct pt_task *t)
 		want_exit = on_entry(tr, t, &sc);
 	}
 	t->at_exit = want_exit;
+	if (t->unlooked) {	/* stays stopped until its look is done */
+		t->look_then = want_exit ? PTRACE_SYSCALL : PTRACE_CONT;
+		return;
+	}
 	resume(t, want_exit ? PTRACE_SYSCALL : PTRACE_CONT, 0);
 }
 
@@ -803,6 +819,8 @@ static void on_status(struct pt_tracer *tr, struct run *run, pid_t tid, int stat
 		return;
 	}
 	t->stops++;
+	if (t->unlooked)	/* kept stopped, it stops again: killed (SIGKILL wakes it) */
+		pt_fd_look_drop(tr, t);
 	sig = WSTOPSIG(status);
 	ev = (unsigned)status >> 16;
 	if (ev != PTRACE_EVENT_SECCOMP)
@@ -835,8 +853,8 @@ static void on_status(struct pt_tracer *tr, struct run *run, pid_t tid, int stat
 		resume(t, PTRACE_CONT, 0);
 		return;
 	case PTRACE_EVENT_EXIT:
-		on_exit_event(tr, t);
-		resume(t, PTRACE_CONT, 0);
+		if (on_exit_event(tr, t))
+			resume(t, PTRACE_CONT, 0);
 		return;
 	case PTRACE_EVENT_STOP:
 		if (!t->started) {	/* a new child's first stop */
@@ -905,18 +923,38 @@ static void go_on(struct pt_task *t)
 	}
 }
 
+/* A task kept stopped until its look was done goes on as it would have. */
+static void look_done(struct pt_tracer *tr, struct pt_task *t)
+{
+	if (t->look_then == LOOK_LEAVE) {
+		task_leave(tr, t);
+		resume(t, PTRACE_CONT, 0);
+	} else {
+		resume(t, t->look_then, 0);
+	}
+}
+
 /*
  * Settle the copies whose fds waited for a close to run (closing:
- * pt_fdtable_fork), or, once recording is over, give them up.
+ * pt_fdtable_fork) and the looks that did (pt_fd_look), or, once
+ * recording is over, give them up. A look still waiting after a whole
+ * scan interval (a close that does not return, its closer never stops) is
+ * given up too, its fds unsampled: the job does not stay stopped for it.
  */
-static void settle_copies(struct pt_tracer *tr)
+static void settle(struct pt_tracer *tr)
 {
 	size_t pos = 0;
 	void *val;
 
-	while (tr->deciding && u64map_next(&tr->tasks, &pos, NULL, &val)) {
+	while ((tr->deciding || tr->looking) && u64map_next(&tr->tasks, &pos, NULL, &val)) {
 		struct pt_task *t = val;
 
+		if (t->unlooked) {
+			if (!tr->recording || tr->ticks - t->look_tick >= 2)
+				pt_fd_look_drop(tr, t);
+			if (pt_fd_look_on(tr, t))
+				look_done(tr, t);
+		}
 		if (!t->copy_of)
 			continue;
 		if (!tr->recording)
@@ -973,7 +1011,7 @@ static void finish(struct pt_tracer *tr, struct run *run)
 
 	sweep(tr, true);	/* what processes left running have read so far */
 	tr->recording = false;
-	settle_copies(tr);
+	settle(tr);
 	report_stats(tr);
 	if (tr->too_long)
 		pt_report_warning(tr, "%llu read%s of files whose paths are too long to record "
@@ -1218,15 +1256,16 @@ int pt_tracer_run(const struct hs_record_opts *o, int report_fd)
 			break;	/* ECHILD: nobody left */
 		if (tid > 0)
 			on_status(&tr, &run, tid, status);
-		if (tr.deciding)
-			settle_copies(&tr);
-		if (tr.npending)
-			pt_flush(&tr);
 		if (scan_due) {	/* the timer rang (waitpid returned, or after the stop) */
 			scan_due = 0;
+			tr.ticks++;
 			if (tr.recording)
 				sweep(&tr, false);
 		}
+		if (tr.deciding || tr.looking)
+			settle(&tr);
+		if (tr.npending)
+			pt_flush(&tr);
 		if (run.root_gone && tr.recording) {
 			finish(&tr, &run);
 			if (!tr.tasks.count)

@@ -209,6 +209,15 @@ struct pt_task {
 	int nundecided;
 	size_t undecided_cap;
 	bool parked;		/* stopped at an unshare's exit until they are decided */
+	/*
+	 * fds a look at its table (before exec, exit, a truncation) waits to
+	 * sample until another thread's close of them has run; it stays
+	 * stopped, and goes on with look_then once they are sampled.
+	 */
+	int *unlooked;
+	int nunlooked;
+	unsigned look_tick;	/* tr->ticks when it began waiting */
+	int look_then;		/* PTRACE_CONT, PTRACE_SYSCALL, or -1 (at its exit: leave the tables first) */
 	struct pt_syscall call;
 	int64_t aux;		/* what the entry of `call` learnt for its exit */
 	struct {		/* the file execve was asked to run */
@@ -236,6 +245,8 @@ struct pt_tracer {
 	struct pt_mm *mms;
 	int handles;			/* fdinfo handles open */
 	int deciding;			/* tasks with fds of a copy undecided */
+	int looking;			/* tasks with fds of a look waiting */
+	unsigned ticks;			/* periodic scans so far */
 
 	struct pt_file **files;		/* by local number */
 	size_t nfiles, files_cap;
@@ -334,6 +345,9 @@ int pt_fdinfo_read(struct pt_tracer *tr, struct pt_task *t, int fd, struct hs_fd
 struct pt_ofd *pt_fd_sample(struct pt_tracer *tr, struct pt_task *t, int fd, bool closing,
 			    struct hs_fdinfo *fi);
 void pt_fd_sample_all(struct pt_tracer *tr, struct pt_task *t);
+bool pt_fd_look(struct pt_tracer *tr, struct pt_task *t);
+bool pt_fd_look_on(struct pt_tracer *tr, struct pt_task *t);
+void pt_fd_look_drop(struct pt_tracer *tr, struct pt_task *t);
 void pt_fd_read_at(struct pt_tracer *tr, struct pt_task *t, int fd, uint64_t off, uint64_t len,
 		   bool clip);
 int pt_fd_list(pid_t tid, int **fds);
