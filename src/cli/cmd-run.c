@@ -55,8 +55,9 @@ static const char usage[] =
 	"jobs known to be CPU-bound. Each job's output goes to LOGDIR/NAME.log;\n"
 	"at the end, a table of the jobs (or JSON with -J).\n"
 	"\n"
-	"  -j, --jobs N|auto  run at most N jobs at once (auto, the default: one per\n"
-	"                     online CPU)\n"
+	"  -j, --threads N|auto\n"
+	"                     run at most N jobs at once (auto, the default: one per\n"
+	"                     online CPU); also --jobs\n"
 	"      --budget SIZE  the memory the running jobs may need together (default:\n"
 	"                     MemAvailable at the start, at most the memory limit of\n"
 	"                     hotset's cgroup)\n"
@@ -551,16 +552,6 @@ static double secs(int64_t ns)
 	return (double)ns / 1e9;
 }
 
-/* A time as epoch seconds, to the millisecond: a double would print it rounded. */
-static void json_time(struct json *j, const char *key, int64_t ns)
-{
-	char buf[32];
-	int64_t ms = ns / 1000000;
-
-	snprintf(buf, sizeof(buf), "%lld.%03lld", (long long)(ms / 1000), (long long)(ms % 1000));
-	json_number(j, key, buf);
-}
-
 static void json_report(struct queue *q)
 {
 	struct json j;
@@ -585,16 +576,16 @@ static void json_report(struct queue *q)
 		json_begin_object(&j, NULL);
 		json_string(&j, "name", jb->def->name);
 		json_string(&j, "command", jb->def->command);
-		json_string(&j, "state", ran ? "done" : jb->s.state == HS_Q_DONE ? "done-before" :
+		json_string(&j, "state", ran ? "done" : jb->s.state == HS_Q_DONE ? "resumed" :
 			    "not-run");
 		if (ran) {
-			json_time(&j, "start", jb->start_ns);
-			json_time(&j, "end", jb->end_ns);
+			json_i64(&j, "start_ns", jb->start_ns);
+			json_i64(&j, "end_ns", jb->end_ns);
 			json_double(&j, "wall_seconds", secs(jb->end_ns - jb->start_ns));
 			json_i64(&j, "exit_status", jb->exit_status);
 		} else {
-			json_null(&j, "start");
-			json_null(&j, "end");
+			json_null(&j, "start_ns");
+			json_null(&j, "end_ns");
 			json_null(&j, "wall_seconds");
 			if (jb->s.state == HS_Q_DONE)
 				json_i64(&j, "exit_status", jb->exit_status);
@@ -605,7 +596,7 @@ static void json_report(struct queue *q)
 			json_double(&j, "io_wait_seconds", r->io_wait_s);
 		else
 			json_null(&j, "io_wait_seconds");
-		json_u64_or_null(&j, "read_bytes_disk", known && r->io_known, r->read_bytes_disk);
+		json_u64_or_null(&j, "disk_read_bytes", known && r->io_known, r->read_bytes_disk);
 		json_u64_or_null(&j, "memory_needed_bytes", jb->s.known, jb->s.need);
 		json_string(&j, "wait_reason", jb->first_wait);
 		json_string(&j, "log", jb->log);
@@ -815,7 +806,8 @@ static int setup_jobs(struct queue *q)
 static int run_run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "jobs", required_argument, NULL, 'j' },
+		{ "threads", required_argument, NULL, 'j' },
+		{ "jobs", required_argument, NULL, 'j' },	/* as make and parallel spell it */
 		{ "budget", required_argument, NULL, OPT_BUDGET },
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "logs", required_argument, NULL, OPT_LOGS },

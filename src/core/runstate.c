@@ -383,7 +383,9 @@ int hs_queue_parse(const char *text, size_t len, struct hs_queue *q, struct hs_e
 void hs_queue_print(FILE *f, const struct hs_queue *q)
 {
 	fprintf(f, "# hotset run: the queue (job NAME STATE EXIT START_NS END_NS PID)\n");
-	fprintf(f, "jobfile %s\nhash %016" PRIx64 "\n", q->jobfile, q->hash);
+	if (q->jobfile[0])	/* an empty value would not read back */
+		fprintf(f, "jobfile %s\n", q->jobfile);
+	fprintf(f, "hash %016" PRIx64 "\n", q->hash);
 	for (size_t i = 0; i < q->n; i++) {
 		const struct hs_queue_job *j = &q->jobs[i];
 
