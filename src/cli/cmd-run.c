@@ -312,8 +312,11 @@ static _Noreturn void supervise(struct queue *q, struct qjob *j, pid_t parent)
 	r.end_ns = now_ns();
 	r.exit_status = code;
 	r.runs++;
-	/* a job that did not run leaves its history as it was */
-	if (code < EXIT_HOTSET || code > EXIT_NOTFOUND) {
+	/*
+	 * A job that did not run, or that the queue's stop cut short, leaves
+	 * its history as it was: a partial run would tell the scheduler wrong.
+	 */
+	if ((code < EXIT_HOTSET || code > EXIT_NOTFOUND) && !hs_job_signal_received()) {
 		snprintf(path, sizeof(path), "%s/history", j->dir);
 		if (hs_run_record_save(path, &r))
 			error("%s: cannot write the job's history", path);
