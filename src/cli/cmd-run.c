@@ -28,6 +28,7 @@
 #include "hotset/curve.h"
 #include "hotset/job.h"
 #include "hotset/jobfile.h"
+#include "hotset/keep.h"
 #include "hotset/memory.h"
 #include "hotset/procfs.h"
 #include "hotset/profile.h"
@@ -88,6 +89,7 @@ struct qjob {
 	struct hs_run_record hist;	/* the last run's, when s.known */
 	struct hs_run_record res;	/* this run's, once done */
 	bool res_known, ran;
+	bool warmed;			/* its profile was warmed while it waited */
 	const char *first_wait;		/* the first reason it waited, or NULL */
 	pid_t pid;			/* running: its supervisor */
 	int pidfd;
@@ -106,6 +108,8 @@ struct queue {
 	struct hs_sched sched;
 	bool json, quiet, halt, tty, halted;
 	int64_t start_ns;
+	pid_t warm_pid;			/* the warmer, when warm_fd >= 0 */
+	int warm_fd;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -279,6 +283,8 @@ static _Noreturn void supervise(struct queue *q, struct qjob *j, pid_t parent)
 	for (size_t i = 0; i < q->n; i++)
 		if (q->jobs[i].pidfd >= 0)
 			close(q->jobs[i].pidfd);
+	if (q->warm_fd >= 0)
+		close(q->warm_fd);
 	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
 		signal(stops[i], SIG_DFL);
 	hs_profile_catch_signals();
@@ -457,10 +463,118 @@ static void read_pressure(struct queue *q)
 		q->sched.io_pressure = psi.some.avg10;
 }
 
+/* In the warmer: `hotset warm -q -p PROFILE` at idle I/O priority, into nothing. */
+static _Noreturn void warm_child(struct queue *q, struct qjob *j, pid_t parent)
+{
+	char profile[PATH_MAX + 16];
+	char *argv[] = { "warm", "-q", "-p", profile, NULL };
+	sigset_t none;
+	int fd;
+
+	setpgid(0, 0);	/* the terminal's signals are run's to pass on */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(EXIT_HOTSET);
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	for (size_t i = 0; i < q->n; i++)
+		if (q->jobs[i].pidfd >= 0)
+			close(q->jobs[i].pidfd);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if ((fd = open("/dev/null", O_RDWR)) >= 0) {
+		dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+	hs_ioprio_idle();
+	snprintf(profile, sizeof(profile), "%s/profile", j->dir);
+	optind = 0;	/* a fresh getopt for warm's options */
+	_exit(cmd_warm.run(4, argv));
+}
+
+/*
+ * While only jobs that hardly wait for the disk run, warm the profile of
+ * the next job that waits for a slot alone, if its need fits beside
+ * theirs: it then starts with its pages in the cache. One at a time.
+ */
+static void maybe_warm(struct queue *q)
+{
+	char profile[PATH_MAX + 16];
+	uint64_t used = 0;
+	size_t running = 0;
+	pid_t parent = getpid(), pid;
+	sigset_t stops, saved;
+
+	if (q->warm_fd >= 0 || stop_signal || q->halted)
+		return;
+	for (size_t i = 0; i < q->n; i++) {
+		struct qjob *j = &q->jobs[i];
+
+		if (j->s.state != HS_Q_RUNNING)
+			continue;
+		if (!j->s.known || !j->s.cpu_bound)
+			return;
+		running++;
+		used += j->s.need;
+	}
+	if (!running)
+		return;
+	for (size_t i = 0; i < q->n; i++) {
+		struct qjob *j = &q->jobs[i];
+
+		if (j->s.state != HS_Q_PENDING)
+			continue;
+		if (j->s.wait != HS_WAIT_CPU || !j->s.known || j->warmed ||
+		    used + j->s.need > q->sched.budget)
+			return;	/* the next job, not one further down */
+		snprintf(profile, sizeof(profile), "%s/profile", j->dir);
+		if (access(profile, R_OK))
+			return;
+		sigemptyset(&stops);
+		sigaddset(&stops, SIGINT);
+		sigaddset(&stops, SIGTERM);
+		sigaddset(&stops, SIGHUP);
+		sigprocmask(SIG_BLOCK, &stops, &saved);
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0)
+			warm_child(q, j, parent);
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+		if (pid < 0)
+			return;
+		if ((q->warm_fd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
+			kill(pid, SIGTERM);
+			waitpid(pid, NULL, 0);
+			return;
+		}
+		q->warm_pid = pid;
+		j->warmed = true;
+		return;
+	}
+}
+
+static void reap_warmer(struct queue *q, bool stop)
+{
+	siginfo_t si;
+
+	if (q->warm_fd < 0)
+		return;
+	if (stop)
+		kill(q->warm_pid, SIGTERM);
+	while (waitid(P_PIDFD, (id_t)q->warm_fd, &si, WEXITED) < 0 && errno == EINTR)
+		;
+	close(q->warm_fd);
+	q->warm_fd = -1;
+}
+
 static int run_queue(struct queue *q)
 {
-	struct pollfd *pfd = calloc(q->n + 1, sizeof(*pfd));
-	struct qjob **who = calloc(q->n + 1, sizeof(*who));
+	struct pollfd *pfd = calloc(q->n + 2, sizeof(*pfd));
+	struct qjob **who = calloc(q->n + 2, sizeof(*who));
 	bool failed = false;
 	int rc = 0;
 
@@ -504,15 +618,23 @@ static int run_queue(struct queue *q)
 			}
 			running++, pending--;
 		}
+		if (!stop_signal && !failed)
+			maybe_warm(q);
 		status_line(q);
-		if (!running)
+		if (!running) {
+			reap_warmer(q, true);
 			break;
+		}
 		pfd[0] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
 		for (size_t i = 0; i < q->n; i++) {
 			if (q->jobs[i].s.state != HS_Q_RUNNING)
 				continue;
 			pfd[npfd] = (struct pollfd){ .fd = q->jobs[i].pidfd, .events = POLLIN };
 			who[npfd++] = &q->jobs[i];
+		}
+		if (q->warm_fd >= 0) {
+			pfd[npfd] = (struct pollfd){ .fd = q->warm_fd, .events = POLLIN };
+			who[npfd++] = NULL;
 		}
 		/* waiting jobs may wait on the pressure, which no descriptor tells */
 		if (poll(pfd, npfd, pending ? 1000 : -1) < 0 && errno != EINTR) {
@@ -527,6 +649,7 @@ static int run_queue(struct queue *q)
 			}
 		}
 		if (stop_signal) {
+			reap_warmer(q, true);
 			/* once to each running job; none starts any more */
 			for (size_t i = 0; i < q->n; i++) {
 				struct qjob *j = &q->jobs[i];
@@ -537,9 +660,14 @@ static int run_queue(struct queue *q)
 				}
 			}
 		}
-		for (size_t i = 1; i < npfd; i++)
-			if (pfd[i].revents & (POLLIN | POLLHUP))
+		for (size_t i = 1; i < npfd; i++) {
+			if (!(pfd[i].revents & (POLLIN | POLLHUP)))
+				continue;
+			if (who[i])
 				reap(q, who[i]);
+			else if (q->warm_fd >= 0)	/* not already stopped above */
+				reap_warmer(q, false);
+		}
 	}
 	if (q->tty && !q->quiet)
 		fputs("\r\033[K", stderr);
@@ -602,6 +730,7 @@ static void json_report(struct queue *q)
 		json_u64_or_null(&j, "disk_read_bytes", known && r->io_known, r->read_bytes_disk);
 		json_u64_or_null(&j, "memory_needed_bytes", jb->s.known, jb->s.need);
 		json_string(&j, "wait_reason", jb->first_wait);
+		json_bool(&j, "warmed", jb->warmed);
 		json_string(&j, "log", jb->log);
 		json_end_object(&j);
 	}
@@ -821,7 +950,7 @@ static int run_run(int argc, char **argv)
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
-	struct queue q = { 0 };
+	struct queue q = { .warm_fd = -1 };
 	const char *name = NULL;
 	bool dry = false, resuming = false, budget_set = false;
 	unsigned slots = 0;
@@ -923,8 +1052,23 @@ static int run_run(int argc, char **argv)
 		rc = EXIT_HOTSET;
 		goto out;
 	}
-	if ((lock = hs_runstate_lock(q.state, &holder)) < 0) {
-		if (lock == -EWOULDBLOCK && holder)
+	/*
+	 * Supervisors hold the lock too (they inherit it): a queue that was
+	 * killed keeps it until its jobs have stopped, so that none runs
+	 * twice. A resumed queue waits for them, 30 seconds at most.
+	 */
+	for (int tries = 0; (lock = hs_runstate_lock(q.state, &holder)) == -EWOULDBLOCK &&
+			    holder && kill(holder, 0) && errno == ESRCH && tries < 300; tries++) {
+		if (tries == 0 && !q.quiet)
+			warning("the jobs of the queue that was killed (pid %d) are stopping: "
+				"waiting for them", (int)holder);
+		usleep(100000);
+	}
+	if (lock < 0) {
+		if (lock == -EWOULDBLOCK && holder && kill(holder, 0) && errno == ESRCH)
+			error("%s is still locked by the jobs of the queue of pid %d, which was "
+			      "killed: they have not stopped", q.state, (int)holder);
+		else if (lock == -EWOULDBLOCK && holder)
 			error("%s is in use by another queue (pid %d): give another --state",
 			      q.state, (int)holder);
 		else if (lock == -EWOULDBLOCK)
