@@ -191,8 +191,27 @@ static void usage_figures(const struct hs_usage *u, struct hs_run_record *r)
 	r->max_rss_bytes = u->max_rss_bytes;
 }
 
-/* As `hotset time` runs it. Returns the exit code; *status its wait status. */
-static int time_job(char **argv, struct hs_run_record *r)
+/*
+ * Where the job's processes are, in jobs/NAME/cgroup: a resumed queue
+ * stops what its supervisor, killed, left running there.
+ */
+static void note_cgroup(void *ctx, const char *procs)
+{
+	const struct qjob *j = ctx;
+	char path[PATH_MAX + 16];
+	FILE *f;
+
+	if (!procs)
+		return;
+	snprintf(path, sizeof(path), "%s/cgroup", j->dir);
+	if ((f = fopen(path, "we"))) {
+		fprintf(f, "%s\n", procs);
+		fclose(f);
+	}
+}
+
+/* As `hotset time` runs it. Returns the exit code. */
+static int time_job(struct qjob *j, char **argv, struct hs_run_record *r)
 {
 	struct hs_usage_probe *probe;
 	struct hs_job_spec spec = { .argv = argv };
@@ -212,6 +231,7 @@ static int time_job(char **argv, struct hs_run_record *r)
 	spec.before_exec = restore_mask;
 	spec.ctx = &saved;
 	spec.cgroup_procs = hs_usage_cgroup_procs(probe);
+	note_cgroup(j, spec.cgroup_procs);
 	rc = hs_job_start(&spec, &job);
 	if (rc == 0)
 		hs_job_forward_signals(job.pid);
@@ -240,9 +260,9 @@ static int time_job(char **argv, struct hs_run_record *r)
 }
 
 /* As `hotset record --trace` runs it, into the job's profile. */
-static int record_job(char **argv, const char *profile, struct hs_run_record *r)
+static int record_job(struct qjob *j, char **argv, const char *profile, struct hs_run_record *r)
 {
-	struct record_run rr = { 0 };
+	struct record_run rr = { .starting = note_cgroup, .ctx = j };
 
 	rr.o.argv = argv;
 	rr.out = profile;
@@ -305,7 +325,7 @@ static _Noreturn void supervise(struct queue *q, struct qjob *j, pid_t parent)
 	snprintf(profile, sizeof(profile), "%s/profile", j->dir);
 	r.start_ns = now_ns();
 	if (j->s.known && access(profile, F_OK) == 0) {
-		code = time_job(argv, &r);
+		code = time_job(j, argv, &r);
 		/* the profile's figures are the first run's: they stay */
 		r.profile_known = j->hist.profile_known;
 		r.working_set_bytes = j->hist.working_set_bytes;
@@ -313,8 +333,10 @@ static _Noreturn void supervise(struct queue *q, struct qjob *j, pid_t parent)
 		r.rerun_cache_bytes = j->hist.rerun_cache_bytes;
 		r.runs = j->hist.runs;
 	} else {
-		code = record_job(argv, profile, &r);
+		code = record_job(j, argv, profile, &r);
 	}
+	snprintf(path, sizeof(path), "%s/cgroup", j->dir);
+	unlink(path);	/* the probe removed it */
 	r.end_ns = now_ns();
 	r.exit_status = code;
 	r.runs++;
@@ -866,8 +888,55 @@ static uint64_t default_budget(void)
 	return b;
 }
 
-/* --resume: the jobs the queue file says are done stay done. */
-static int resume(struct queue *q)
+/*
+ * A job the killed queue left running, with its supervisor gone: kill
+ * what is left in its cgroup, so that it does not complete beside its
+ * re-run. Returns how many processes were killed.
+ */
+static unsigned stop_leftovers(const struct qjob *j)
+{
+	char path[PATH_MAX + 16], procs[PATH_MAX], dir[PATH_MAX];
+	unsigned killed = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup", j->dir);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	if (!fgets(procs, sizeof(procs), f)) {
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	procs[strcspn(procs, "\n")] = '\0';
+	for (int round = 0; round < 50; round++) {
+		unsigned found = 0;
+		int pid;
+
+		if (!(f = fopen(procs, "re")))
+			break;
+		while (fscanf(f, "%d", &pid) == 1)
+			if (pid > 0 && kill(pid, SIGKILL) == 0)
+				found++;
+		fclose(f);
+		if (!found)
+			break;
+		killed += round == 0 ? found : 0;
+		usleep(20000);
+	}
+	snprintf(dir, sizeof(dir), "%s", procs);
+	if (strrchr(dir, '/')) {
+		*strrchr(dir, '/') = '\0';
+		rmdir(dir);
+	}
+	unlink(path);
+	return killed;
+}
+
+/*
+ * --resume: the jobs the queue file says are done stay done; act: stop
+ * what the jobs that were running left (not for --dry-run).
+ */
+static int resume(struct queue *q, bool act)
 {
 	struct hs_queue st;
 	struct hs_error err = { 0 };
@@ -893,6 +962,14 @@ static int resume(struct queue *q)
 			if (strcmp(j->def->name, st.jobs[i].name))
 				continue;
 			/* a job that was running is run again: its supervisor died with the queue */
+			if (act && st.jobs[i].state == HS_Q_RUNNING) {
+				unsigned n = stop_leftovers(j);
+
+				if (n)
+					warning("job '%s': killed %u process%s it left running when "
+						"the queue was killed", j->def->name, n,
+						n == 1 ? "" : "es");
+			}
 			if (st.jobs[i].state == HS_Q_DONE) {
 				j->s.state = HS_Q_DONE;
 				j->exit_status = st.jobs[i].exit_status;
@@ -1040,7 +1117,7 @@ static int run_run(int argc, char **argv)
 		q.sched.slots = 1;
 	q.sched.budget = budget_set ? budget : default_budget();
 	if (dry) {
-		if (resuming && (rc = resume(&q)))
+		if (resuming && (rc = resume(&q, false)))
 			goto out;
 		read_pressure(&q);
 		dry_run(&q);
@@ -1078,7 +1155,7 @@ static int run_run(int argc, char **argv)
 		rc = EXIT_HOTSET;
 		goto out;
 	}
-	if (resuming && (rc = resume(&q)))
+	if (resuming && (rc = resume(&q, true)))
 		goto out;
 
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK)) {

@@ -113,6 +113,19 @@ test_expect_success 'kill -9 of run, then --resume: every job completes once in 
 	grep -q "not the job file of the queue" err
 '
 
+test_expect_success ROOT 'the queue and a supervisor killed: --resume stops what the job left' '
+	printf "%s\n" "a true" "b sleep 2; echo b >> $PWD/count2" > jobs &&
+	run -j 1 jobs > /dev/null && : > count2 &&
+	{ "$HOTSET" run -q --state "$PWD/st" -j 1 jobs > /dev/null 2>&1 & } && pid=$! &&
+	for i in $(seq 100); do grep -q "^job b running" st/queue 2>/dev/null && break; sleep 0.1; done &&
+	sup=$(sed -n "s/^job b running .* //p" st/queue) && test -n "$sup" &&
+	for i in $(seq 50); do test -s st/jobs/b/cgroup && break; sleep 0.1; done &&
+	kill -KILL $pid $sup && { wait $pid || true; } &&
+	run --resume jobs > /dev/null 2> err && cat err &&
+	grep -q "job .b.: killed [0-9]* process" err &&
+	sleep 2.5 && check_eq "$(cat count2)" b
+'
+
 test_expect_success 'jobs whose needs exceed the budget together never overlap; small ones do' '
 	mkpages big1 8192 && mkpages big2 8192 &&
 	printf "%s\n" "big1 cat $PWD/big1 > /dev/null; sleep 0.5" "big2 cat $PWD/big2 > /dev/null; sleep 0.5" \
