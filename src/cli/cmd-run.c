@@ -488,8 +488,10 @@ static void read_pressure(struct queue *q)
 /* In the warmer: `hotset warm -q -p PROFILE` at idle I/O priority, into nothing. */
 static _Noreturn void warm_child(struct queue *q, struct qjob *j, pid_t parent)
 {
-	char profile[PATH_MAX + 16];
-	char *argv[] = { "warm", "-q", "-p", profile, NULL };
+	char profile[PATH_MAX + 16], budget[32];
+	/* no more than the scheduler counted for it: the cache a warm re-run needs */
+	char *argv[] = { "warm", "-q", "-p", profile, "--budget", budget, NULL };
+	int argc = 6;
 	sigset_t none;
 	int fd;
 
@@ -514,8 +516,11 @@ static _Noreturn void warm_child(struct queue *q, struct qjob *j, pid_t parent)
 	}
 	hs_ioprio_idle();
 	snprintf(profile, sizeof(profile), "%s/profile", j->dir);
+	snprintf(budget, sizeof(budget), "%llu", (unsigned long long)j->hist.rerun_cache_bytes);
+	if (!j->hist.rerun_known || !j->hist.rerun_cache_bytes)
+		argv[argc = 4] = NULL;
 	optind = 0;	/* a fresh getopt for warm's options */
-	_exit(cmd_warm.run(4, argv));
+	_exit(cmd_warm.run(argc, argv));
 }
 
 /*
