@@ -159,7 +159,7 @@ check test:
 #   make fuzz            every target, each for an equal share of FUZZ_SECONDS
 #   make fuzz-NAME       one target, for all of FUZZ_SECONDS
 # A new target: its name in FUZZ_TARGETS, its sources in FUZZ_SRC_NAME.
-FUZZ_TARGETS := profile fdinfo mountinfo psi size names keepstate meminfo
+FUZZ_TARGETS := profile fdinfo mountinfo psi size names keepstate meminfo jobfile
 FUZZ_SRC_profile := src/core/profile.c src/core/util.c
 FUZZ_SRC_fdinfo := src/core/procfs.c src/core/util.c
 FUZZ_SRC_mountinfo := src/core/procfs.c src/core/util.c
@@ -172,6 +172,7 @@ FUZZ_SRC_keepstate := src/core/keep.c src/core/keep-evict.c src/core/warm.c src/
 	src/core/u64map.c src/core/util.c
 FUZZ_LIBS_keepstate := $(LDLIBS)
 FUZZ_SRC_meminfo := src/core/memory.c src/core/procfs.c src/core/util.c
+FUZZ_SRC_jobfile := src/core/jobfile.c src/core/runstate.c src/core/profile.c src/core/util.c
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 4096
 FUZZ_BIN := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)

@@ -30,7 +30,7 @@ struct cmd {
 };
 
 extern const struct cmd cmd_record, cmd_show, cmd_snapshot, cmd_status, cmd_warm,
-	cmd_evict, cmd_time, cmd_curve, cmd_doctor, cmd_keep;
+	cmd_evict, cmd_time, cmd_curve, cmd_doctor, cmd_keep, cmd_run;
 
 /* The table, in the order `hotset --help` lists it; NULL-terminated. */
 extern const struct cmd *const commands[];

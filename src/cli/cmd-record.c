@@ -255,6 +255,8 @@ int record_run(struct record_run *r)
 		return -1;
 	}
 	r->o.cgroup_procs = hs_usage_cgroup_procs(meter);
+	if (r->starting)
+		r->starting(r->ctx, r->o.cgroup_procs);
 	rc = hs_record_run(&r->o, r->rec, &r->res, &err);
 	if (rc || r->res.exec_error) {
 		hs_usage_end(meter, 0, NULL);

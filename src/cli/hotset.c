@@ -19,7 +19,7 @@
 
 const struct cmd *const commands[] = {
 	&cmd_record, &cmd_time, &cmd_show, &cmd_status, &cmd_warm, &cmd_evict,
-	&cmd_snapshot, &cmd_curve, &cmd_doctor, &cmd_keep, NULL,
+	&cmd_snapshot, &cmd_curve, &cmd_doctor, &cmd_keep, &cmd_run, NULL,
 };
 
 static const char main_usage[] =

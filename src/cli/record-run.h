@@ -16,6 +16,9 @@ struct record_run {
 	const char *out;		/* the profile to write */
 	bool trace;
 	struct hs_usage_timeline *timeline;	/* or NULL: no timeline */
+	/* or NULL: told the job's cgroup.procs (NULL: none) just before the job starts */
+	void (*starting)(void *ctx, const char *cgroup_procs);
+	void *ctx;
 	/* out */
 	struct hs_recording *rec;	/* release with record_run_release() */
 	struct hs_record_result res;

@@ -1,0 +1,87 @@
+/*
+ * sched.h - which job of `hotset run` starts next, or why each waits.
+ *
+ * A pure function of what the queue knows, so that it is tested alone:
+ *
+ *  - a job starts only when a CPU slot is free ("cpu");
+ *  - the memory the running jobs need plus its own must fit the cache
+ *    budget ("memory"); a job that needs more than the whole budget runs
+ *    alone, never skipped;
+ *  - a job known to be I/O-bound starts beside others only while the
+ *    machine's I/O pressure is below HS_SCHED_IO_PRESSURE ("io-pressure");
+ *  - a job with no history runs alone, or beside jobs known to be
+ *    CPU-bound ("no-history"), and while it runs only such jobs join it
+ *    ("unknown-running");
+ *  - jobs start in the order of the job file, first fit, except that the
+ *    first job that waits for memory holds its place: a later job passes
+ *    it only if both would fit together with the running ones, so that
+ *    a large job is not starved by a stream of small ones ("order").
+ *
+ * With nothing running, the first pending job always starts.
+ */
+#ifndef HOTSET_SCHED_H
+#define HOTSET_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hotset/runstate.h"
+
+/* I/O pressure (some avg10, percent) above which an I/O-bound job waits. */
+#define HS_SCHED_IO_PRESSURE 40.0
+
+enum hs_wait {
+	HS_WAIT_NONE,		/* it may start (or is not pending) */
+	HS_WAIT_CPU,
+	HS_WAIT_MEMORY,
+	HS_WAIT_IO_PRESSURE,
+	HS_WAIT_NO_HISTORY,
+	HS_WAIT_UNKNOWN_RUNNING,
+	HS_WAIT_ORDER,
+};
+
+const char *hs_wait_name(enum hs_wait w);
+
+struct hs_sched_job {
+	enum hs_queue_state state;
+	bool known;		/* it has a history */
+	/*
+	 * known: its last run hardly waited for the disk (CPU-bound, or
+	 * sleeping, or waiting for the network): it does not compete for it
+	 */
+	bool cpu_bound;
+	uint64_t need;		/* known: the memory it needs (hs_sched_need()) */
+	enum hs_wait wait;	/* out: why it waits, when pending */
+};
+
+struct hs_sched {
+	unsigned slots;		/* -j */
+	uint64_t budget;	/* bytes of memory the jobs may use together */
+	bool pressure_known;
+	double io_pressure;	/* some avg10, percent */
+};
+
+/*
+ * Decide: sets each pending job's wait (HS_WAIT_NONE for the one chosen)
+ * and returns the index of the job to start now, or -1 if none may.
+ * Call again after starting it, for the next.
+ */
+ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_t n);
+
+/*
+ * The memory a job needs, from its last run: the cache with which a
+ * re-run reads nothing (its profile's curve; else all it read; else what
+ * it read from disk), plus its largest process's peak memory.
+ */
+uint64_t hs_sched_need(const struct hs_run_record *r);
+
+/*
+ * Whether a run hardly waited for the disk: I/O wait at most a tenth of
+ * its wall time (without I/O wait known: it read from the disk at most a
+ * tenth of what it read).
+ */
+bool hs_sched_cpu_bound(const struct hs_run_record *r);
+
+#endif

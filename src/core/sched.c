@@ -1,0 +1,112 @@
+/*
+ * sched.c - which job of `hotset run` starts next (sched.h).
+ */
+#include "hotset/sched.h"
+
+const char *hs_wait_name(enum hs_wait w)
+{
+	static const char *const names[] = {
+		[HS_WAIT_NONE] = NULL, [HS_WAIT_CPU] = "cpu", [HS_WAIT_MEMORY] = "memory",
+		[HS_WAIT_IO_PRESSURE] = "io-pressure", [HS_WAIT_NO_HISTORY] = "no-history",
+		[HS_WAIT_UNKNOWN_RUNNING] = "unknown-running", [HS_WAIT_ORDER] = "order",
+	};
+
+	return (unsigned)w < sizeof(names) / sizeof(names[0]) ? names[w] : NULL;
+}
+
+/* The one place that says what a warm re-run needs: swap it for a better estimate. */
+static uint64_t rerun_cache(const struct hs_run_record *r)
+{
+	if (r->rerun_known)
+		return r->rerun_cache_bytes;
+	if (r->profile_known)
+		return r->working_set_bytes;
+	return r->io_known ? r->read_bytes_disk : 0;
+}
+
+uint64_t hs_sched_need(const struct hs_run_record *r)
+{
+	uint64_t c = rerun_cache(r);
+
+	return c > UINT64_MAX - r->max_rss_bytes ? UINT64_MAX : c + r->max_rss_bytes;
+}
+
+bool hs_sched_cpu_bound(const struct hs_run_record *r)
+{
+	if (r->io_wait_known)
+		return r->io_wait_s <= 0.1 * r->wall_s;
+	/* no I/O wait known (no cgroup): what it read from the disk says it */
+	return r->io_known && r->read_bytes_disk <= r->rerun_cache_bytes / 10;
+}
+
+static uint64_t add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_t n)
+{
+	unsigned running = 0;
+	bool unknown_running = false, all_cpu_bound = true, high_pressure;
+	uint64_t used = 0, reserved = 0;
+	bool held = false;	/* a job waits for memory: later ones must fit beside it */
+	bool alone_held = false;	/* that job needs the whole budget: no one passes */
+	ssize_t chosen = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		if (jobs[i].state != HS_Q_RUNNING)
+			continue;
+		running++;
+		if (!jobs[i].known)
+			unknown_running = true, all_cpu_bound = false;
+		else {
+			used = add(used, jobs[i].need);
+			all_cpu_bound &= jobs[i].cpu_bound;
+		}
+	}
+	high_pressure = s->pressure_known && s->io_pressure > HS_SCHED_IO_PRESSURE;
+	for (size_t i = 0; i < n; i++) {
+		struct hs_sched_job *j = &jobs[i];
+
+		if (j->state != HS_Q_PENDING)
+			continue;
+		j->wait = HS_WAIT_NONE;
+		if (chosen >= 0)
+			continue;	/* decided on the next call, once it runs */
+		if (running >= (s->slots ? s->slots : 1)) {
+			j->wait = HS_WAIT_CPU;
+			continue;
+		}
+		if (running == 0) {
+			chosen = (ssize_t)i;	/* nothing runs: the first pending job goes */
+			continue;
+		}
+		if (!j->known) {
+			j->wait = all_cpu_bound ? HS_WAIT_NONE : HS_WAIT_NO_HISTORY;
+		} else if (unknown_running && !j->cpu_bound) {
+			j->wait = HS_WAIT_UNKNOWN_RUNNING;
+		} else if (alone_held) {
+			j->wait = HS_WAIT_ORDER;
+		} else if (j->need > s->budget || add(add(used, j->need), reserved) > s->budget) {
+			j->wait = HS_WAIT_MEMORY;
+		} else if (!j->cpu_bound && high_pressure) {
+			j->wait = HS_WAIT_IO_PRESSURE;
+		}
+		if (j->wait == HS_WAIT_NONE) {
+			chosen = (ssize_t)i;
+			continue;
+		}
+		if (j->wait == HS_WAIT_MEMORY && held)
+			j->wait = HS_WAIT_ORDER;	/* it would not fit beside the one held */
+		if (!held && (j->wait == HS_WAIT_MEMORY || j->wait == HS_WAIT_NO_HISTORY ||
+			      j->wait == HS_WAIT_UNKNOWN_RUNNING)) {
+			/* the first job that waits for room keeps its place */
+			held = true;
+			if (!j->known || j->need > s->budget)
+				alone_held = true;
+			else
+				reserved = j->need;
+		}
+	}
+	return chosen;
+}

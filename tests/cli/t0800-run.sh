@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# hotset run: a bad job file is refused with its line and nothing runs; a
+# queue of small jobs gives each job's exit status, log and figures (table
+# and JSON); --halt, --dry-run, -- CMD; SIGTERM reaches each running job
+# once and leaves no temporary file; a state directory is locked against a
+# second queue; --resume runs each job once in all; jobs whose needs
+# together exceed the budget never overlap, small ones do; as nobody.
+. "$(dirname "$0")/../lib.sh"
+
+ROOT=$(cd "$TESTS_DIR/.." && pwd)
+check_report() { python3 "$TESTS_DIR/helpers/json-schema.py" "$ROOT/docs/json.md" "$@"; }
+run() { "$HOTSET" run -q --state "$PWD/st" "$@"; }
+
+# bad_file CONTENT LINE WORDS: the file is refused, at LINE, saying WORDS; nothing runs
+bad_file() {
+	printf "$1" > jobs &&
+	expect_code 2 run jobs 2> err && cat err >&2 &&
+	grep -q "jobs:$2: .*$3" err && test ! -e ran && test ! -e st
+}
+
+test_expect_success 'a bad job file: its line and what is wrong, exit 2, nothing runs' '
+	bad_file "ok touch ran\nonly-a-name\n" 2 "has no command" &&
+	bad_file "ok touch ran\n# c\n\nok touch ran\n" 4 "already named on line 1" &&
+	bad_file "ok touch ran\na/b touch ran\n" 2 "not a job name" &&
+	bad_file "ok touch ran\n\001\002\000\003 x\n" 2 "NUL byte" &&
+	bad_file "ok touch ran\nname-only   \n" 2 "has no command" &&
+	: > empty && expect_code 2 run empty 2> err && grep -q "no job" err &&
+	expect_code 2 run missing 2> err && grep -q "missing: No such file" err
+'
+
+test_expect_success 'a queue: exit statuses, logs, the table; 1 when a job failed' '
+	printf "%s\n" "a echo out-a; echo err-a >&2" "b exit 3" "c sh -c \"kill -TERM \\\$\\\$\"" \
+		"d true" > jobs &&
+	expect_code 1 run -j 2 jobs > table &&
+	cat table &&
+	grep -q "^NAME  *START  *END  *WALL  *IO-WAIT  *READ  *STATUS$" table &&
+	grep -Eq "^a .* 0$" table && grep -Eq "^b .* 3$" table && grep -Eq "^c .* 143$" table &&
+	grep -Eq "^d .* 0$" table &&
+	grep -qx out-a st/logs/a.log && grep -qx err-a st/logs/a.log &&
+	for j in a b c d; do test -s st/jobs/$j/history || return 1; done &&
+	grep -q "^runs 1$" st/jobs/a/history && grep -q "^exit_status 3$" st/jobs/b/history &&
+	grep -q "^job b done 3 " st/queue &&
+	expect_code 0 run -j 2 --name one -- sh -c "echo \"\$0\"" x && grep -qx x st/logs/one.log &&
+	grep -q "^runs 1$" st/jobs/one/history
+'
+
+test_expect_success 'JSON: the keys of docs/json.md; a second run reads the history' '
+	printf "%s\n" "a sleep 0.2" "b exit 4" > jobs &&
+	expect_code 1 run -J jobs > first.json && check_report run first.json &&
+	expect_code 1 run -J jobs > second.json && check_report run second.json &&
+	python3 - <<-\PY
+	import json
+	a = json.load(open("first.json"))
+	b = json.load(open("second.json"))
+	assert [j["exit_status"] for j in b["jobs"]] == [0, 4], b
+	# no history: b waited for a, which ran alone
+	assert a["jobs"][1]["wait_reason"] == "no-history", a
+	assert a["jobs"][0]["memory_needed_bytes"] is None
+	assert b["jobs"][0]["memory_needed_bytes"] > 0
+	for j in b["jobs"]:
+	    assert j["end_ns"] >= j["start_ns"] and j["log"].endswith(j["name"] + ".log")
+	PY
+	grep -q "^runs 2$" st/jobs/a/history
+'
+
+test_expect_success '--halt: no job starts after one fails; --dry-run runs nothing' '
+	printf "%s\n" "a exit 1" "b touch ran" > jobs &&
+	expect_code 1 run -j 1 --halt jobs > table && cat table &&
+	test ! -e ran && grep -Eq "^b .* not run$" table &&
+	run --dry-run jobs > plan && cat plan &&
+	grep -q "^budget .*, [0-9]* slot" plan && grep -Eq "^a  *io-bound|^a  *cpu-bound" plan &&
+	grep -Eq "^b  *no-history .* (starts|waits)" plan && test ! -e ran
+'
+
+test_expect_success 'a second queue on the same state directory is refused, naming the first' '
+	printf "%s\n" "a sleep 3" > jobs &&
+	{ "$HOTSET" run -q --state "$PWD/st" jobs > /dev/null 2>&1 & } && pid=$! &&
+	for i in $(seq 50); do [ -s st/lock ] && break; sleep 0.1; done &&
+	expect_code 125 run jobs 2> err && cat err &&
+	grep -q "in use by another queue (pid $pid)" err &&
+	wait $pid
+'
+
+test_expect_success 'SIGTERM: each running job gets it once, none starts, no temporary file' '
+	cat > job.sh <<-\EOF &&
+	trap "echo TERM >> $1.sig; exit 1" TERM
+	touch $1.started
+	for i in $(seq 100); do sleep 0.1; done
+	EOF
+	printf "%s\n" "a true" "b true" "c true" > quick && run -j 2 quick > /dev/null &&
+	printf "%s\n" "a sh $PWD/job.sh a" "b sh $PWD/job.sh b" "c sh $PWD/job.sh c" > jobs &&
+	{ "$HOTSET" run -q --state "$PWD/st" -j 2 jobs > table 2> err & } && pid=$! &&
+	for i in $(seq 100); do [ -e a.started ] && [ -e b.started ] && break; sleep 0.1; done &&
+	test -e a.started && test -e b.started &&
+	kill -TERM $pid && rc=0 && { wait $pid || rc=$?; } && check_eq $rc 143 &&
+	cat table err &&
+	check_eq "$(cat a.sig)" TERM && check_eq "$(cat b.sig)" TERM && test ! -e c.started &&
+	grep -Eq "^c .* not run$" table && grep -q "^job c pending " st/queue &&
+	test -z "$(find st -name "*hotset-tmp*")"
+'
+
+test_expect_success 'kill -9 of run, then --resume: every job completes once in all' '
+	printf "%s\n" "a sleep 0.1; echo a >> $PWD/count" "b sleep 2; echo b >> $PWD/count" \
+		"c echo c >> $PWD/count" > jobs &&
+	{ "$HOTSET" run -q --state "$PWD/st" -j 1 jobs > /dev/null 2>&1 & } && pid=$! &&
+	for i in $(seq 100); do grep -q "^job b running" st/queue 2>/dev/null && break; sleep 0.1; done &&
+	kill -KILL $pid && { wait $pid || true; } &&
+	grep -q "^job a done 0" st/queue &&
+	run --resume -J jobs > r.json && check_report run r.json &&
+	sort count > sorted && printf "a\nb\nc\n" > want && diff want sorted &&
+	check_eq "$(json r.json "\" \".join(x[\"state\"] for x in j[\"jobs\"])")" "resumed done done" &&
+	printf "%s\n" "a true" > other && expect_code 2 run --resume other 2> err &&
+	grep -q "not the job file of the queue" err
+'
+
+test_expect_success ROOT 'the queue and a supervisor killed: --resume stops what the job left' '
+	printf "%s\n" "a true" "b sleep 2; echo b >> $PWD/count2" > jobs &&
+	run -j 1 jobs > /dev/null && : > count2 &&
+	{ "$HOTSET" run -q --state "$PWD/st" -j 1 jobs > /dev/null 2>&1 & } && pid=$! &&
+	for i in $(seq 100); do grep -q "^job b running" st/queue 2>/dev/null && break; sleep 0.1; done &&
+	sup=$(sed -n "s/^job b running .* //p" st/queue) && test -n "$sup" &&
+	for i in $(seq 50); do test -s st/jobs/b/cgroup && break; sleep 0.1; done &&
+	kill -KILL $pid $sup && { wait $pid || true; } &&
+	run --resume jobs > /dev/null 2> err && cat err &&
+	grep -q "job .b.: killed [0-9]* process" err &&
+	sleep 2.5 && check_eq "$(cat count2)" b
+'
+
+test_expect_success 'jobs whose needs exceed the budget together never overlap; small ones do' '
+	mkpages big1 8192 && mkpages big2 8192 &&
+	printf "%s\n" "big1 cat $PWD/big1 > /dev/null; sleep 0.5" "big2 cat $PWD/big2 > /dev/null; sleep 0.5" \
+		"s1 sleep 0.5" "s2 sleep 0.5" > jobs &&
+	run -j 4 jobs > /dev/null &&
+	python3 - > budget <<-\PY &&
+	def rec(name):
+	    d = dict(l.split(" ", 1) for l in open("st/jobs/%s/history" % name) if l[0] != "#")
+	    c = d["rerun_cache_bytes"] if d["rerun_cache_bytes"] != "-" else d["working_set_bytes"]
+	    return int(c) + int(d["max_rss_bytes"])
+	big = [rec("big1"), rec("big2")]
+	small = max(rec("s1"), rec("s2"))
+	b = max(big) + 2 * small
+	assert b < sum(big), (big, small)
+	print(b)
+	PY
+	run -J -j 4 --budget $(cat budget) jobs > second.json && check_report run second.json &&
+	python3 - <<-\PY
+	import json
+	j = {x["name"]: x for x in json.load(open("second.json"))["jobs"]}
+	def overlap(a, b):
+	    return j[a]["start_ns"] < j[b]["end_ns"] and j[b]["start_ns"] < j[a]["end_ns"]
+	assert not overlap("big1", "big2"), j
+	assert overlap("s1", "s2"), j
+	assert j["big2"]["wait_reason"] == "memory", j
+	PY
+'
+
+test_expect_success REALFS 'the next job is warmed while a CPU-bound one runs' '
+	mkpages big 4096 &&
+	printf "%s\n" "c sleep 1" "r cat $PWD/big > /dev/null" > jobs &&
+	run -j 1 jobs > /dev/null && cold big &&
+	run -J -j 1 jobs > w.json && check_report run w.json &&
+	check_eq "$(json w.json "j[\"jobs\"][1][\"warmed\"]")" 1 &&
+	# its pages were in the cache when it started (as root the figure is known)
+	python3 - <<-\PY
+	import json, os
+	r = json.load(open("w.json"))["jobs"][1]
+	assert r["disk_read_bytes"] is None or r["disk_read_bytes"] < os.path.getsize("big") / 2, r
+	PY
+'
+
+test_expect_success NOBODY 'as nobody, with a state directory of its own: it runs, I/O wait unknown' '
+	mkdir -m 777 nb &&
+	printf "%s\n" "a echo hi" "b true" > nb/jobs &&
+	as_nobody env HOME=/nonexistent "$HOTSET" run -q -J --state "$PWD/nb/st" nb/jobs > nb.json &&
+	check_report run nb.json &&
+	grep -qx hi nb/st/logs/a.log &&
+	check_eq "$(json nb.json "j[\"jobs\"][0][\"exit_status\"]")" 0
+'
+
+test_done

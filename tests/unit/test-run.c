@@ -1,0 +1,202 @@
+/*
+ * test-run.c - the parts of `hotset run` that need no job: the job file
+ * (errors with their line), the records of the state directory (they read
+ * back what was written), and the scheduler's choices.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "hotset/jobfile.h"
+#include "hotset/runstate.h"
+#include "hotset/sched.h"
+#include "unit.h"
+#include "corpus.h"
+
+static int parse(const char *text, struct hs_jobfile *jf, struct hs_error *err)
+{
+	memset(err, 0, sizeof(*err));
+	return hs_jobfile_parse(text, strlen(text), jf, err);
+}
+
+TEST(a_job_file_gives_names_and_commands)
+{
+	struct hs_jobfile jf;
+	struct hs_error err;
+
+	CHECK(parse("# jobs\n\n  a   sleep 1  \nb.v-2_x\techo 'x  y' # not a comment\r\n", &jf,
+		    &err) == 0);
+	CHECK_EQ_U64(jf.n, 2);
+	CHECK(!strcmp(jf.jobs[0].name, "a") && !strcmp(jf.jobs[0].command, "sleep 1"));
+	CHECK(!strcmp(jf.jobs[1].name, "b.v-2_x"));
+	CHECK(!strcmp(jf.jobs[1].command, "echo 'x  y' # not a comment"));
+	CHECK_EQ_U64(jf.jobs[1].line, 4);
+	hs_jobfile_free(&jf);
+}
+
+TEST(a_bad_job_file_is_refused_with_its_line)
+{
+	struct hs_jobfile jf;
+	struct hs_error err;
+	char big[HS_JOB_LINE_MAX + 16];
+
+	CHECK(parse("a x\n\nonly-a-name\n", &jf, &err) == -EINVAL);
+	CHECK_EQ_U64(err.line, 3);
+	CHECK(strstr(err.msg, "no command"));
+	CHECK(jf.n == 0);
+	hs_jobfile_free(&jf);
+	CHECK(parse("a x\nb y\na z\n", &jf, &err) == -EINVAL && err.line == 3);
+	CHECK(strstr(err.msg, "already named on line 1"));
+	CHECK(parse("a/b x\n", &jf, &err) == -EINVAL && err.line == 1);
+	CHECK(strstr(err.msg, "not a job name"));
+	CHECK(parse(".. x\n", &jf, &err) == -EINVAL);
+	CHECK(hs_jobfile_parse("a x\nb \0y\n", 10, &jf, &err) == -EINVAL && err.line == 2);
+	CHECK(strstr(err.msg, "NUL"));
+	memset(big, 'x', sizeof(big) - 1);
+	big[0] = 'a', big[1] = ' ', big[sizeof(big) - 1] = '\0';
+	CHECK(parse(big, &jf, &err) == -EINVAL && strstr(err.msg, "longer than"));
+	memset(big, 'n', 70);
+	strcpy(big + 70, " x");
+	CHECK(parse(big, &jf, &err) == -EINVAL && strstr(err.msg, "longer than 64"));
+}
+
+TEST(a_record_reads_back_as_written)
+{
+	struct hs_run_record a = { .runs = 3, .exit_status = 130, .signal = 2,
+				   .start_ns = 1700000000123456789, .end_ns = 1700000001000000000,
+				   .wall_s = 1.5, .user_s = 0.25, .io_wait_known = true,
+				   .io_wait_s = 0.125, .io_known = true, .read_bytes_disk = 1 << 20,
+				   .max_rss_bytes = 4096, .rerun_known = true,
+				   .rerun_cache_bytes = 8192 }, b;
+	struct hs_error err = { 0 };
+	char *text = NULL;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+
+	hs_run_record_print(f, &a);
+	fclose(f);
+	CHECK(hs_run_record_parse(text, len, &b, &err) == 0);
+	CHECK(b.runs == 3 && b.exit_status == 130 && b.signal == 2);
+	CHECK(b.start_ns == a.start_ns && b.end_ns == a.end_ns);
+	CHECK(b.wall_s == 1.5 && b.user_s == 0.25 && b.io_wait_known && b.io_wait_s == 0.125);
+	CHECK(b.io_known && b.read_bytes_disk == 1 << 20 && !b.profile_known);
+	CHECK(b.rerun_known && b.rerun_cache_bytes == 8192);
+	free(text);
+	CHECK(hs_run_record_parse("runs 1\nwall_seconds 1,5\n", 23, &b, &err) == -EINVAL);
+	CHECK_EQ_U64(err.line, 2);
+}
+
+static struct hs_sched_job known(uint64_t need, bool cpu_bound)
+{
+	return (struct hs_sched_job){ .state = HS_Q_PENDING, .known = true, .need = need,
+				      .cpu_bound = cpu_bound };
+}
+
+TEST(jobs_start_while_they_fit_the_budget)
+{
+	struct hs_sched s = { .slots = 4, .budget = 100 };
+	struct hs_sched_job j[3] = { known(60, false), known(30, false), known(30, false) };
+
+	CHECK(hs_sched_next(&s, j, 3) == 0);
+	j[0].state = HS_Q_RUNNING;
+	CHECK(hs_sched_next(&s, j, 3) == 1);
+	j[1].state = HS_Q_RUNNING;
+	CHECK(hs_sched_next(&s, j, 3) == -1);
+	CHECK(j[2].wait == HS_WAIT_MEMORY);
+	/* a slot, not memory */
+	s.slots = 2, s.budget = 1000;
+	CHECK(hs_sched_next(&s, j, 3) == -1 && j[2].wait == HS_WAIT_CPU);
+}
+
+TEST(a_job_larger_than_the_budget_runs_alone_and_is_not_passed)
+{
+	struct hs_sched s = { .slots = 4, .budget = 100 };
+	struct hs_sched_job j[3] = { known(10, false), known(500, false), known(10, false) };
+
+	CHECK(hs_sched_next(&s, j, 3) == 0);
+	j[0].state = HS_Q_RUNNING;
+	CHECK(hs_sched_next(&s, j, 3) == -1);
+	CHECK(j[1].wait == HS_WAIT_MEMORY && j[2].wait == HS_WAIT_ORDER);
+	j[0].state = HS_Q_DONE;
+	CHECK(hs_sched_next(&s, j, 3) == 1);	/* alone, never skipped */
+	j[1].state = HS_Q_RUNNING;
+	CHECK(hs_sched_next(&s, j, 3) == -1 && j[2].wait == HS_WAIT_MEMORY);
+}
+
+TEST(a_later_job_passes_one_waiting_for_memory_only_if_both_fit)
+{
+	struct hs_sched s = { .slots = 4, .budget = 100 };
+	struct hs_sched_job j[4] = { known(50, false), known(60, false), known(30, false),
+				     known(45, false) };
+
+	j[0].state = HS_Q_RUNNING;
+	/* 1 waits for memory; 3 would fit now (50 + 45) but not beside 1: it waits */
+	CHECK(hs_sched_next(&s, j, 4) == -1);
+	CHECK(j[1].wait == HS_WAIT_MEMORY && j[2].wait == HS_WAIT_ORDER &&
+	      j[3].wait == HS_WAIT_ORDER);
+	s.budget = 150;	/* room for 1 now: it goes first, in file order */
+	CHECK(hs_sched_next(&s, j, 4) == 1);
+}
+
+TEST(a_job_with_no_history_runs_alone_or_beside_cpu_bound_ones)
+{
+	struct hs_sched s = { .slots = 4, .budget = 1000 };
+	struct hs_sched_job j[3] = { known(10, false), { .state = HS_Q_PENDING }, known(10, true) };
+
+	j[0].state = HS_Q_RUNNING;
+	CHECK(hs_sched_next(&s, j, 3) == -1);
+	CHECK(j[1].wait == HS_WAIT_NO_HISTORY && j[2].wait == HS_WAIT_ORDER);
+	j[0] = known(10, true);
+	j[0].state = HS_Q_RUNNING;
+	CHECK(hs_sched_next(&s, j, 3) == 1);	/* beside a CPU-bound job */
+	j[1].state = HS_Q_RUNNING;
+	CHECK(hs_sched_next(&s, j, 3) == 2);	/* a CPU-bound job joins it */
+	j[2] = known(10, false);
+	CHECK(hs_sched_next(&s, j, 3) == -1 && j[2].wait == HS_WAIT_UNKNOWN_RUNNING);
+}
+
+TEST(io_pressure_holds_io_bound_jobs_only)
+{
+	struct hs_sched s = { .slots = 4, .budget = 1000, .pressure_known = true,
+			      .io_pressure = HS_SCHED_IO_PRESSURE + 1 };
+	struct hs_sched_job j[3] = { known(10, false), known(10, false), known(10, true) };
+
+	j[0].state = HS_Q_RUNNING;
+	CHECK(hs_sched_next(&s, j, 3) == 2);
+	CHECK(j[1].wait == HS_WAIT_IO_PRESSURE);
+	j[0].state = HS_Q_DONE, j[2].state = HS_Q_DONE;
+	CHECK(hs_sched_next(&s, j, 3) == 1);	/* nothing runs: it goes */
+}
+
+TEST(the_need_is_a_warm_reruns_cache_plus_peak_memory)
+{
+	struct hs_run_record r = { .max_rss_bytes = 100, .profile_known = true,
+				   .working_set_bytes = 5000, .io_known = true,
+				   .read_bytes_disk = 7000 };
+
+	CHECK_EQ_U64(hs_sched_need(&r), 5100);
+	r.rerun_known = true, r.rerun_cache_bytes = 3000;
+	CHECK_EQ_U64(hs_sched_need(&r), 3100);
+	r.rerun_known = r.profile_known = false;
+	CHECK_EQ_U64(hs_sched_need(&r), 7100);
+}
+
+#define LLVMFuzzerTestOneInput fuzz_jobfile
+#include "../fuzz/fuzz-jobfile.c"
+#undef LLVMFuzzerTestOneInput
+
+TEST(jobfile_fuzz_corpus_replays)
+{
+	CHECK(replay("jobfile", fuzz_jobfile) > 0);
+}
+
+int main(void)
+{
+	return RUN_TESTS(a_job_file_gives_names_and_commands, a_bad_job_file_is_refused_with_its_line,
+			 a_record_reads_back_as_written, jobs_start_while_they_fit_the_budget,
+			 a_job_larger_than_the_budget_runs_alone_and_is_not_passed,
+			 a_later_job_passes_one_waiting_for_memory_only_if_both_fit,
+			 a_job_with_no_history_runs_alone_or_beside_cpu_bound_ones,
+			 io_pressure_holds_io_bound_jobs_only,
+			 the_need_is_a_warm_reruns_cache_plus_peak_memory,
+			 jobfile_fuzz_corpus_replays);
+}
