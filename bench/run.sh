@@ -203,7 +203,7 @@ overlaps() {
 	import json, sys
 	jobs = json.load(open(sys.argv[1]))["jobs"]
 	pairs = [f"{a['name']}+{b['name']}" for i, a in enumerate(jobs) for b in jobs[i + 1:]
-		 if a["start"] < b["end"] and b["start"] < a["end"]]
+		 if a["start_ns"] < b["end_ns"] and b["start_ns"] < a["end_ns"]]
 	print(" ".join(pairs) or "none")
 	PY
 }
