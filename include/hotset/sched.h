@@ -3,10 +3,16 @@
  *
  * A pure function of what the queue knows, so that it is tested alone:
  *
- *  - a job starts only when a CPU slot is free ("cpu");
+ *  - a job starts only when a CPU is free for it ("cpu"): with -j N, when
+ *    fewer than N jobs run; by default, when the CPU time the running
+ *    jobs take (each one's CPU time over its wall time, last run; 1 CPU
+ *    without a history) plus its own fits the online CPUs, so that jobs
+ *    that mostly wait for the disk do not hold a CPU each;
  *  - the memory the running jobs need plus its own must fit the cache
- *    budget ("memory"); a job that needs more than the whole budget runs
- *    alone, never skipped;
+ *    budget ("memory"); a job that needs more than the whole budget reads
+ *    from the disk whatever it gets, so it is counted as all of the budget
+ *    but a tenth (HS_SCHED_SLACK): only jobs that need little (a CPU-bound
+ *    job) run beside it, and it is never skipped;
  *  - a job known to be I/O-bound starts beside others only while the
  *    machine's I/O pressure is below HS_SCHED_IO_PRESSURE ("io-pressure");
  *  - a job with no history runs alone, or beside jobs known to be
@@ -29,8 +35,14 @@
 
 #include "hotset/runstate.h"
 
-/* I/O pressure (some avg10, percent) above which an I/O-bound job waits. */
+/*
+ * I/O pressure (percent of the last seconds in which some task waited for
+ * I/O) above which an I/O-bound job waits.
+ */
 #define HS_SCHED_IO_PRESSURE 40.0
+
+/* The share of the budget left beside a job larger than the budget. */
+#define HS_SCHED_SLACK 10
 
 enum hs_wait {
 	HS_WAIT_NONE,		/* it may start (or is not pending) */
@@ -53,14 +65,16 @@ struct hs_sched_job {
 	 */
 	bool cpu_bound;
 	uint64_t need;		/* known: the memory it needs (hs_sched_need()) */
+	double cpu;		/* known: the CPUs it keeps busy (hs_sched_cpu()) */
 	enum hs_wait wait;	/* out: why it waits, when pending */
 };
 
 struct hs_sched {
-	unsigned slots;		/* -j */
+	unsigned slots;		/* -j N: at most N jobs at once; 0: share cpus */
+	double cpus;		/* without -j N: the CPUs the jobs share (online CPUs) */
 	uint64_t budget;	/* bytes of memory the jobs may use together */
 	bool pressure_known;
-	double io_pressure;	/* some avg10, percent */
+	double io_pressure;	/* some, percent of the last seconds */
 };
 
 /*
@@ -76,6 +90,9 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
  * it read from disk), plus its largest process's peak memory.
  */
 uint64_t hs_sched_need(const struct hs_run_record *r);
+
+/* The CPUs a job kept busy on average in its last run: CPU time over wall time. */
+double hs_sched_cpu(const struct hs_run_record *r);
 
 /*
  * Whether a run hardly waited for the disk: I/O wait at most a tenth of

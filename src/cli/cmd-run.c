@@ -49,7 +49,7 @@ static const char usage[] =
 	"\n"
 	"Run the jobs of JOBFILE (one a line: a name, then a shell command; blank\n"
 	"lines and '#' comments are skipped), several at once when they fit in\n"
-	"memory. A job starts when a slot is free, the memory the running jobs\n"
+	"memory. A job starts when a CPU is free for it, the memory the running jobs\n"
 	"need plus its own fits the budget, and, if it is I/O-bound, the I/O\n"
 	"pressure is low. A job's first run records its profile and what it cost\n"
 	"into the state directory; a job with no history runs alone, or beside\n"
@@ -57,8 +57,9 @@ static const char usage[] =
 	"at the end, a table of the jobs (or JSON with -J).\n"
 	"\n"
 	"  -j, --threads N|auto\n"
-	"                     run at most N jobs at once (auto, the default: one per\n"
-	"                     online CPU); also --jobs\n"
+	"                     run at most N jobs at once (auto, the default: as many\n"
+	"                     as the CPUs can take, by the CPU time each job used in\n"
+	"                     its last run); also --jobs\n"
 	"      --budget SIZE  the memory the running jobs may need together (default:\n"
 	"                     MemAvailable at the start, at most the memory limit of\n"
 	"                     hotset's cgroup)\n"
@@ -110,6 +111,8 @@ struct queue {
 	int64_t start_ns;
 	pid_t warm_pid;			/* the warmer, when warm_fd >= 0 */
 	int warm_fd;
+	uint64_t psi_total;		/* /proc/pressure/io "some" total (µs) at psi_ns */
+	int64_t psi_ns;			/* monotonic; 0 before the first reading */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -476,13 +479,37 @@ static void status_line(struct queue *q)
 	fflush(stderr);
 }
 
+/*
+ * The machine's I/O pressure over the last second or two: the share of the
+ * time since the previous reading (at least a second ago) in which some
+ * task waited for I/O, from the "some" total. avg10 would lag: it takes
+ * about 8 s to fall from 90% to 40% after a disk-bound job ends, and the
+ * next job would wait that long for nothing. The first reading is avg10.
+ */
 static void read_pressure(struct queue *q)
 {
 	struct hs_psi psi;
+	struct timespec ts;
+	int64_t now;
 
-	q->sched.pressure_known = hs_psi_read("/proc/pressure", "io", &psi) == 0;
-	if (q->sched.pressure_known)
+	if (hs_psi_read("/proc/pressure", "io", &psi)) {
+		q->sched.pressure_known = false;
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (!q->psi_ns) {
 		q->sched.io_pressure = psi.some.avg10;
+	} else if (now - q->psi_ns >= 1000000000) {
+		if (psi.some.total >= q->psi_total)
+			q->sched.io_pressure = 100.0 * (double)(psi.some.total - q->psi_total) /
+					       ((double)(now - q->psi_ns) / 1000.0);
+	} else {
+		return;	/* too soon: the last figure stands */
+	}
+	q->sched.pressure_known = true;
+	q->psi_total = psi.some.total;
+	q->psi_ns = now;
 }
 
 /* In the warmer: `hotset warm -q -p PROFILE` at idle I/O priority, into nothing. */
@@ -525,7 +552,7 @@ static _Noreturn void warm_child(struct queue *q, struct qjob *j, pid_t parent)
 
 /*
  * While only jobs that hardly wait for the disk run, warm the profile of
- * the next job that waits for a slot alone, if its need fits beside
+ * the next job that waits for a CPU alone, if its need fits beside
  * theirs: it then starts with its pages in the cache. One at a time.
  */
 static void maybe_warm(struct queue *q)
@@ -716,7 +743,8 @@ static void json_report(struct queue *q)
 	int64_t first = 0, last = 0;
 
 	json_begin_report(&j, stdout, "run", false);
-	json_u64(&j, "slots", q->sched.slots);
+	json_u64_or_null(&j, "slots", q->sched.slots, q->sched.slots);
+	json_u64(&j, "cpus", (uint64_t)q->sched.cpus);
 	json_u64(&j, "budget_bytes", q->sched.budget);
 	json_begin_array(&j, "jobs");
 	for (size_t i = 0; i < q->n; i++) {
@@ -827,14 +855,21 @@ static void dry_run(struct queue *q)
 	/* start what the scheduler would start, one after another, at the queue's start */
 	while ((next = hs_sched_next(&q->sched, v, q->n)) >= 0)
 		v[next].state = HS_Q_RUNNING;
-	printf("budget %s, %u slot%s\n", short_size(q->sched.budget, budget), q->sched.slots,
-	       plural(q->sched.slots));
+	if (q->sched.slots)
+		printf("budget %s, at most %u job%s at once\n", short_size(q->sched.budget, budget),
+		       q->sched.slots, plural(q->sched.slots));
+	else
+		printf("budget %s, %.0f CPUs shared by what the jobs use of them\n",
+		       short_size(q->sched.budget, budget), q->sched.cpus);
 	for (size_t i = 0; i < q->n; i++) {
 		struct qjob *j = &q->jobs[i];
+		char cpu[16] = "?";
 
-		printf("%-20s %-10s need %-8s %s%s\n", j->def->name,
+		if (j->s.known)
+			snprintf(cpu, sizeof(cpu), "%.2f", j->s.cpu);
+		printf("%-20s %-10s need %-8s cpu %-5s %s%s\n", j->def->name,
 		       !j->s.known ? "no-history" : j->s.cpu_bound ? "cpu-bound" : "io-bound",
-		       j->s.known ? short_size(j->s.need, need) : "?",
+		       j->s.known ? short_size(j->s.need, need) : "?", cpu,
 		       v[i].state == HS_Q_RUNNING ? "starts" :
 		       v[i].state == HS_Q_DONE ? "done" : "waits: ",
 		       v[i].state == HS_Q_PENDING ? hs_wait_name(v[i].wait) : "");
@@ -1012,6 +1047,7 @@ static int setup_jobs(struct queue *q)
 		if (j->s.known) {
 			j->s.need = hs_sched_need(&j->hist);
 			j->s.cpu_bound = hs_sched_cpu_bound(&j->hist);
+			j->s.cpu = hs_sched_cpu(&j->hist);
 		}
 	}
 	return 0;
@@ -1117,9 +1153,11 @@ static int run_run(int argc, char **argv)
 	snprintf(q.queue_path, sizeof(q.queue_path), "%s/queue", q.state);
 	if ((rc = setup_jobs(&q)))
 		goto out;
-	q.sched.slots = slots ? slots : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
-	if (!q.sched.slots)
-		q.sched.slots = 1;
+	/* -j N: N jobs; auto: the jobs share the CPUs by what they use of them */
+	q.sched.slots = slots;
+	q.sched.cpus = (double)sysconf(_SC_NPROCESSORS_ONLN);
+	if (q.sched.cpus < 1)
+		q.sched.cpus = 1;
 	q.sched.budget = budget_set ? budget : default_budget();
 	if (dry) {
 		if (resuming && (rc = resume(&q, false)))

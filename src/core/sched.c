@@ -39,9 +39,37 @@ bool hs_sched_cpu_bound(const struct hs_run_record *r)
 	return r->io_known && r->read_bytes_disk <= r->rerun_cache_bytes / 10;
 }
 
+double hs_sched_cpu(const struct hs_run_record *r)
+{
+	return r->wall_s > 0 ? (r->user_s + r->sys_s) / r->wall_s : 1.0;
+}
+
 static uint64_t add(uint64_t a, uint64_t b)
 {
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The memory counted for a job: a job larger than the budget takes all of it but the slack. */
+static uint64_t charge(const struct hs_sched *s, const struct hs_sched_job *j)
+{
+	return j->need > s->budget ? s->budget - s->budget / HS_SCHED_SLACK : j->need;
+}
+
+/* The CPUs counted for a job: 1 without a history, never more than all of them. */
+static double cpus_of(const struct hs_sched *s, const struct hs_sched_job *j)
+{
+	double c = j->known ? j->cpu : 1.0;
+
+	return c > s->cpus ? s->cpus : c;
+}
+
+/* Is there a CPU for job j, with running jobs taking cpu_used of them? */
+static bool cpu_free(const struct hs_sched *s, const struct hs_sched_job *j, unsigned running,
+		     double cpu_used)
+{
+	if (s->slots)
+		return running < s->slots;
+	return cpu_used + cpus_of(s, j) <= (s->cpus > 0 ? s->cpus : 1.0) + 1e-9;
 }
 
 ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_t n)
@@ -49,18 +77,20 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 	unsigned running = 0;
 	bool unknown_running = false, all_cpu_bound = true, high_pressure;
 	uint64_t used = 0, reserved = 0;
+	double cpu_used = 0;
 	bool held = false;	/* a job waits for memory: later ones must fit beside it */
-	bool alone_held = false;	/* that job needs the whole budget: no one passes */
+	bool alone_held = false;	/* that job has no history: no one passes */
 	ssize_t chosen = -1;
 
 	for (size_t i = 0; i < n; i++) {
 		if (jobs[i].state != HS_Q_RUNNING)
 			continue;
 		running++;
+		cpu_used += cpus_of(s, &jobs[i]);
 		if (!jobs[i].known)
 			unknown_running = true, all_cpu_bound = false;
 		else {
-			used = add(used, jobs[i].need);
+			used = add(used, charge(s, &jobs[i]));
 			all_cpu_bound &= jobs[i].cpu_bound;
 		}
 	}
@@ -73,7 +103,7 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 		j->wait = HS_WAIT_NONE;
 		if (chosen >= 0)
 			continue;	/* decided on the next call, once it runs */
-		if (running >= (s->slots ? s->slots : 1)) {
+		if (running && !cpu_free(s, j, running, cpu_used)) {
 			j->wait = HS_WAIT_CPU;
 			continue;
 		}
@@ -87,7 +117,7 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 			j->wait = HS_WAIT_UNKNOWN_RUNNING;
 		} else if (alone_held) {
 			j->wait = HS_WAIT_ORDER;
-		} else if (j->need > s->budget || add(add(used, j->need), reserved) > s->budget) {
+		} else if (add(add(used, charge(s, j)), reserved) > s->budget) {
 			j->wait = HS_WAIT_MEMORY;
 		} else if (!j->cpu_bound && high_pressure) {
 			j->wait = HS_WAIT_IO_PRESSURE;
@@ -102,10 +132,10 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 			      j->wait == HS_WAIT_UNKNOWN_RUNNING)) {
 			/* the first job that waits for room keeps its place */
 			held = true;
-			if (!j->known || j->need > s->budget)
+			if (!j->known)
 				alone_held = true;
 			else
-				reserved = j->need;
+				reserved = charge(s, j);
 		}
 	}
 	return chosen;

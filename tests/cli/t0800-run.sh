@@ -68,7 +68,7 @@ test_expect_success '--halt: no job starts after one fails; --dry-run runs nothi
 	expect_code 1 run -j 1 --halt jobs > table && cat table &&
 	test ! -e ran && grep -Eq "^b .* not run$" table &&
 	run --dry-run jobs > plan && cat plan &&
-	grep -q "^budget .*, [0-9]* slot" plan && grep -Eq "^a  *io-bound|^a  *cpu-bound" plan &&
+	grep -Eq "^budget .*, [0-9]+ CPUs shared by what the jobs use of them$" plan && grep -Eq "^a  *io-bound|^a  *cpu-bound" plan &&
 	grep -Eq "^b  *no-history .* (starts|waits)" plan && test ! -e ran
 '
 

@@ -107,19 +107,50 @@ TEST(jobs_start_while_they_fit_the_budget)
 	CHECK(hs_sched_next(&s, j, 3) == -1 && j[2].wait == HS_WAIT_CPU);
 }
 
-TEST(a_job_larger_than_the_budget_runs_alone_and_is_not_passed)
+TEST(a_job_larger_than_the_budget_leaves_only_the_slack_and_is_not_passed)
 {
 	struct hs_sched s = { .slots = 4, .budget = 100 };
-	struct hs_sched_job j[3] = { known(10, false), known(500, false), known(10, false) };
+	struct hs_sched_job j[4] = { known(20, false), known(500, false), known(10, true),
+				     known(20, true) };
 
-	CHECK(hs_sched_next(&s, j, 3) == 0);
+	CHECK(hs_sched_next(&s, j, 4) == 0);
 	j[0].state = HS_Q_RUNNING;
-	CHECK(hs_sched_next(&s, j, 3) == -1);
+	/* counted as 90 of the 100: it does not fit beside 20, and holds its place */
+	CHECK(hs_sched_next(&s, j, 4) == -1);
 	CHECK(j[1].wait == HS_WAIT_MEMORY && j[2].wait == HS_WAIT_ORDER);
 	j[0].state = HS_Q_DONE;
-	CHECK(hs_sched_next(&s, j, 3) == 1);	/* alone, never skipped */
+	CHECK(hs_sched_next(&s, j, 4) == 1);	/* never skipped */
 	j[1].state = HS_Q_RUNNING;
-	CHECK(hs_sched_next(&s, j, 3) == -1 && j[2].wait == HS_WAIT_MEMORY);
+	/* a job that needs little runs beside it, in the slack; one that needs more waits */
+	CHECK(hs_sched_next(&s, j, 4) == 2);
+	j[2].state = HS_Q_RUNNING;
+	CHECK(hs_sched_next(&s, j, 4) == -1 && j[3].wait == HS_WAIT_MEMORY);
+}
+
+TEST(without_slots_jobs_share_the_cpus_by_what_they_use)
+{
+	struct hs_sched s = { .cpus = 2, .budget = 1000 };
+	struct hs_sched_job j[4] = { known(10, false), known(10, true), known(10, true),
+				     known(10, false) };
+
+	j[0].cpu = 0.15, j[1].cpu = 1.0, j[2].cpu = 1.0, j[3].cpu = 0.1;
+	j[0].state = HS_Q_RUNNING;
+	CHECK(hs_sched_next(&s, j, 4) == 1);	/* 0.15 + 1 */
+	j[1].state = HS_Q_RUNNING;
+	/* 2.15 would not fit the 2 CPUs; the job that mostly waits does: 1.25 */
+	CHECK(hs_sched_next(&s, j, 4) == 3 && j[2].wait == HS_WAIT_CPU);
+	j[3].state = HS_Q_RUNNING;
+	j[2].cpu = 0.7;
+	CHECK(hs_sched_next(&s, j, 4) == 2);	/* 1.95 */
+	j[2].state = HS_Q_RUNNING;
+	j[3].state = HS_Q_DONE;
+	/* a job with no history counts one CPU, a multi-threaded one no more than all */
+	j[1].state = j[2].state = HS_Q_DONE;
+	j[3] = (struct hs_sched_job){ .state = HS_Q_PENDING, .known = true, .cpu_bound = true,
+				      .need = 10, .cpu = 7.5 };
+	CHECK(hs_sched_next(&s, j, 4) == -1 && j[3].wait == HS_WAIT_CPU);
+	j[0].state = HS_Q_DONE;
+	CHECK(hs_sched_next(&s, j, 4) == 3);
 }
 
 TEST(a_later_job_passes_one_waiting_for_memory_only_if_both_fit)
@@ -193,7 +224,8 @@ int main(void)
 {
 	return RUN_TESTS(a_job_file_gives_names_and_commands, a_bad_job_file_is_refused_with_its_line,
 			 a_record_reads_back_as_written, jobs_start_while_they_fit_the_budget,
-			 a_job_larger_than_the_budget_runs_alone_and_is_not_passed,
+			 a_job_larger_than_the_budget_leaves_only_the_slack_and_is_not_passed,
+			 without_slots_jobs_share_the_cpus_by_what_they_use,
 			 a_later_job_passes_one_waiting_for_memory_only_if_both_fit,
 			 a_job_with_no_history_runs_alone_or_beside_cpu_bound_ones,
 			 io_pressure_holds_io_bound_jobs_only,
