@@ -127,9 +127,15 @@ struct hs_curve_builder {
 	double drawn;		/* weight of all followed accesses */
 };
 
-/* murmur3's finaliser: consecutive page ids spread over all 64 bits */
+/*
+ * murmur3's finaliser after a golden-ratio increment (as splitmix64 does):
+ * consecutive ids spread over all 64 bits, and id 0 is not mapped to 0 (the
+ * finaliser alone does: page 0 would always be followed). A bijection, as
+ * the table of followed pages needs.
+ */
 static inline uint64_t mix(uint64_t x)
 {
+	x += UINT64_C(0x9e3779b97f4a7c15);
 	x ^= x >> 33;
 	x *= UINT64_C(0xff51afd7ed558ccd);
 	x ^= x >> 33;

@@ -31,7 +31,9 @@ test_expect_success SLOWDISK,REALFS 'a cold read: the wait on I/O, the bytes fro
 	check_eq "$(json d.json "j[\"io_wait_fraction\"] >= 0.1")" True &&
 	check_eq "$(json d.json "any(r[\"command\"] == \"hotset warm -p p.prof\" for r in j[\"recommendations\"])")" True &&
 	finding d.json top-directories > t && grep -Eq "tree/a \([0-9]+% of its pages, 16 files\)" t &&
-	check_eq "$(json d.json "j[\"working_set_bytes\"] >= 24 * 1048576 and j[\"memory_needed_bytes\"] <= j[\"working_set_bytes\"]")" True &&
+	check_eq "$(json d.json "j[\"working_set_bytes\"] >= 24 * 1048576 and j[\"memory_needed_read_bytes\"] <= j[\"working_set_bytes\"]")" True &&
+	# what a re-run needs: its reads, what it wrote (the profile) and its RSS
+	check_eq "$(json d.json "j[\"memory_needed_bytes\"] == j[\"memory_needed_read_bytes\"] + j[\"memory_needed_written_bytes\"] + j[\"memory_needed_rss_bytes\"] and j[\"memory_needed_rss_bytes\"] > 0")" True &&
 	finding d.json vfs-cache | grep -q "vfs_cache_pressure"
 '
 
@@ -40,6 +42,20 @@ test_expect_success SLOWDISK,REALFS 'the text says the same, with the command to
 	slowly "$HOTSET" doctor --profile-output p.prof -- sh -c "cat tree/*/* > /dev/null" > out &&
 	grep -q "^! The job spent .* waiting on I/O" out &&
 	grep -q "^     \$ hotset warm -p p.prof$" out
+'
+
+# A job that writes: its new file takes page cache too, and a limit must
+# leave room for it (the index build of docs/doctor.md); without a run
+# (-p) what it writes is not known, and null.
+test_expect_success REALFS 'what a re-run needs counts what the job writes; -p: not known' '
+	mktree &&
+	hotset doctor -J --profile-output p.prof -- sh -c "cat tree/*/* > copy" > d.json &&
+	check_eq "$(json d.json "j[\"memory_needed_written_bytes\"] >= 24 * 1048576")" True &&
+	check_eq "$(json d.json "j[\"memory_needed_bytes\"] >= j[\"memory_needed_read_bytes\"] + 24 * 1048576")" True &&
+	finding d.json working-set | grep -q "for what it writes" &&
+	hotset doctor -J -p p.prof > d.json &&
+	check_eq "$(json d.json "j[\"memory_needed_written_bytes\"], j[\"memory_needed_rss_bytes\"], j[\"memory_needed_bytes\"] == j[\"memory_needed_read_bytes\"]")" "None None True" &&
+	finding d.json working-set | grep -q "not known without a run"
 '
 
 # The page cache is shared: warm, then diagnose, until nothing was taken between.
