@@ -55,6 +55,7 @@ static const char usage[] =
 
 const struct cmd cmd_doctor;
 
+#define TIMELINE_POINTS 600	/* intervals in the HTML timeline: a minute at 100 ms */
 #define MAX_FINDINGS 24
 #define MAX_EVIDENCE 8
 #define MAX_RECS 8
@@ -1154,23 +1155,44 @@ static void write_html(FILE *f, const void *ctx)
 		fputs("</div>\n", f);
 	}
 	if (d->ran && d->tl.n > 1) {
-		double *t = malloc(d->tl.n * sizeof(*t)), *cpu = malloc(d->tl.n * sizeof(*cpu));
-		double *io = malloc(d->tl.n * sizeof(*io));
+		/*
+		 * At most TIMELINE_POINTS intervals: a long run's samples are
+		 * taken every stride-th (and the last), and each interval's
+		 * shares are of the whole interval (the samples are running
+		 * totals), so only detail is lost, and the chart stays as
+		 * legible and as small as a minute's.
+		 */
+		size_t stride = (d->tl.n - 2) / TIMELINE_POINTS + 1, m = 0;
+		size_t cap = (d->tl.n - 1) / stride + 2;
+		double *t = malloc(cap * sizeof(*t)), *cpu = malloc(cap * sizeof(*cpu));
+		double *io = malloc(cap * sizeof(*io));
+		char title[96];
 
 		if (t && cpu && io) {
-			/* each interval's share of time on CPU (of one CPU) and blocked on I/O */
-			for (size_t i = 0; i < d->tl.n; i++) {
-				const struct hs_usage_sample *s = &d->tl.v[i], *p = i ? s - 1 : s;
+			const struct hs_usage_sample *p = &d->tl.v[0];
+
+			for (size_t i = 0;; i = i + stride < d->tl.n ? i + stride : d->tl.n - 1) {
+				const struct hs_usage_sample *s = &d->tl.v[i];
 				double dt = s->t - p->t;
 
-				t[i] = s->t;
-				cpu[i] = dt > 0 ? (s->cpu_s - p->cpu_s) / dt : 0;
-				io[i] = dt > 0 ? (s->io_wait_s - p->io_wait_s) / dt : 0;
+				/* each interval's share of time on CPU (of one CPU) and blocked on I/O */
+				t[m] = s->t;
+				cpu[m] = dt > 0 ? (s->cpu_s - p->cpu_s) / dt : 0;
+				io[m] = dt > 0 ? (s->io_wait_s - p->io_wait_s) / dt : 0;
+				m++;
+				p = s;
+				if (i == d->tl.n - 1)
+					break;
 			}
+			if (stride == 1)
+				snprintf(title, sizeof(title), "Share of each 100 ms on a CPU and waiting "
+					 "on I/O");
+			else
+				snprintf(title, sizeof(title), "Share of each %.3g s on a CPU and waiting "
+					 "on I/O", stride * 0.1);
 			fputs("<h2>The run: CPU and I/O wait</h2>\n<div class=\"chart\" "
 			      "id=\"timeline\">\n", f);
-			timeline_svg(f, "Share of each 100 ms on a CPU and waiting on I/O", t, cpu,
-				     "on a CPU", io, "waiting on I/O", d->tl.n);
+			timeline_svg(f, title, t, cpu, "on a CPU", io, "waiting on I/O", m);
 			fputs("</div>\n", f);
 		}
 		free(t), free(cpu), free(io);

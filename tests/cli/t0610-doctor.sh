@@ -216,6 +216,16 @@ png_has_content() {
 	PY
 }
 
+# Sampled every 100 ms, a run of more than a minute is drawn in at most
+# 600 intervals, each the average of its samples (a minute: 601 points).
+test_expect_success 'a run longer than a minute: the timeline in at most 600 intervals' '
+	hotset doctor -q --profile-output p.prof -o r.html -- sh -c "sleep 65" > /dev/null &&
+	grep -q "Share of each 0.2 s on a CPU" r.html &&
+	sed -n "/id=\"timeline\"/,/<\/svg>/p" r.html | grep -o "points=\"[^\"]*\"" > pts &&
+	test "$(wc -l < pts)" = 2 &&
+	for n in $(awk "{ print NF }" pts); do test "$n" -le 601 && test "$n" -ge 300 || return 1; done
+'
+
 test_expect_success CHROMIUM,SLOWDISK,REALFS 'the HTML report: self-contained, renders on a phone with the charts, no console error' '
 	mktree && hotset evict -q tree &&
 	slowly "$HOTSET" doctor -J --profile-output p.prof -o r.html -- sh -c "cat tree/*/* > /dev/null" > d.json &&
