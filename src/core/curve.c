@@ -20,12 +20,12 @@
  *
  * SHARDS: only the pages whose hash is below a threshold T are followed,
  * as above; each access of one stands for 2^64/T accesses and its
- * distance is scaled by as much. Misses are the sum of those weights, so
- * the estimate is normalised by the expected number of samples rather
- * than the number drawn: that is the SHARDS-adj correction, whose
- * difference (accesses minus the weights drawn) goes to distance 0. With
- * a fixed size, the page of the highest hash leaves when one too many is
- * followed, and T drops to its hash.
+ * distance is scaled by as much. At the end, the distinct pages being
+ * counted exactly, weights and distances are rescaled to the draw's own
+ * ratio (distinct pages per page followed), and what is left of the
+ * accesses (accesses minus the weights drawn, the SHARDS-adj correction)
+ * goes to distance 0. With a fixed size, the page of the highest hash
+ * leaves when one too many is followed, and T drops to its hash.
  *
  * What SHARDS costs is the hash of every access and, for the few it
  * follows, three cache misses in a chain (the page's entry in a table of
