@@ -424,17 +424,19 @@ static void find_memory(struct doctor *d)
 {
 	const struct hs_memcg *m = &d->memcg;
 	struct finding *f;
-	char a[16], b[16], c[16], e[16], cmd[PATH_MAX + 128], sz[32];
+	char a[16], b[16], c[16], e[16], g[16], cmd[PATH_MAX + 128], sz[32], rest[96];
 
+	if (d->need.written_known && d->need.anon_known)
+		snprintf(rest, sizeof(rest), ", %s for what it writes and %s of its own (peak RSS)",
+			 size_str(d->need.written, e), size_str(d->need.anon, g));
+	else
+		snprintf(rest, sizeof(rest), " (what it writes and its own memory are not known "
+			 "without a run)");
 	f = finding(d, "working-set", false, "The job's working set is %s; a warm re-run needs "
 		    "%s of memory to read nothing from the disk: %s of page cache for what it "
-		    "reads%s%s%s%s%s.", size_str(d->working_set, a), size_str(d->needed, b),
+		    "reads%s%s.", size_str(d->working_set, a), size_str(d->needed, b),
 		    size_str(d->need.read, c),
-		    d->curve_ok ? "" : " (no trace: taken as all of the profile's pages)",
-		    d->need.written_known ? ", " : "", d->need.written_known ?
-		    size_str(d->need.written, e) : "", d->need.written_known ? " for what it writes" : "",
-		    d->need.anon_known ? " and its own peak RSS" :
-		    " (what it writes and its own memory are not known without a run)");
+		    d->curve_ok ? "" : " (no trace: taken as all of the profile's pages)", rest);
 	evidence(f, "working_set_bytes = %llu", (unsigned long long)d->working_set);
 	evidence(f, "memory_needed_bytes = %llu = read %llu + written %llu + RSS %llu",
 		 (unsigned long long)d->needed, (unsigned long long)d->need.read,
