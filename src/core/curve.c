@@ -887,7 +887,7 @@ static void rescale_distances(struct hs_curve_builder *b)
 
 int hs_curve_finish(struct hs_curve_builder *b, struct hs_curve *out)
 {
-	double *rerun = NULL, n_acc = (double)b->accesses, sum, drawn2 = 0, w = b->weight;
+	double *rerun = NULL, n_acc = (double)b->accesses, sum, drawn2 = 0, w;
 	size_t rerun_cap = 0, rerun_len = 0, n;
 	int rc;
 
@@ -908,6 +908,7 @@ int hs_curve_finish(struct hs_curve_builder *b, struct hs_curve *out)
 	 * accesses to SHARDS-adj, which would count them as hits at distance
 	 * 0 (a scan, all misses, showed a tenth of them as hits at 10%).
 	 */
+	w = b->weight;	/* after drain(): a fixed size may have lowered the threshold */
 	if (b->sampling && b->live && b->distinct) {
 		double g = (double)b->distinct / ((double)b->live * b->weight);
 

@@ -379,8 +379,7 @@ TEST(shards_keeps_the_step_of_a_read_once_job)
 		       cases[k].rate, (unsigned long long)cases[k].size,
 		       (unsigned long long)est.sampled_pages, hs_curve_misses(&est, pages * 97 / 100, true),
 		       hs_curve_misses(&est, pages, true));
-		/* fixed size: a tenth still steps early (pages that left the sample), a bound of its own */
-		CHECK(hs_curve_misses(&est, pages * 97 / 100, true) >= pages * (cases[k].size ? 0.85 : 0.97));
+		CHECK(hs_curve_misses(&est, pages * 97 / 100, true) >= pages * 0.97);
 		CHECK(hs_curve_misses(&est, pages, true) == 0);
 		CHECK(hs_curve_misses(&est, pages * 97 / 100, false) == pages);
 		hs_curve_release(&est);
