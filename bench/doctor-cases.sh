@@ -9,7 +9,8 @@
 #            its own 1.6 GiB of files) evicts the headers between runs;
 #   index    SQLite CREATE INDEX over a table four times its box's memory;
 #   idle     200 MiB read, then left idle while the machine's DAMON pageout
-#            scheme evicts part of it (2 x DC_IDLE seconds, DC_IDLE 90 by default);
+#            scheme evicts part of it (2 x DC_IDLE seconds, DC_IDLE 150 by default:
+#            at 90 it had taken nothing in some runs);
 #   scan     files read twice by a job whose box is smaller than them.
 #
 # Each case: doctor on the slow job (the diagnosis must name the cause in
@@ -30,7 +31,7 @@ need_hotset
 CASES=${DC_CASES:-compile index idle scan}
 IOPS=${DC_IOPS:-150}
 BPS=${DC_BPS:-$((20 << 20))}
-IDLE=${DC_IDLE:-90}
+IDLE=${DC_IDLE:-150}
 DATA=$BENCH_DATA/doctor-cases
 RES=$DATA/results
 mkdir -p "$DATA/tmp" "$RES"

@@ -55,6 +55,7 @@ static const char usage[] =
 
 const struct cmd cmd_doctor;
 
+#define TIMELINE_POINTS 600	/* intervals in the HTML timeline: a minute at 100 ms */
 #define MAX_FINDINGS 24
 #define MAX_EVIDENCE 8
 #define MAX_RECS 8
@@ -133,7 +134,8 @@ struct doctor {
 	char balloon_where[PATH_MAX + 64];
 
 	/* the diagnosis */
-	uint64_t working_set, needed;
+	uint64_t working_set, needed;	/* needed: need.total */
+	struct hs_rerun_need need;
 	const char *needed_source;
 	enum cause cause;
 	bool refaults_known;		/* refaulted counts the job's cgroup's refaults during the run */
@@ -422,15 +424,31 @@ static void find_memory(struct doctor *d)
 {
 	const struct hs_memcg *m = &d->memcg;
 	struct finding *f;
-	char a[16], b[16], c[16], e[16], cmd[PATH_MAX + 128], sz[32];
+	char a[16], b[16], c[16], e[16], g[16], cmd[PATH_MAX + 128], sz[32], rest[96];
 
+	if (d->need.written_known && d->need.anon_known)
+		snprintf(rest, sizeof(rest), ", %s for what it writes and %s of its own (peak RSS)",
+			 size_str(d->need.written, e), size_str(d->need.anon, g));
+	else
+		snprintf(rest, sizeof(rest), " (what it writes and its own memory are not known "
+			 "without a run)");
 	f = finding(d, "working-set", false, "The job's working set is %s; a warm re-run needs "
-		    "%s of page cache to read nothing from the disk%s.",
-		    size_str(d->working_set, a), size_str(d->needed, b),
-		    d->curve_ok ? "" : " (no trace: taken as all of the profile's pages)");
+		    "%s of memory to read nothing from the disk: %s of page cache for what it "
+		    "reads%s%s.", size_str(d->working_set, a), size_str(d->needed, b),
+		    size_str(d->need.read, c),
+		    d->curve_ok ? "" : " (no trace: taken as all of the profile's pages)", rest);
 	evidence(f, "working_set_bytes = %llu", (unsigned long long)d->working_set);
-	evidence(f, "memory_needed_bytes = %llu (%s)", (unsigned long long)d->needed,
-		 d->curve_ok ? "the curve's least cache for a re-run with no miss" : "the profile");
+	evidence(f, "memory_needed_bytes = %llu = read %llu + written %llu + RSS %llu",
+		 (unsigned long long)d->needed, (unsigned long long)d->need.read,
+		 (unsigned long long)d->need.written, (unsigned long long)d->need.anon);
+	evidence(f, "read: %s", d->curve_ok ? "the curve's least cache for a re-run with no miss" :
+		 "the profile's pages");
+	if (d->need.written_known)
+		evidence(f, "written: the bytes the job dirtied (write_bytes of /proc/PID/io): new "
+			 "and temporary files take page cache too, charged to its cgroup");
+	if (d->need.anon_known)
+		evidence(f, "RSS: %llu, the peak of its largest process",
+			 (unsigned long long)d->need.anon);
 	if (d->mi_ok) {
 		evidence(f, "MemAvailable = %llu, Cached = %llu, MemTotal = %llu (/proc/meminfo)",
 			 (unsigned long long)d->mi.available, (unsigned long long)d->mi.cached,
@@ -480,12 +498,11 @@ static void find_memory(struct doctor *d)
 			evidence(f, "%s = %llu", m->version == 1 ? "memory.max_usage_in_bytes" :
 				 "memory.peak", (unsigned long long)d->memcg0.peak);
 		if (below) {
-			uint64_t want = d->needed + (d->ran ? d->run.u.max_rss_bytes : 0);
-
-			size_arg(want, sz, sizeof(sz));
+			size_arg(d->needed, sz, sizeof(sz));
 			snprintf(cmd, sizeof(cmd), "echo %s > %s", sz, m->limit_path);
 			recommend(d, cmd, "Raise the memory limit of %s to at least %s (the re-run's "
-				  "page cache%s).", m->name, sz, d->ran ? " and the job's peak RSS" : "");
+				  "page cache%s).", m->name, sz, d->ran ? ", what the job writes and its "
+				  "peak RSS" : "");
 		}
 	} else if (m->limit_known) {
 		f = finding(d, "memory-limit", false, "The job's memory cgroup %s has no memory "
@@ -846,7 +863,7 @@ static void recommend_keep(struct doctor *d)
 
 	if (!find_command("keep") || (d->cause != CAUSE_SHARED && d->cause != CAUSE_DAMON))
 		return;
-	size_arg(d->needed, sz, sizeof(sz));
+	size_arg(d->need.read, sz, sizeof(sz));
 	snprintf(cmd, sizeof(cmd), "hotset keep --budget %s %s", sz, d->profile);
 	if (d->cause == CAUSE_DAMON) {
 		recommend(d, cmd, "Keep the working set resident: hotset keep reads back what the "
@@ -881,7 +898,7 @@ static void recommend_warm(struct doctor *d)
 	}
 	/* keep comes in its own time: offer it only where this hotset has it */
 	if (keep) {
-		size_arg(d->needed, sz, sizeof(sz));
+		size_arg(d->need.read, sz, sizeof(sz));
 		snprintf(cmd, sizeof(cmd), "hotset keep --budget %s %s", sz, d->profile);
 		recommend(d, cmd, "Keep the working set resident as the job's memory needs it.");
 	}
@@ -900,7 +917,8 @@ static void diagnose(struct doctor *d)
 	bool lost;
 
 	d->working_set = (d->curve_ok ? d->c.pages : d->pages) * d->ps;
-	d->needed = d->curve_ok ? d->cs.rerun_zero * d->ps : d->working_set;
+	d->needed = hs_rerun_need(d->curve_ok ? d->cs.rerun_zero : d->working_set / d->ps, d->ps,
+				  d->ran ? &d->run.u : NULL, &d->need);
 	d->needed_source = d->curve_ok ? "curve" : "profile";
 	find_cause(d);
 	find_io(d);
@@ -981,6 +999,9 @@ static void json_report(struct doctor *d)
 	json_u64(&j, "working_set_bytes", d->working_set);
 	json_u64(&j, "memory_needed_bytes", d->needed);
 	json_string(&j, "memory_needed_source", d->needed_source);
+	json_u64(&j, "memory_needed_read_bytes", d->need.read);
+	json_u64_or_null(&j, "memory_needed_written_bytes", d->need.written_known, d->need.written);
+	json_u64_or_null(&j, "memory_needed_rss_bytes", d->need.anon_known, d->need.anon);
 	json_u64(&j, "resident_bytes", resident_pages(d) * d->ps);
 	json_u64(&j, "unknown_pages", d->res.unknown_pages);
 	json_u64_or_null(&j, "evicted_pages", evicted_known(d), d->res.known.evicted);
@@ -1136,23 +1157,44 @@ static void write_html(FILE *f, const void *ctx)
 		fputs("</div>\n", f);
 	}
 	if (d->ran && d->tl.n > 1) {
-		double *t = malloc(d->tl.n * sizeof(*t)), *cpu = malloc(d->tl.n * sizeof(*cpu));
-		double *io = malloc(d->tl.n * sizeof(*io));
+		/*
+		 * At most TIMELINE_POINTS intervals: a long run's samples are
+		 * taken every stride-th (and the last), and each interval's
+		 * shares are of the whole interval (the samples are running
+		 * totals), so only detail is lost, and the chart stays as
+		 * legible and as small as a minute's.
+		 */
+		size_t stride = (d->tl.n - 2) / TIMELINE_POINTS + 1, m = 0;
+		size_t cap = (d->tl.n - 1) / stride + 2;
+		double *t = malloc(cap * sizeof(*t)), *cpu = malloc(cap * sizeof(*cpu));
+		double *io = malloc(cap * sizeof(*io));
+		char title[96];
 
 		if (t && cpu && io) {
-			/* each interval's share of time on CPU (of one CPU) and blocked on I/O */
-			for (size_t i = 0; i < d->tl.n; i++) {
-				const struct hs_usage_sample *s = &d->tl.v[i], *p = i ? s - 1 : s;
+			const struct hs_usage_sample *p = &d->tl.v[0];
+
+			for (size_t i = 0;; i = i + stride < d->tl.n ? i + stride : d->tl.n - 1) {
+				const struct hs_usage_sample *s = &d->tl.v[i];
 				double dt = s->t - p->t;
 
-				t[i] = s->t;
-				cpu[i] = dt > 0 ? (s->cpu_s - p->cpu_s) / dt : 0;
-				io[i] = dt > 0 ? (s->io_wait_s - p->io_wait_s) / dt : 0;
+				/* each interval's share of time on CPU (of one CPU) and blocked on I/O */
+				t[m] = s->t;
+				cpu[m] = dt > 0 ? (s->cpu_s - p->cpu_s) / dt : 0;
+				io[m] = dt > 0 ? (s->io_wait_s - p->io_wait_s) / dt : 0;
+				m++;
+				p = s;
+				if (i == d->tl.n - 1)
+					break;
 			}
+			if (stride == 1)
+				snprintf(title, sizeof(title), "Share of each 100 ms on a CPU and waiting "
+					 "on I/O");
+			else
+				snprintf(title, sizeof(title), "Share of each %.3g s on a CPU and waiting "
+					 "on I/O", stride * 0.1);
 			fputs("<h2>The run: CPU and I/O wait</h2>\n<div class=\"chart\" "
 			      "id=\"timeline\">\n", f);
-			timeline_svg(f, "Share of each 100 ms on a CPU and waiting on I/O", t, cpu,
-				     "on a CPU", io, "waiting on I/O", d->tl.n);
+			timeline_svg(f, title, t, cpu, "on a CPU", io, "waiting on I/O", m);
 			fputs("</div>\n", f);
 		}
 		free(t), free(cpu), free(io);

@@ -20,12 +20,12 @@
  *
  * SHARDS: only the pages whose hash is below a threshold T are followed,
  * as above; each access of one stands for 2^64/T accesses and its
- * distance is scaled by as much. Misses are the sum of those weights, so
- * the estimate is normalised by the expected number of samples rather
- * than the number drawn: that is the SHARDS-adj correction, whose
- * difference (accesses minus the weights drawn) goes to distance 0. With
- * a fixed size, the page of the highest hash leaves when one too many is
- * followed, and T drops to its hash.
+ * distance is scaled by as much. At the end, the distinct pages being
+ * counted exactly, weights and distances are rescaled to the draw's own
+ * ratio (distinct pages per page followed), and what is left of the
+ * accesses (accesses minus the weights drawn, the SHARDS-adj correction)
+ * goes to distance 0. With a fixed size, the page of the highest hash
+ * leaves when one too many is followed, and T drops to its hash.
  *
  * What SHARDS costs is the hash of every access and, for the few it
  * follows, three cache misses in a chain (the page's entry in a table of
@@ -127,9 +127,15 @@ struct hs_curve_builder {
 	double drawn;		/* weight of all followed accesses */
 };
 
-/* murmur3's finaliser: consecutive page ids spread over all 64 bits */
+/*
+ * murmur3's finaliser after a golden-ratio increment (as splitmix64 does):
+ * consecutive ids spread over all 64 bits, and id 0 is not mapped to 0 (the
+ * finaliser alone does: page 0 would always be followed). A bijection, as
+ * the table of followed pages needs.
+ */
 static inline uint64_t mix(uint64_t x)
 {
+	x += UINT64_C(0x9e3779b97f4a7c15);
 	x ^= x >> 33;
 	x *= UINT64_C(0xff51afd7ed558ccd);
 	x ^= x >> 33;
@@ -774,12 +780,21 @@ static int by_first(const void *x, const void *y, void *first)
  * are not nested in its lifetime (first access after p's, last before).
  * Adds their weights to rerun (rerun_cap buckets, zeroed beyond use).
  */
-static int rerun_firsts(struct hs_curve_builder *b, double **rerun, size_t *rerun_cap,
+static int rerun_firsts(struct hs_curve_builder *b, double w, double **rerun, size_t *rerun_cap,
 			size_t *rerun_len)
 {
 	size_t live = b->live, k = 0;
 	uint32_t *order = malloc((live ? live : 1) * sizeof(*order));
 	uint32_t *fen = calloc(live + 1, sizeof(*fen));
+	/*
+	 * Sampling: a distance here counts the other followed pages, out of
+	 * live - 1 drawn for the distinct - 1 there are (known exactly), not
+	 * 1/rate each: the draw's luck would otherwise move the step of a job
+	 * that reads each page once (every distance distinct - 1) by about
+	 * 1/sqrt(live) of the working set, a tenth with a hundred pages.
+	 */
+	double scale = b->sampling && live > 1 && b->distinct > 1 ?
+		       (double)(b->distinct - 1) / (double)(live - 1) / (double)b->step : b->scale;
 	int rc = 0;
 
 	if (!order || !fen) {
@@ -806,13 +821,13 @@ static int rerun_firsts(struct hs_curve_builder *b, double **rerun, size_t *reru
 			nested += fen[j];
 		for (size_t j = (size_t)r + 1; j <= live; j += j & (0 - j))
 			fen[j]++;
-		bucket = bucket_of(b, live - 1 - nested);
+		bucket = b->sampling ? (size_t)((double)(live - 1 - nested) * scale) : live - 1 - nested;
 		if (bucket >= *rerun_len) {
 			if ((rc = grow_zeroed(rerun, rerun_cap, bucket + 1)))
 				goto out;
 			*rerun_len = bucket + 1;
 		}
-		(*rerun)[bucket] += b->weight;
+		(*rerun)[bucket] += w;
 	}
 out:
 	free(order);
@@ -820,9 +835,59 @@ out:
 	return rc;
 }
 
+/*
+ * Sampling: the distances were scaled by 1/rate as they came; scale them
+ * by the draw's own ratio instead, the other followed pages standing for
+ * the distinct - 1 others there are (as rerun_firsts() does), so that the
+ * largest distance, distinct - 1, is not moved by the draw's luck. A
+ * bucket moves by its middle; none beyond the largest distance.
+ */
+static void rescale_distances(struct hs_curve_builder *b)
+{
+	size_t top, n = b->hist_len;
+	double h;
+
+	if (b->live < 2 || b->distinct < 2 || !n)
+		return;
+	h = (double)(b->distinct - 1) / (double)(b->live - 1) / b->weight;
+	top = (size_t)((b->distinct - 1) / b->step);
+	if (h == 1)
+		return;
+	if (h < 1) {	/* buckets move down: walk up */
+		for (size_t k = 1; k < n; k++) {
+			size_t to = (size_t)(((double)k + 0.5) * h);
+			double v = b->hist[k];
+
+			to = to > top ? top : to;
+			b->hist[k] = 0;
+			b->hist[to] += v;
+		}
+		return;
+	}
+	/* up: into a copy, the histogram grown to the top bucket */
+	{
+		double *old = malloc(n * sizeof(*old));
+
+		if (!old || grow_zeroed(&b->hist, &b->hist_cap, top + 1)) {
+			free(old);
+			return;	/* left as it was: scaled by 1/rate */
+		}
+		memcpy(old, b->hist, n * sizeof(*old));
+		memset(b->hist, 0, n * sizeof(*old));
+		for (size_t k = 0; k < n; k++) {
+			size_t to = k ? (size_t)(((double)k + 0.5) * h) : 0;
+
+			b->hist[to > top ? top : to] += old[k];
+		}
+		if (top + 1 > b->hist_len)
+			b->hist_len = top + 1;
+		free(old);
+	}
+}
+
 int hs_curve_finish(struct hs_curve_builder *b, struct hs_curve *out)
 {
-	double *rerun = NULL, n_acc = (double)b->accesses, sum, drawn2 = 0;
+	double *rerun = NULL, n_acc = (double)b->accesses, sum, drawn2 = 0, w;
 	size_t rerun_cap = 0, rerun_len = 0, n;
 	int rc;
 
@@ -836,7 +901,25 @@ int hs_curve_finish(struct hs_curve_builder *b, struct hs_curve *out)
 	free(b->bits);
 	free(b->fen);
 	b->owner = NULL, b->bits = NULL, b->fen = NULL;
-	if ((rc = rerun_firsts(b, &rerun, &rerun_cap, &rerun_len))) {
+	/*
+	 * Sampling: each followed page stands for distinct / live pages (the
+	 * pages are counted exactly), not 1/rate: weights by the draw's own
+	 * ratio, so that a draw short of pages does not leave its deficit of
+	 * accesses to SHARDS-adj, which would count them as hits at distance
+	 * 0 (a scan, all misses, showed a tenth of them as hits at 10%).
+	 */
+	w = b->weight;	/* after drain(): a fixed size may have lowered the threshold */
+	if (b->sampling && b->live && b->distinct) {
+		double g = (double)b->distinct / ((double)b->live * b->weight);
+
+		for (size_t k = 0; k < b->hist_len; k++)
+			b->hist[k] *= g;
+		rescale_distances(b);
+		b->cold *= g;
+		b->drawn *= g;
+		w *= g;
+	}
+	if ((rc = rerun_firsts(b, w, &rerun, &rerun_cap, &rerun_len))) {
 		free(rerun);
 		return rc;
 	}
@@ -844,7 +927,7 @@ int hs_curve_finish(struct hs_curve_builder *b, struct hs_curve *out)
 	if (b->sampling && b->accesses) {
 		if ((rc = count(b, 0, n_acc - b->drawn)))
 			goto fail;
-		drawn2 = b->drawn - b->cold + (double)b->live * b->weight;
+		drawn2 = b->drawn - b->cold + (double)b->live * w;
 	}
 	n = (rerun_len > b->hist_len ? rerun_len : b->hist_len) + 1;
 	if ((rc = grow_zeroed(&rerun, &rerun_cap, n)) || (rc = grow_zeroed(&b->hist, &b->hist_cap, n)))

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hotset/memory.h"
+#include "hotset/usage.h"
 #include "unit.h"
 #include "corpus.h"
 
@@ -52,8 +53,29 @@ TEST(meminfo_fuzz_corpus_replays)
 	CHECK(replay("meminfo", fuzz_meminfo) > 0);
 }
 
+/* What a re-run needs: its reads, what it wrote and its RSS; without a run, its reads. */
+TEST(rerun_need_counts_reads_writes_and_rss)
+{
+	struct hs_usage u = { .io_known = true, .write_bytes_disk = 100 << 20, .max_rss_bytes = 36 << 20 };
+	struct hs_rerun_need n;
+
+	CHECK_EQ_U64(hs_rerun_need(86979, 4096, &u, &n), 86979ull * 4096 + (136ull << 20));
+	CHECK(n.written_known && n.anon_known);
+	CHECK_EQ_U64(n.read, 86979ull * 4096);
+	CHECK_EQ_U64(n.written, 100 << 20);
+	CHECK_EQ_U64(n.anon, 36 << 20);
+	CHECK_EQ_U64(n.total, n.read + n.written + n.anon);
+	CHECK_EQ_U64(hs_rerun_need(10, 4096, NULL, &n), 40960);
+	CHECK(!n.written_known && !n.anon_known && n.written == 0 && n.anon == 0);
+	/* no per-task I/O accounting: what it wrote is not known */
+	u.io_known = false;
+	hs_rerun_need(10, 4096, &u, &n);
+	CHECK(!n.written_known && n.anon_known && n.total == 40960 + (36ull << 20));
+}
+
 int main(void)
 {
 	return RUN_TESTS(meminfo_fields_in_bytes, meminfo_refuses_what_is_not_a_size,
-			 meminfo_of_this_machine, meminfo_fuzz_corpus_replays);
+			 meminfo_of_this_machine, meminfo_fuzz_corpus_replays,
+			 rerun_need_counts_reads_writes_and_rss);
 }
