@@ -213,7 +213,9 @@ static void on_event(void *ctx, const struct hs_keep_event *e)
 		say(text, e->path, NULL);
 		break;
 	case HS_KEEP_BACKOFF:
-		if (!strcmp(e->how, "trigger"))
+		if (!strcmp(e->how, "thrashing"))
+			snprintf(tail, sizeof(tail), "pages read back evicted again within 10 s");
+		else if (!strcmp(e->how, "trigger"))
 			snprintf(tail, sizeof(tail), "stalls above %llu ms in %llu s",
 				 (unsigned long long)e->trigger.stall_us / 1000,
 				 (unsigned long long)e->trigger.window_us / 1000000);

@@ -509,6 +509,7 @@ struct kfile {
 	unsigned char state, pending;
 	bool large, warned;
 	bool due;			/* told evicted, waiting in hs_keep.due */
+	uint64_t read_at;		/* ns: when pages of it were last read back */
 };
 
 struct kset {
@@ -566,6 +567,8 @@ struct hs_keep {
 	double threshold[2];		/* percent, for the averages and the message */
 	struct hs_keep_trigger used[2];	/* the thresholds of the triggers made */
 	uint64_t own_io_until;		/* ns: io pressure before this is our own reads' */
+	uint64_t own_mem_until;		/* ns: memory pressure before this may be our own */
+	bool thrashing;			/* pages read back lost again within HS_KEEP_QUIET_NS */
 	const char *pdir;
 	bool stop;
 	int stop_signal;
@@ -1026,6 +1029,9 @@ static uint64_t check_file(struct hs_keep *k, size_t i)
 	}
 	if (c.cached < f->resident)
 		lost = f->resident - c.cached;
+	/* read back, and evicted again so soon: reading more would thrash */
+	if (lost && f->read_at && hs_monotonic_ns() - f->read_at < k->sched.quiet)
+		k->thrashing = true;
 	f->resident = c.cached;
 	if (c.cached < c.pages && !f->pending && !pend_add(k, i))
 		f->pending = lost ? P_REFAULT : P_FIRST;
@@ -1041,6 +1047,7 @@ static void warm_file_done(void *ctx, const struct hs_warm_file *w)
 	if (w->known_after)
 		f->resident = w->resident_pages + w->read_pages;
 	if (w->read_pages) {
+		f->read_at = hs_monotonic_ns();
 		k->tick_read += w->read_pages;
 		k->tick_files++;
 		if (k->o.file_events) {
@@ -1129,6 +1136,14 @@ static void rewarm(struct hs_keep *k, uint64_t period, uint64_t refaults)
 	k->own_io_until = hs_monotonic_ns() + (k->used[1].window_us ? k->used[1].window_us : 1000000) * 1000;
 	if (!k->tick_read)
 		return;
+	/*
+	 * In a memory cgroup at its limit (a box whose cache fills it, as a
+	 * small machine's does) each page read back is charged after a
+	 * reclaim, and that reclaim is a memory stall, counted by the PSI of
+	 * the system: a trigger within a window of our reads is taken as
+	 * pressure only if the 10 s average says it is more than our burst.
+	 */
+	k->own_mem_until = hs_monotonic_ns() + (k->used[0].window_us ? k->used[0].window_us : 1000000) * 1000;
 	k->st.rewarmed_pages += k->tick_read;
 	k->st.rewarms++;
 	k->st.last_rewarm_ns = realtime_ns();
@@ -1197,13 +1212,14 @@ static int map_file(struct hs_keep *k, struct kfile *f, int fd)
 }
 
 /*
- * mlock f's windows not locked yet, until *allowance pages are spent (one
- * window at least). Plain mlock, not mlock2(MLOCK_ONFAULT): the point is
- * to hold the profile's pages, so each window is faulted in once, now;
- * on-fault locking would lock only pages touched later, and the keeper
- * touches none. Returns the pages locked; f is done when all are.
+ * mlock f's windows not locked yet (counted in s, its set), until
+ * *allowance pages are spent (one window at least). Plain mlock, not
+ * mlock2(MLOCK_ONFAULT): the point is to hold the profile's pages, so each
+ * window is faulted in once, now; on-fault locking would lock only pages
+ * touched later, and the keeper touches none. Returns the pages locked; f is done when all are.
  */
-static uint64_t lock_file(struct hs_keep *k, struct kfile *f, uint64_t *allowance)
+static uint64_t lock_file(struct hs_keep *k, struct kset *s, struct kfile *f,
+			  uint64_t *allowance)
 {
 	const uint64_t ps = hs_page_size();
 	uint64_t done = 0;
@@ -1232,9 +1248,9 @@ static uint64_t lock_file(struct hs_keep *k, struct kfile *f, uint64_t *allowanc
 		}
 		x->locked = true;
 		if (!f->locked)
-			k->set.locked_files++;
+			s->locked_files++;
 		f->locked += x->npages;
-		k->set.locked_pages += x->npages;
+		s->locked_pages += x->npages;
 		done += x->npages;
 		*allowance = *allowance > x->npages ? *allowance - x->npages : 0;
 		w++;
@@ -1370,7 +1386,7 @@ static void lock_pending(struct hs_keep *k, uint64_t period)
 			}
 		}
 		first_only &= f->pending == P_FIRST;
-		got = lock_file(k, f, &allowance);
+		got = lock_file(k, &k->set, f, &allowance);
 		pages += got;
 		files += got > 0;
 		if (f->pending)
@@ -1413,6 +1429,11 @@ static void checked(struct hs_keep *k, size_t n, uint64_t cpu0, uint64_t lost, u
 		k->dirty = true;
 	}
 	k->st.round_ns = k->sched.round_ns;
+	if (k->thrashing) {
+		k->thrashing = false;
+		pressure_event(k, 0, hs_monotonic_ns(), "thrashing");
+		return;
+	}
 	if (!period)
 		period = hs_keep_sched_period(&k->sched, k->set.nlarge);
 	if (k->o.mode == HS_KEEP_LOCK)
@@ -1772,6 +1793,70 @@ const struct hs_keep_state *hs_keep_state(const struct hs_keep *k)
 	return &k->st;
 }
 
+static bool same_ranges(const struct kfile *a, const struct kfile *b)
+{
+	return a->nranges == b->nranges &&
+	       !memcmp(a->ranges, b->ranges, a->nranges * sizeof(*a->ranges));
+}
+
+/*
+ * Lock mode's reload, before the old set goes: a file of the new set that
+ * the old one kept whole, unchanged and with the same ranges, takes over
+ * its windows, still locked; one the old set had locked otherwise (other
+ * ranges, say) is locked anew now, whatever the rate: its pages are
+ * resident, and unlocking the old set first would leave them, for a tick,
+ * to anyone's eviction. Files new to the set wait for their turn as usual.
+ */
+static void lock_handover(struct hs_keep *k, struct kset *s)
+{
+	struct u64map old = { 0 };
+
+	for (size_t i = 0; i < k->set.n; i++) {
+		struct kfile *o = &k->set.files[i];
+
+		if (o->locked && u64map_put2(&old, o->dev, o->ino, (void *)(uintptr_t)(i + 1)))
+			goto out;	/* no memory: the old set unlocked first, as before */
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		struct kfile *f = &s->files[i], *o;
+		uintptr_t at = (uintptr_t)u64map_get2(&old, f->dev, f->ino);
+		uint64_t all = UINT64_MAX;
+		struct stat st;
+		int fd;
+
+		if (!at || f->state != F_WATCHED)
+			continue;
+		o = &k->set.files[at - 1];
+		if (!o->pending && o->size == f->size && o->mtime_sec == f->mtime_sec &&
+		    o->mtime_nsec == f->mtime_nsec && same_ranges(o, f)) {
+			f->wins = o->wins;
+			f->nwins = o->nwins;
+			f->locked = o->locked;
+			o->wins = NULL;
+			o->nwins = 0;
+			k->set.locked_pages -= o->locked;
+			k->set.locked_files--;
+			o->locked = 0;
+			s->locked_pages += f->locked;
+			s->locked_files++;
+			f->pending = P_NONE;
+			continue;
+		}
+		if ((fd = open_file(k, f, &st)) < 0)
+			continue;
+		take_stat(f, &st);
+		if (map_file(k, f, fd)) {
+			unmap_file(s, f);
+			f->pending = P_NONE;	/* warned; again when it changes */
+		} else {
+			lock_file(k, s, f, &all);
+		}
+		close(fd);
+	}
+out:
+	u64map_free(&old);
+}
+
 static void reload(struct hs_keep *k)
 {
 	struct hs_error err = { 0 };
@@ -1786,7 +1871,9 @@ static void reload(struct hs_keep *k)
 		warn_event(k, NULL, 0, what);
 		return;
 	}
-	kset_free(&k->set);	/* lock mode: unlocked until the new set is locked */
+	if (k->o.mode == HS_KEEP_LOCK)
+		lock_handover(k, &s);
+	kset_free(&k->set);	/* what it still locks is no longer kept */
 	k->set = s;
 	k->cursor = 0;
 	set_counts(k);
@@ -1923,7 +2010,9 @@ int hs_keep_run(struct hs_keep *k)
 				if (p[i].revents & POLLERR) {	/* the pressure file went away */
 					close(k->trig[r]);
 					k->trig[r] = -1;
-				} else if (r == 0 || hs_monotonic_ns() >= k->own_io_until) {
+				} else if (r == 0 ? hs_monotonic_ns() >= k->own_mem_until ||
+						    avg10(k, 0) >= k->threshold[0] :
+						    hs_monotonic_ns() >= k->own_io_until) {
 					pressure_event(k, r, hs_monotonic_ns(), "trigger");
 				}
 			}

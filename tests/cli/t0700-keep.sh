@@ -169,6 +169,54 @@ test_expect_success REALFS 'pressure makes it back off, and the lack of it resum
 	stop_keep
 '
 
+# ---- real memory pressure ------------------------------------------------
+
+# A cgroup v1 memory controller to make a small box with
+memcg_v1() { awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/mounts; }
+prereq_MEMCG_V1() { [ -n "$(memcg_v1)" ] && [ -e /proc/pressure/memory ]; }
+# "${in_box[@]}" BOX CMD...: CMD in the memory cgroup BOX (not a function: CMD & gives CMD's pid)
+in_box=(sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"')
+# box_gone: the keeper and the hog stopped, the box removed (an EXIT
+# trap: set -e holds in it, so nothing in it may fail)
+box_gone() {
+	local p
+	kill $kpid $hog 2> /dev/null || :
+	wait $kpid $hog 2> /dev/null || :
+	for p in $(cat "$box/cgroup.procs" 2> /dev/null || :); do
+		echo "$p" > "${box%/*}/cgroup.procs" || :
+	done
+	rmdir "$box" 2> /dev/null || :
+}
+oom_kills() { awk '$1 == "oom_kill" { print $2 }' "$box/memory.oom_control"; }
+
+# A 128 MiB box: the keeper in it, its 48 MiB kept; then a process in it
+# holds 64 MiB and reads 32 MiB of its own over and over for 15 s, the box
+# thrashing. The machine's real PSI triggers, no files of the test's own.
+test_expect_success REALFS,ROOT,MEMCG_V1 'real memory pressure in a box: backs off, no OOM kill, resumes after' '
+	box=$(memcg_v1)/hotset-t0700-$$ && hog= && mkdir "$box" && trap box_gone EXIT &&
+	echo $((128 << 20)) > "$box/memory.limit_in_bytes" &&
+	n=$((48 << 20 >> 12)) && mkdir -p d && mkpages d/kept $n && mkpages d/own $((32 << 20 >> 12)) &&
+	pagetool read d/kept 0-$((n - 1)) && "$HOTSET" snapshot -q -o p.prof d/kept &&
+	"$HOTSET" evict -q d && kills=$(oom_kills) &&
+	cat > hog.py <<-\EOF &&
+	import sys, time
+	heap = bytearray(b"\1") * (64 << 20)
+	end = time.time() + 15
+	while time.time() < end:
+	    open(sys.argv[1], "rb").read()
+	EOF
+	{ "${in_box[@]}" "$box" "$HOTSET" keep --interval 0.5s --state "$PWD/s.state" p.prof 2> keep.log & } &&
+	kpid=$! && wait_for grep -q "^warmed " keep.log &&
+	{ "${in_box[@]}" "$box" python3 hog.py d/own & } && hog=$! &&
+	{ wait_for grep -q "^backing off: memory pressure" keep.log || { cat keep.log /proc/pressure/memory; false; }; } &&
+	wait $hog && hog= &&
+	check_eq "$(oom_kills)" "$kills" && { kill -0 $kpid || { cat keep.log; false; }; } &&
+	sleep 10 && { wait_for grep -q "^resuming: no pressure for 10 s" keep.log || { cat keep.log; false; }; } &&
+	wait_for resident d/kept 0-$((n - 1)) &&
+	check_eq "$(oom_kills)" "$kills" &&
+	stop_keep
+'
+
 test_expect_success 'usage errors' '
 	expect_code 2 "$HOTSET" keep 2> err && grep -q "give a PROFILE to keep" err &&
 	expect_code 2 "$HOTSET" keep --interval 1ms p 2> err && grep -q -- "--interval takes a duration" err &&
@@ -285,6 +333,31 @@ test_expect_success REALFS,ROOT,PLAIN 'lock mode: after SIGTERM, or kill -9, the
 	evict_all && resident d/a 0-7 &&
 	kill -KILL $kpid && { wait $kpid || :; } &&
 	"$HOTSET" evict -q d && resident d/a "" && resident d/b ""
+'
+
+# --interval 1h: no tick for 15 minutes after the first, so what the reload
+# left unlocked until the next tick stays unlocked while the test evicts.
+test_expect_success REALFS,ROOT,PLAIN 'lock mode: SIGHUP locks the new set before unlocking the old one' '
+	mktree && start_keep --mode lock --interval 1h p.prof && wait_for locked 16 &&
+	was=$(grep " $PWD/d/a\$" /proc/$kpid/maps) &&
+	# d/b now only its first 4 pages: locked anew, at once
+	sed -i "s|^\(f .*\) 0-7 \($PWD/d/b\)\$|\1 0-3 \2|" p.prof && grep -q " 0-3 $PWD/d/b\$" p.prof &&
+	kill -HUP $kpid &&
+	wait_for grep -q "^profiles reloaded: 2 files, 12 pages (48.0 KiB)$" keep.log &&
+	evict_all && resident d/a 0-7 && resident d/b 0-3 &&
+	# d/a unchanged: the same mapping, never unlocked
+	check_eq "$(grep " $PWD/d/a\$" /proc/$kpid/maps)" "$was" &&
+	stop_keep
+'
+
+test_expect_success REALFS,ROOT,PLAIN 'lock mode: a restart after kill -9 locks again, its counters resumed' '
+	mktree && start_keep --mode lock p.prof && wait_for locked 16 &&
+	since=$(st "j[\"since_ns\"]") &&
+	kill -KILL $kpid && { wait $kpid || :; } &&
+	start_keep --mode lock p.prof && wait_for locked 16 &&
+	check_eq "$(st "j[\"since_ns\"]")" "$since" &&
+	evict_all && resident d/a 0-7 && resident d/b 0-7 &&
+	stop_keep
 '
 
 test_expect_success NOBODY,REALFS 'lock mode as nobody: beyond RLIMIT_MEMLOCK, refused naming the fix' '
