@@ -87,7 +87,8 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 /*
  * The memory a job needs, from its last run: the cache with which a
  * re-run reads nothing (its profile's curve; else all it read; else what
- * it read from disk), plus its largest process's peak memory.
+ * it read from disk), plus the bytes it wrote and its largest process's
+ * peak memory, as hs_rerun_need() (memory.h) counts them for doctor.
  */
 uint64_t hs_sched_need(const struct hs_run_record *r);
 

@@ -2,6 +2,8 @@
  * sched.c - which job of `hotset run` starts next (sched.h).
  */
 #include "hotset/sched.h"
+#include "hotset/memory.h"
+#include "hotset/usage.h"
 
 const char *hs_wait_name(enum hs_wait w)
 {
@@ -26,9 +28,12 @@ static uint64_t rerun_cache(const struct hs_run_record *r)
 
 uint64_t hs_sched_need(const struct hs_run_record *r)
 {
-	uint64_t c = rerun_cache(r);
+	/* as doctor counts it (memory.h): the cache it reads, what it writes, its peak RSS */
+	struct hs_usage u = { .io_known = r->io_known, .write_bytes_disk = r->write_bytes_disk,
+			      .max_rss_bytes = r->max_rss_bytes };
+	struct hs_rerun_need n;
 
-	return c > UINT64_MAX - r->max_rss_bytes ? UINT64_MAX : c + r->max_rss_bytes;
+	return hs_rerun_need(rerun_cache(r), 1, &u, &n);	/* bytes: pages of one byte */
 }
 
 bool hs_sched_cpu_bound(const struct hs_run_record *r)

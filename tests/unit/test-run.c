@@ -198,7 +198,7 @@ TEST(io_pressure_holds_io_bound_jobs_only)
 	CHECK(hs_sched_next(&s, j, 3) == 1);	/* nothing runs: it goes */
 }
 
-TEST(the_need_is_a_warm_reruns_cache_plus_peak_memory)
+TEST(the_need_is_a_warm_reruns_cache_writes_and_peak_memory)
 {
 	struct hs_run_record r = { .max_rss_bytes = 100, .profile_known = true,
 				   .working_set_bytes = 5000, .io_known = true,
@@ -209,6 +209,8 @@ TEST(the_need_is_a_warm_reruns_cache_plus_peak_memory)
 	CHECK_EQ_U64(hs_sched_need(&r), 3100);
 	r.rerun_known = r.profile_known = false;
 	CHECK_EQ_U64(hs_sched_need(&r), 7100);
+	r.write_bytes_disk = 40;	/* what it writes takes page cache too */
+	CHECK_EQ_U64(hs_sched_need(&r), 7140);
 }
 
 #define LLVMFuzzerTestOneInput fuzz_jobfile
@@ -229,6 +231,6 @@ int main(void)
 			 a_later_job_passes_one_waiting_for_memory_only_if_both_fit,
 			 a_job_with_no_history_runs_alone_or_beside_cpu_bound_ones,
 			 io_pressure_holds_io_bound_jobs_only,
-			 the_need_is_a_warm_reruns_cache_plus_peak_memory,
+			 the_need_is_a_warm_reruns_cache_writes_and_peak_memory,
 			 jobfile_fuzz_corpus_replays);
 }
