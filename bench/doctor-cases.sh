@@ -52,33 +52,6 @@ BENCH_EXIT_HOOKS=(stop_bg "${BENCH_EXIT_HOOKS[@]}")
 
 # ---- data ------------------------------------------------------------------------
 
-make_compile_data() {
-	if [ ! -f "$DATA/inc.done" ]; then
-		say "bench: copying /usr/include/boost to $DATA/inc (headers of our own to evict)"
-		rm -rf "$DATA/inc" && mkdir -p "$DATA/inc" && cp -a /usr/include/boost "$DATA/inc/"
-		touch "$DATA/inc.done"
-	fi
-	{
-		for h in algorithm/string any array bimap circular_buffer container/flat_map \
-			date_time/posix_time/posix_time dynamic_bitset filesystem format function \
-			fusion/include/vector fusion/include/map graph/adjacency_list \
-			heap/fibonacci_heap intrusive/list iostreams/stream lexical_cast \
-			lockfree/queue mpl/vector multi_array multi_index_container \
-			multi_index/ordered_index optional phoenix preprocessor program_options \
-			property_tree/ptree proto/proto random range/algorithm regex signals2 \
-			smart_ptr tokenizer tuple/tuple unordered_map uuid/uuid variant; do
-			echo "#include <boost/$h.hpp>"
-		done
-		echo 'int main() { return 0; }'
-	} > "$DATA/boost.cpp"
-	# the competitor's files: 1.6 GiB in 64 MiB parts
-	local i
-	mkdir -p "$DATA/filler"
-	for i in $(seq -w 1 25); do
-		[ -f "$DATA/filler/part-$i" ] && continue
-		head -c 64M /dev/urandom > "$DATA/filler/part-$i.tmp" && mv "$DATA/filler/part-$i.tmp" "$DATA/filler/part-$i"
-	done
-}
 
 DB_ROWS=${DC_DB_ROWS:-3000000}	# about 400 MiB
 make_index_data() {
@@ -174,24 +147,12 @@ keep_in() {
 
 # ---- the cases -------------------------------------------------------------------
 
-# The competitor: holds a heap of $1 MiB, re-reads a hot 64 MiB of its
-# files three times, then streams all of them; in the memory limit only.
-competitor() {
-	mem_exec "$1" python3 - "$DATA/filler" "$2" <<-\PY
-	import glob, subprocess, sys
-	files = sorted(glob.glob(sys.argv[1] + "/part-*"))
-	heap = bytearray(b"\1") * (int(sys.argv[2]) << 20)	# touched: charged
-	for _ in range(3):
-	    subprocess.run(["cat"] + files[:1], stdout=subprocess.DEVNULL, check=True)
-	subprocess.run(["cat"] + files, stdout=subprocess.DEVNULL, check=True)
-	PY
-}
 
 case_compile() {
-	local cxx=(g++ -std=c++17 -fsyntax-only -w -DBOOST_BIND_GLOBAL_PLACEHOLDERS
-		-DBOOST_ALLOW_DEPRECATED_HEADERS -I "$DATA/inc" "$DATA/boost.cpp")
 	local cmd waited
-	make_compile_data
+	compile_data "$DATA"
+	compile_cxx "$DATA"
+	local cxx=("${COMPILE_CXX[@]}")
 	box_new dev $((800 << 20)) "$DISK" "$IOPS" "$BPS"
 	# evicted first, so that the box's compile reads them and they are charged to the box
 	"$HOTSET" evict -q "$DATA/inc" "$DATA/filler" > /dev/null
@@ -199,17 +160,17 @@ case_compile() {
 	timed compile "cold" dev "${cxx[@]}"
 	timed compile "warm (just run)" dev "${cxx[@]}"
 	say "bench: compile: the competitor, then doctor"
-	competitor dev 640
+	browser dev "$DATA" 640
 	diagnose compile dev "${cxx[@]}"
 	check compile other-activity
-	competitor dev 640
+	browser dev "$DATA" 640
 	timed compile "after the competitor" dev "${cxx[@]}"
 	cmd=$(rec_command compile "hotset keep")
 	[ -n "$cmd" ] || die "compile: doctor recommends no hotset keep"
 	say "bench: compile: the fix, in the box: $cmd"
 	keep_in dev "$cmd"
 	wait_resident "$RES/compile.prof" 60 > /dev/null
-	competitor dev 640
+	browser dev "$DATA" 640
 	waited=$(wait_resident "$RES/compile.prof" 120)
 	timed compile "after the competitor, kept (${waited} s after it)" dev "${cxx[@]}"
 	stop_bg

@@ -57,45 +57,13 @@ stop_bg() {
 BENCH_EXIT_HOOKS=(stop_bg "${BENCH_EXIT_HOOKS[@]}")
 
 # ---- data ----------------------------------------------------------------------
-if [ ! -f "$DATA/inc.done" ]; then
-	say "bench: copying /usr/include/boost to $DATA/inc"
-	rm -rf "$DATA/inc" && mkdir -p "$DATA/inc" && cp -a /usr/include/boost "$DATA/inc/"
-	touch "$DATA/inc.done"
-fi
-{
-	for h in algorithm/string any array bimap circular_buffer container/flat_map \
-		date_time/posix_time/posix_time dynamic_bitset filesystem format function \
-		fusion/include/vector fusion/include/map graph/adjacency_list \
-		heap/fibonacci_heap intrusive/list iostreams/stream lexical_cast \
-		lockfree/queue mpl/vector multi_array multi_index_container \
-		multi_index/ordered_index optional phoenix preprocessor program_options \
-		property_tree/ptree proto/proto random range/algorithm regex signals2 \
-		smart_ptr tokenizer tuple/tuple unordered_map uuid/uuid variant; do
-		echo "#include <boost/$h.hpp>"
-	done
-	echo 'int main() { return 0; }'
-} > "$DATA/boost.cpp"
-mkdir -p "$DATA/filler"
-for i in $(seq -w 1 25); do
-	[ -f "$DATA/filler/part-$i" ] && continue
-	head -c 64M /dev/urandom > "$DATA/filler/part-$i.tmp" && mv "$DATA/filler/part-$i.tmp" "$DATA/filler/part-$i"
-done
-CXX=(g++ -std=c++17 -fsyntax-only -w -DBOOST_BIND_GLOBAL_PLACEHOLDERS
-	-DBOOST_ALLOW_DEPRECATED_HEADERS -I "$DATA/inc" "$DATA/boost.cpp")
+compile_data "$DATA"
+compile_cxx "$DATA"
+CXX=("${COMPILE_CXX[@]}")
 
 # ---- measuring -----------------------------------------------------------------
 box_new kc $((800 << 20)) "$DISK" "$IOPS" "$BPS"
 
-competitor() {
-	mem_exec kc python3 - "$DATA/filler" 640 <<-\PY
-	import glob, subprocess, sys
-	files = sorted(glob.glob(sys.argv[1] + "/part-*"))
-	heap = bytearray(b"\1") * (int(sys.argv[2]) << 20)	# touched: charged
-	for _ in range(3):
-	    subprocess.run(["cat"] + files[:1], stdout=subprocess.DEVNULL, check=True)
-	subprocess.run(["cat"] + files, stdout=subprocess.DEVNULL, check=True)
-	PY
-}
 
 share() {	# the share of the profile's pages resident now
 	"$HOTSET" status -q -J -p "$DATA/compile.prof" | python3 -c 'import json, sys
@@ -132,7 +100,7 @@ say "bench: working set $((budget >> 20)) MiB ($budget bytes)"
 timed cold
 for ((r = 0; r < RUNS; r++)); do timed warm; done
 for ((r = 0; r < RUNS; r++)); do
-	competitor
+	browser kc "$DATA" 640
 	timed after
 done
 
@@ -166,7 +134,7 @@ b0=$(awk '$1 == "read_bytes:" { print $2 }' "/proc/$kpid/io")
 : > "$BENCH_DIR/marks"
 for ((r = 0; r < RUNS; r++)); do
 	echo "$(stamp) competitor $r" >> "$BENCH_DIR/marks"
-	competitor
+	browser kc "$DATA" 640
 	echo "$(stamp) competitor $r ends" >> "$BENCH_DIR/marks"
 	sleep "$GAP"
 	echo "$(stamp) compile $r, resident $(share)" >> "$BENCH_DIR/marks"

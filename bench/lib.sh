@@ -497,3 +497,56 @@ round_ratio() {
 	paste "$BENCH_DIR/$1.runs" "$BENCH_DIR/$2.runs" |
 		awk '$2 > 0 { printf "%.4f\n", $1 / $2 }' | median | awk '{ printf "%.2f", $1 }'
 }
+
+# ---- the compile of scenario A ----------------------------------------------------
+#
+# compile_data DIR: DIR/inc, a private copy of the Boost headers (so that
+# eviction is under control), DIR/boost.cpp including 40 of them (about
+# 2,700 headers read), and DIR/filler, the competitor's 1.6 GiB of files.
+# compile_cxx DIR: the compile's command line, in COMPILE_CXX.
+compile_data() {
+	local dir=$1 h i
+	if [ ! -f "$dir/inc.done" ]; then
+		say "bench: copying /usr/include/boost to $dir/inc (headers of our own to evict)"
+		rm -rf "$dir/inc" && mkdir -p "$dir/inc" && cp -a /usr/include/boost "$dir/inc/"
+		touch "$dir/inc.done"
+	fi
+	{
+		for h in algorithm/string any array bimap circular_buffer container/flat_map \
+			date_time/posix_time/posix_time dynamic_bitset filesystem format function \
+			fusion/include/vector fusion/include/map graph/adjacency_list \
+			heap/fibonacci_heap intrusive/list iostreams/stream lexical_cast \
+			lockfree/queue mpl/vector multi_array multi_index_container \
+			multi_index/ordered_index optional phoenix preprocessor program_options \
+			property_tree/ptree proto/proto random range/algorithm regex signals2 \
+			smart_ptr tokenizer tuple/tuple unordered_map uuid/uuid variant; do
+			echo "#include <boost/$h.hpp>"
+		done
+		echo 'int main() { return 0; }'
+	} > "$dir/boost.cpp"
+	# the competitor's files: 1.6 GiB in 64 MiB parts
+	mkdir -p "$dir/filler"
+	for i in $(seq -w 1 25); do
+		[ -f "$dir/filler/part-$i" ] && continue
+		head -c 64M /dev/urandom > "$dir/filler/part-$i.tmp" && mv "$dir/filler/part-$i.tmp" "$dir/filler/part-$i"
+	done
+}
+
+compile_cxx() {
+	COMPILE_CXX=(g++ -std=c++17 -fsyntax-only -w -DBOOST_BIND_GLOBAL_PLACEHOLDERS
+		-DBOOST_ALLOW_DEPRECATED_HEADERS -I "$1/inc" "$1/boost.cpp")
+}
+
+# browser NAME DIR MIB: the competitor of the compile: holds a heap of MIB
+# MiB, re-reads a hot 64 MiB of its files (DIR/filler) three times, then
+# streams all of them; in NAME's memory limit only.
+browser() {
+	mem_exec "$1" python3 - "$2/filler" "$3" <<-\PY
+	import glob, subprocess, sys
+	files = sorted(glob.glob(sys.argv[1] + "/part-*"))
+	heap = bytearray(b"\1") * (int(sys.argv[2]) << 20)	# touched: charged
+	for _ in range(3):
+	    subprocess.run(["cat"] + files[:1], stdout=subprocess.DEVNULL, check=True)
+	subprocess.run(["cat"] + files, stdout=subprocess.DEVNULL, check=True)
+	PY
+}

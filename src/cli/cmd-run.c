@@ -389,10 +389,30 @@ static int save_queue(struct queue *q)
 	return rc;
 }
 
+/*
+ * fork(), the child with SIGINT, SIGTERM and SIGHUP blocked: it must not
+ * run run's handlers before it has set its own (it unblocks them then).
+ */
+static pid_t fork_stopped_signals(void)
+{
+	sigset_t stops, saved;
+	pid_t pid;
+
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stops, &saved);
+	fflush(NULL);
+	pid = fork();
+	if (pid != 0)
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+	return pid;
+}
+
 static int start_job(struct queue *q, struct qjob *j)
 {
 	char path[PATH_MAX + 16];
-	sigset_t stops, saved;
 	pid_t parent = getpid(), pid;
 	int rc;
 
@@ -402,17 +422,8 @@ static int start_job(struct queue *q, struct qjob *j)
 	}
 	snprintf(path, sizeof(path), "%s/result", j->dir);
 	unlink(path);
-	sigemptyset(&stops);
-	sigaddset(&stops, SIGINT);
-	sigaddset(&stops, SIGTERM);
-	sigaddset(&stops, SIGHUP);
-	/* the child must not run run's handler before it has its own */
-	sigprocmask(SIG_BLOCK, &stops, &saved);
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0)
+	if ((pid = fork_stopped_signals()) == 0)
 		supervise(q, j, parent);
-	sigprocmask(SIG_SETMASK, &saved, NULL);
 	if (pid < 0) {
 		error("cannot start job '%s': %s", j->def->name, strerror(errno));
 		return -1;
@@ -561,7 +572,6 @@ static void maybe_warm(struct queue *q)
 	uint64_t used = 0;
 	size_t running = 0;
 	pid_t parent = getpid(), pid;
-	sigset_t stops, saved;
 
 	if (q->warm_fd >= 0 || stop_signal || q->halted)
 		return;
@@ -588,16 +598,8 @@ static void maybe_warm(struct queue *q)
 		snprintf(profile, sizeof(profile), "%s/profile", j->dir);
 		if (access(profile, R_OK))
 			return;
-		sigemptyset(&stops);
-		sigaddset(&stops, SIGINT);
-		sigaddset(&stops, SIGTERM);
-		sigaddset(&stops, SIGHUP);
-		sigprocmask(SIG_BLOCK, &stops, &saved);
-		fflush(NULL);
-		pid = fork();
-		if (pid == 0)
+		if ((pid = fork_stopped_signals()) == 0)
 			warm_child(q, j, parent);
-		sigprocmask(SIG_SETMASK, &saved, NULL);
 		if (pid < 0)
 			return;
 		if ((q->warm_fd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
