@@ -1267,8 +1267,10 @@ static int run_doctor(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+" OPTS_START "p:o:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			if ((rc = option_profile(&cmd_doctor, &d->profile, optarg)))
+			if ((rc = option_profile(&cmd_doctor, &d->profile, optarg))) {
+				free(d);
 				return rc;
+			}
 			break;
 		case OPT_PROFILE_OUTPUT: out = optarg; break;
 		case 'o': d->html = optarg; break;
