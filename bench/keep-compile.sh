@@ -26,10 +26,23 @@
 #   KC_WHERE=box|memory|outside   the keeper's cgroups: the box's two, the
 #                      memory limit only (its reads not throttled), or none
 #   KC_KEEP_ARGS="..." more options for the keeper
-#   KC_PSI=own         the keeper reads pressure from files of the bench's
-#                      own, always calm (HOTSET_PSI_DIR): what it does when
-#                      it never backs off (the machine's io pressure, that
-#                      of other jobs' throttled reads, can keep it backed off)
+#   KC_PSI=box|machine|own   where the keeper reads pressure: box (the
+#                      default) as it chooses, here its cgroup v2's
+#                      io.pressure, that of the box (where the box has a
+#                      cgroup v2: bench/lib.sh), and the machine's memory;
+#                      machine: /proc/pressure alone (HOTSET_PSI_DIR, as a
+#                      keeper without a cgroup shared with the job); own:
+#                      files of the bench's own, always calm, what it does
+#                      when it never backs off; cgroup: the machine's
+#                      memory, and io from the box's cgroup v2 named with
+#                      --io-cgroup (a keeper in a cgroup of its own told
+#                      where its jobs run)
+#   KC_LOAD=1          an unrelated disk load outside the box throughout:
+#                      O_DIRECT reads of 4 KiB from a file of the bench's
+#                      own, at the idle I/O priority, throttled (its own
+#                      cgroup) to KC_LOAD_IOPS (100): its tasks stall on
+#                      I/O all the time, as other jobs' throttled reads do
+#                      on a shared machine (the machine's io PSI near 100%)
 . "$(dirname "$0")/lib.sh"
 need_root
 need_hotset
@@ -45,11 +58,18 @@ mkdir -p "$DATA"
 DISK=$(disk_of "$DATA")
 tick=$(getconf CLK_TCK)
 stamp() { date +%s.%N; }
+# the io pressure now (some avg10): the machine's, and the box's where it has its own
+io_now() {
+	printf 'io some avg10: machine %s' "$(awk '$1 == "some" { sub("avg10=", "", $2); print $2 }' /proc/pressure/io)"
+	[ -z "${BOX_PSI[kc]:-}" ] ||
+		printf ', box %s' "$(awk '$1 == "some" { sub("avg10=", "", $2); print $2 }' "${BOX_PSI[kc]}/io.pressure")"
+}
 
 BG_PIDS=()
 stop_bg() {
 	local p
-	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+	# (a process killed exits 143: no failure of the bench's)
+	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null && { wait "$p" 2>/dev/null || :; }; done
 	BG_PIDS=()
 	return 0
 }
@@ -63,6 +83,24 @@ CXX=("${COMPILE_CXX[@]}")
 
 # ---- measuring -----------------------------------------------------------------
 box_new kc $((800 << 20)) "$DISK" "$IOPS" "$BPS"
+# the box's own processes (a VM's init): the keeper shares its cgroup with them
+box_prefix kc
+"${BOX_PREFIX[@]}" sleep infinity &
+BG_PIDS+=($!)
+
+if [ "${KC_LOAD:-0}" = 1 ]; then
+	[ -f "$DATA/load" ] || head -c 256M /dev/urandom > "$DATA/load"
+	cg_create load "$DISK" "${KC_LOAD_IOPS:-100}" $((8 << 20))
+	# short reads, so that one left running when the loop is stopped ends soon
+	# not cg_exec: a function run with & is a subshell of its own, whose
+	# pid is not the loop's, and killing it would leave the loop running
+	sh -c "$CG_ENTER" sh "${CG_PATH[load]}" ionice -c 3 sh -c 'while :; do dd if="$0" of=/dev/null bs=4k count=200 \
+		skip=$(( $(od -An -N2 -tu2 /dev/urandom) % 65000 )) iflag=direct status=none; done' \
+		"$DATA/load" &
+	BG_PIDS+=($!)
+	sleep 5
+	say "bench: an unrelated load outside the box; the machine's io: $(head -n 1 /proc/pressure/io)"
+fi
 
 
 share() {	# the share of the profile's pages resident now
@@ -115,12 +153,20 @@ esac
 read -ra extra <<< "${KC_KEEP_ARGS:-}"
 rm -f "$BENCH_DIR/keep.state"
 psi=()
-if [ "${KC_PSI:-}" = own ]; then
+case ${KC_PSI:-box} in
+own)
 	mkdir -p "$BENCH_DIR/psi"
 	printf "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n" > "$BENCH_DIR/psi/memory"
 	cp "$BENCH_DIR/psi/memory" "$BENCH_DIR/psi/io"
-	psi=(env HOTSET_PSI_DIR="$BENCH_DIR/psi")
-fi
+	psi=(env HOTSET_PSI_DIR="$BENCH_DIR/psi") ;;
+machine) psi=(env HOTSET_PSI_DIR=/proc/pressure) ;;
+cgroup)
+	[ -n "${BOX_PSI[kc]:-}" ] || die "KC_PSI=cgroup: the box has no cgroup v2 here"
+	psi=(env HOTSET_PSI_DIR=/proc/pressure)
+	extra+=(--io-cgroup "${BOX_PSI[kc]}") ;;
+box) ;;
+*) die "KC_PSI: box, machine, own or cgroup, not $KC_PSI" ;;
+esac
 t_start=$(stamp)
 "${KEEP_PREFIX[@]}" "${psi[@]}" "$HOTSET" keep --budget "$budget" --state "$BENCH_DIR/keep.state" \
 	"${extra[@]}" "$DATA/compile.prof" 2> >(while IFS= read -r l; do
@@ -133,13 +179,21 @@ c0=$(awk '{ print $14 + $15 }' "/proc/$kpid/stat")
 b0=$(awk '$1 == "read_bytes:" { print $2 }' "/proc/$kpid/io")
 : > "$BENCH_DIR/marks"
 for ((r = 0; r < RUNS; r++)); do
-	echo "$(stamp) competitor $r" >> "$BENCH_DIR/marks"
+	echo "$(stamp) competitor $r ($(io_now))" >> "$BENCH_DIR/marks"
 	browser kc "$DATA" 640
-	echo "$(stamp) competitor $r ends" >> "$BENCH_DIR/marks"
+	echo "$(stamp) competitor $r ends ($(io_now))" >> "$BENCH_DIR/marks"
 	sleep "$GAP"
-	echo "$(stamp) compile $r, resident $(share)" >> "$BENCH_DIR/marks"
+	echo "$(stamp) compile $r, resident $(share) ($(io_now))" >> "$BENCH_DIR/marks"
 	timed kept
 done
+if ! kill -0 "$kpid" 2>/dev/null; then
+	rc=0
+	wait "$kpid" || rc=$?
+	cp "$BENCH_DIR/keep.log" "$BENCH_DIR/marks" "$DATA/" 2>/dev/null || :
+	say "bench: the keeper exited (status $rc) before the end; its log:"
+	cat "$BENCH_DIR/keep.log" >&2
+	exit 1
+fi
 c1=$(awk '{ print $14 + $15 }' "/proc/$kpid/stat")
 b1=$(awk '$1 == "read_bytes:" { print $2 }' "/proc/$kpid/io")
 t_end=$(stamp)
@@ -164,10 +218,14 @@ j = json.load(open(sys.argv[1]))
 cpu = int(sys.argv[2]) / int(sys.argv[3])
 wall = float(sys.argv[6]) - float(sys.argv[5])
 print("\nkeeper: %.2f s CPU over %.0f s (%.2f%% of a CPU), %.1f MiB read from the disk;"
-      " %d refault pages, %d read back in %d re-warms, %d back-offs, pressure by %s, evictions by %s"
+      " %d refault pages, %d read back in %d re-warms, %d back-offs, pressure by %s (io from %s),"
+      " evictions by %s"
       % (cpu, wall, 100 * cpu / wall, int(sys.argv[4]) / 1048576,
-         j["refault_pages"], j["rewarmed_pages"], j["rewarms"], j["backoffs"], j["pressure"], j["evictions"]))
+         j["refault_pages"], j["rewarmed_pages"], j["rewarms"], j["backoffs"], j["pressure"],
+         j["io_pressure_file"], j["evictions"]))
 PY
+# kept beside the data, for a look after the run
+cp "$BENCH_DIR/keep.log" "$BENCH_DIR/marks" "$BENCH_DIR/rows" "$DATA/" 2>/dev/null || :
 printf '\nthe keeper (%s), seconds from its start:\n' "$WHERE"
 sort -n "$BENCH_DIR/keep.log" "$BENCH_DIR/marks" | awk -v t0="$t_start" '{ $1 = sprintf("%7.1f", $1 - t0); print }' |
 	head -n 100

@@ -31,10 +31,18 @@ bench_on_exit stop
 vmlck() { awk '$1 == "VmLck:" { print $2 * 1024 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 stamp() { date +%s.%N; }
 
-# locked TOOL WHAT BYTES: start TOOL on WHAT, wait until it has BYTES locked
-# (at most 120 s); prints seconds and bytes locked
+# the bytes of a profile: what a keeper of it locks (the snapshot may have
+# found a page or a file evicted already, by the machine's reclaimer)
+prof_bytes() {
+	"$HOTSET" status -q -J -p "$1" | python3 -c 'import json, sys
+j = json.load(sys.stdin); print(j["pages"] * j.get("page_size", 4096))'
+}
+
+# locked TOOL WHAT: start TOOL on WHAT, wait until it has the bytes of
+# WHAT's profile locked (at most 120 s); prints seconds and bytes locked
 locked() {
-	local tool=$1 what=$2 want=$3 t0 t1 have=0 i
+	local tool=$1 what=$2 want t0 t1 have=0 i
+	want=$(prof_bytes "$BENCH_DIR/$what.prof")
 	if [ "$what" = set ]; then files=("$DATA/set"); else files=("$DATA/big"); fi
 	"$HOTSET" evict -q "${files[@]}" > /dev/null
 	t0=$(stamp)
@@ -61,10 +69,16 @@ mkdir -p "$BENCH_DIR/psi"
 printf "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n" > "$BENCH_DIR/psi/memory"
 cp "$BENCH_DIR/psi/memory" "$BENCH_DIR/psi/io"
 
-printf '| locking, cold | hotset keep --mode lock | vmtouch -l |\n|---|---:|---:|\n'
-printf '| 1 GiB, 256 files | %s | %s |\n' "$(locked keep set $((1 << 30)))" "$(locked vmtouch set $((1 << 30)))"
-printf '| one file of %d MiB | %s | %s |\n' "$BIG" "$(locked keep big $((BIG << 20)))" \
-	"$(locked vmtouch big $((BIG << 20)))"
+# row LABEL WHAT: both tools on WHAT, side by side, and keep's time over vmtouch's
+row() {
+	local k v
+	k=$(locked keep "$2")
+	v=$(locked vmtouch "$2")
+	printf '| %s | %s | %s | %s |\n' "$1" "$k" "$v" "$(ratio "${k%% s,*}" "${v%% s,*}")"
+}
+printf '| locking, cold | hotset keep --mode lock | vmtouch -l | x vmtouch |\n|---|---:|---:|---:|\n'
+row "1 GiB, 256 files" set
+row "one file of $BIG MiB" big
 
 # as nobody, RLIMIT_MEMLOCK 64 MiB (or the hard limit, if lower: only lowered)
 lim=$(ulimit -H -l)

@@ -395,6 +395,11 @@ mem_stat() {
 # and a blkio cgroup of the same name; v2: one cgroup with memory.max and
 # io.max). box_exec NAME CMD... runs CMD in both; mem_exec NAME CMD... in the
 # memory limit only (a competitor that shares the memory, not the slow disk).
+# With cgroup v1 beside a cgroup2 mount (a hybrid hierarchy, the memory and
+# io controllers on v1), the box also gets a cgroup v2 of its own there,
+# for the PSI of its own tasks (BOX_PSI[NAME]; a VM's /proc/pressure is its
+# own too).
+declare -A BOX_PSI=()
 box_new() {
 	local name=$1 limit=$2 disk=$3 iops=$4 bps=$5
 	mem_detect
@@ -406,8 +411,13 @@ box_new() {
 			{ echo +io > "$MEM_V2/cgroup.subtree_control"; CG_V2_ENABLED=1; }
 		echo "$disk riops=$iops rbps=$bps" > "${MEM_PATH[$name]}/io.max"
 		CG_PATH[$name]=${MEM_PATH[$name]} CG_DISK[$name]=$disk
+		BOX_PSI[$name]=${MEM_PATH[$name]}
 	else
 		cg_create "$name" "$disk" "$iops" "$bps"
+		if [ -n "$CG_V2" ] && [ -f "$CG_V2/cgroup.procs" ] &&
+			mkdir "$CG_V2/hotset-bench.$$.$name" 2>/dev/null; then
+			BOX_PSI[$name]=$CG_V2/hotset-bench.$$.$name
+		fi
 	fi
 }
 # box_prefix NAME: BOX_PREFIX, the words that run a command in the box (a
@@ -416,7 +426,25 @@ box_prefix() {
 	BOX_PREFIX=(sh -c "$CG_ENTER" sh "${MEM_PATH[$1]}")
 	[ "${CG_PATH[$1]}" = "${MEM_PATH[$1]}" ] ||
 		BOX_PREFIX+=(sh -c "$CG_ENTER" sh "${CG_PATH[$1]}")
+	[ -z "${BOX_PSI[$1]:-}" ] || [ "${BOX_PSI[$1]}" = "${MEM_PATH[$1]}" ] ||
+		BOX_PREFIX+=(sh -c "$CG_ENTER" sh "${BOX_PSI[$1]}")
 }
+# the boxes' cgroups v2 of PSI alone, at exit
+box_psi_rm_all() {
+	local name dir pid
+	for name in "${!BOX_PSI[@]}"; do
+		dir=${BOX_PSI[$name]}
+		[ "$dir" != "${MEM_PATH[$name]:-}" ] && [ -d "$dir" ] || continue
+		while read -r pid; do
+			[ -n "$pid" ] && echo "$pid" > "$CG_V2/cgroup.procs" 2>/dev/null || true
+		done < "$dir/cgroup.procs"
+		# the jobs' own cgroups (hotset time makes one under its own) go first
+		find "$dir" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null || true
+		rmdir "$dir" 2>/dev/null || say "bench: could not remove $dir"
+	done
+	BOX_PSI=()
+}
+bench_on_exit box_psi_rm_all
 box_exec() {
 	box_prefix "$1"; shift
 	"${BOX_PREFIX[@]}" "$@"

@@ -16,10 +16,13 @@
  *            at most rate bytes a second, at the idle I/O priority;
  *   follow   a file replaced (new inode) or rewritten is read anew, a
  *            deleted one dropped; a reload rebuilds the set, counters kept;
- *   yield    under memory or I/O pressure (PSI triggers on
- *            /proc/pressure/memory and io, or their averages where the
- *            kernel refuses triggers) it stops reading and checking until
- *            the pressure has been gone for a while.
+ *   yield    under memory pressure (a PSI trigger on
+ *            /proc/pressure/memory, or its averages where the kernel
+ *            refuses triggers) it stops reading and checking until the
+ *            pressure has been gone for a while; under I/O pressure that
+ *            is others' (its cgroup's io.pressure when it shares one with
+ *            other processes, else the machine's, measured while it reads
+ *            nothing itself) it reads on at a trickle.
  *
  * What it does it tells through an event callback (the library never
  * prints); its counters go to a state file, written atomically, which a
@@ -57,22 +60,56 @@ struct hs_keep_sched {
 	uint64_t min_period;	/* ns: ticks this close after refaults (interval / 4) */
 	uint64_t event_gap;	/* ns between ticks of files told evicted (min_period,
 				 * 1 s at most) */
-	uint64_t quiet;		/* ns without pressure before resuming */
+	uint64_t quiet;		/* ns without pressure events before resuming */
 	double cpu_share;	/* checks use at most this fraction of one CPU */
 	/* state */
 	uint64_t period;	/* ns between ticks, min_period .. interval */
 	uint64_t cost;		/* ns of CPU per file check, measured (smoothed) */
 	unsigned calm_ticks;	/* ticks since pages were last found missing */
-	bool backed_off;
+	bool backed_off;	/* memory pressure: no checks, no reads */
 	uint64_t pressure_at;	/* ns: the last pressure event */
+	bool calm_known;	/* backed off, the memory stall read since calm_at */
+	uint64_t calm_at;	/* ns: since then the stall stayed low */
+	uint64_t calm_total;	/* us: memory "some total" at calm_at */
+	uint64_t calm_ns;	/* ns of low stall that end a back-off (HS_KEEP_CALM_NS,
+				 * doubled when a back-off follows one soon) */
+	uint64_t resumed_at;	/* ns: the last resume */
+	bool resumed_calm;	/* it came from a low stall, not from quiet */
+	bool trickle;		/* others' io pressure: reads at a trickle */
+	uint64_t trickle_at;	/* ns: the last such event */
 	uint64_t round_ns;	/* what the last slice implied a round takes */
 };
 
 /* Defaults: the first check cost is a guess, corrected by the first tick. */
 #define HS_KEEP_CPU_SHARE 0.005		/* 0.5% of one CPU */
 #define HS_KEEP_QUIET_NS (UINT64_C(10) * 1000000000)
+/*
+ * A memory back-off also ends once tasks stalled on memory for less than
+ * HS_KEEP_CALM_STALL_US in HS_KEEP_CALM_NS (1%, a tenth of the trigger's
+ * 10%): the pressure has ended, and each second more costs a gap between
+ * jobs the re-reads must fit in. A back-off within HS_KEEP_QUIET_NS of
+ * such a resume doubles the calm asked for, up to HS_KEEP_QUIET_NS, so
+ * that a pressure with pauses is not raced every two seconds.
+ */
+#define HS_KEEP_CALM_NS (UINT64_C(2) * 1000000000)
+#define HS_KEEP_CALM_STALL_US 20000
 #define HS_KEEP_COST_GUESS_NS 2000
 #define HS_KEEP_EVENT_GAP_NS UINT64_C(1000000000)
+/*
+ * Under others' io pressure (and no memory pressure) the keeper reads on
+ * at a trickle: an HS_KEEP_TRICKLE-th of its rate, and reading at most
+ * an HS_KEEP_TRICKLE-th of the time (docs/man/hotset-keep.1).
+ */
+#define HS_KEEP_TRICKLE 8
+/* and in bursts of what the last reads' speed takes in 250 ms, 64 KiB at least */
+#define HS_KEEP_TRICKLE_BURST_NS (UINT64_C(250) * 1000000)
+#define HS_KEEP_TRICKLE_MIN (UINT64_C(64) << 10)
+/*
+ * Pages read back within quiet ns and lost again: thrashing from 1/16 of
+ * a file's, when tasks stalled on memory (1 ms of "some") since the read.
+ */
+#define HS_KEEP_THRASH_SHARE 16
+#define HS_KEEP_THRASH_STALL_US 1000
 
 void hs_keep_sched_init(struct hs_keep_sched *s, uint64_t interval_ns, double cpu_share);
 
@@ -111,8 +148,25 @@ size_t hs_keep_sched_due(const struct hs_keep_sched *s, uint64_t elapsed);
 /* A pressure event at now: returns true if the keeper backs off now (was not). */
 bool hs_keep_sched_pressure(struct hs_keep_sched *s, uint64_t now);
 
-/* Returns true if, backed off, it resumes at now: quiet ns since the last event. */
+/*
+ * Backed off: the memory stall, "some total" (us), read at now. A stall
+ * of more than HS_KEEP_CALM_STALL_US since calm_at starts the calm anew.
+ */
+void hs_keep_sched_memory_stall(struct hs_keep_sched *s, uint64_t now, uint64_t total_us);
+
+/*
+ * Returns true if, backed off, it resumes at now: quiet ns since the last
+ * event, or calm_ns of them with a low stall all along (resumed_calm).
+ */
 bool hs_keep_sched_resume(struct hs_keep_sched *s, uint64_t now);
+
+/*
+ * Others' io pressure at now: returns true if the keeper starts reading at
+ * a trickle now (did not already). hs_keep_sched_io_resume() returns true
+ * if it goes back to its full rate at now: quiet ns since the last one.
+ */
+bool hs_keep_sched_io_pressure(struct hs_keep_sched *s, uint64_t now);
+bool hs_keep_sched_io_resume(struct hs_keep_sched *s, uint64_t now);
 
 /* ---- the state file ------------------------------------------------------ */
 
@@ -135,6 +189,7 @@ struct hs_keep_state {
 	char backoff_reason[64];	/* "memory some 12.30%" while backed off */
 	char pressure[16];		/* "trigger", "averages" or "none" */
 	char evictions[16];		/* how they are found: "events" (eBPF) or "checks" */
+	char io_pressure[256];		/* the io pressure file watched */
 	uint64_t budget_bytes;
 	uint64_t files, pages, bytes;	/* kept */
 	uint64_t unknown_files;		/* not watched: residency unknown */
@@ -183,6 +238,8 @@ enum hs_keep_mode {
 
 /* Lock mode maps files in windows of at most this many bytes each. */
 #define HS_KEEP_LOCK_WINDOW (UINT64_C(64) << 20)
+/* The first locking goes at full speed, this many bytes a tick. */
+#define HS_KEEP_LOCK_BURST (UINT64_C(256) << 20)
 
 /* PSI thresholds: stall_us of stall in each window_us (docs/man/hotset-keep.1). */
 struct hs_keep_trigger {
@@ -194,8 +251,11 @@ enum hs_keep_event_kind {
 	HS_KEEP_WARMED,		/* pages read back (pages) of files (files); refault_pages
 				 * of them had been resident; initial: the first reading */
 	HS_KEEP_BACKOFF,	/* resource ("memory", "io"), value (percent avg10), how;
-				 * trigger (by a trigger) or threshold (by the averages) */
-	HS_KEEP_RESUMED,
+				 * trigger (by a trigger) or threshold (by the averages);
+				 * io: share (others' stall, percent; < 0 if not
+				 * measured), and the keeper reads on at a trickle */
+	HS_KEEP_RESUMED,	/* resource: what it backed off for; trickle: memory
+				 * resumed, but reads go on at a trickle (io) */
 	HS_KEEP_RELOADED,	/* files, pages, bytes */
 	HS_KEEP_REPLACED,	/* path: a new inode (or rewritten in place: in_place) */
 	HS_KEEP_DELETED,	/* path: dropped */
@@ -215,12 +275,15 @@ struct hs_keep_event {
 	uint64_t files, pages, bytes, refault_pages;
 	uint64_t budget, stale, unknown;
 	size_t profiles;
-	bool initial, in_place;
+	bool initial, in_place, trickle;
 	const char *resource;	/* BACKOFF */
 	double value;		/* BACKOFF: avg10, percent */
 	const char *how;	/* BACKOFF: "trigger" or "averages" */
 	struct hs_keep_trigger trigger;	/* BACKOFF by trigger: its thresholds */
 	double threshold;	/* BACKOFF: the avg10 threshold, percent */
+	double share;		/* BACKOFF io: others' stall while the keeper read nothing */
+	uint64_t calm_ns;	/* RESUMED memory: after this long of a low stall (0: of
+				 * HS_KEEP_QUIET_NS without events) */
 	int errnum;		/* WARN */
 	const char *what;	/* WARN, NOTE */
 	int signal;		/* EXITING */
@@ -238,6 +301,8 @@ struct hs_keep_opts {
 	double cpu_share;		/* 0 = HS_KEEP_CPU_SHARE */
 	const char *state;		/* the state file (already locked by the caller) */
 	const char *pressure_dir;	/* NULL = /proc/pressure */
+	const char *io_cgroup;		/* a cgroup v2 directory whose io.pressure
+					 * tells io pressure; NULL = chosen */
 	struct hs_keep_trigger memory, io;	/* 0 = the defaults */
 	int signal_fd;			/* a signalfd of SIGHUP (reload), SIGTERM and
 					 * SIGINT (stop), or -1 */

@@ -27,7 +27,8 @@
 
 static const char usage[] =
 	"usage: hotset keep [--mode watch|lock] [--budget SIZE] [--interval T] [--state FILE]\n"
-	"                   [--protect] [--daemon] [--pidfile FILE] [--log FILE] [-q] [-v]\n"
+	"                   [--protect] [--io-cgroup DIR] [--daemon] [--pidfile FILE]\n"
+	"                   [--log FILE] [-q] [-v]\n"
 	"                   PROFILE...\n"
 	"   or: hotset keep --status [--state FILE] [-J] [PROFILE...]\n"
 	"\n"
@@ -51,6 +52,9 @@ static const char usage[] =
 	"                         $XDG_RUNTIME_DIR/hotset, or /run/hotset for root)\n"
 	"      --protect          set memory.low of keep's cgroup (v2) to the kept\n"
 	"                         size, so that reclaim spares what it reads\n"
+	"      --io-cgroup DIR    judge io pressure by the stalls of cgroup v2 DIR\n"
+	"                         (the jobs' slice; relative: to the cgroup2 mount),\n"
+	"                         not by keep's own cgroup's or the machine's\n"
 	"      --daemon           go to the background once ready (the command exits\n"
 	"                         0 then, or with the keeper's error)\n"
 	"      --pidfile FILE     write the keeper's pid to FILE, removed at exit\n"
@@ -221,12 +225,39 @@ static void on_event(void *ctx, const struct hs_keep_event *e)
 				 (unsigned long long)e->trigger.window_us / 1000000);
 		else
 			snprintf(tail, sizeof(tail), "avg10 above %.1f%%", e->threshold);
-		snprintf(text, sizeof(text), "backing off: %s pressure (%s; some avg10 %.2f%%)",
-			 e->resource, tail, e->value < 0 ? 0 : e->value);
+		if (!strcmp(e->resource, "io")) {
+			char whose[96];
+
+			if (e->share < 0)
+				snprintf(whose, sizeof(whose), "none of it ours");
+			else
+				snprintf(whose, sizeof(whose), "others' %.0f%% in a window without "
+					 "reads of ours", e->share);
+			snprintf(text, sizeof(text), "backing off: io pressure (%s, %s; some avg10 "
+				 "%.2f%%): reading on at a trickle, 1/%d of the rate", tail, whose,
+				 e->value < 0 ? 0 : e->value, HS_KEEP_TRICKLE);
+		} else {
+			snprintf(text, sizeof(text), "backing off: %s pressure (%s; some avg10 %.2f%%)",
+				 e->resource, tail, e->value < 0 ? 0 : e->value);
+		}
 		say(text, NULL, NULL);
 		break;
 	case HS_KEEP_RESUMED:
-		say("resuming: no pressure for 10 s", NULL, NULL);
+		if (!strcmp(e->resource, "io")) {
+			say("resuming the full rate: no io pressure for 10 s", NULL, NULL);
+			break;
+		}
+		if (e->calm_ns)
+			snprintf(text, sizeof(text), "resuming: memory stall below %d%% for %.0f s",
+				 (int)(HS_KEEP_CALM_STALL_US * 100 / (HS_KEEP_CALM_NS / 1000)),
+				 (double)e->calm_ns / 1e9);
+		else
+			snprintf(text, sizeof(text), "resuming: no pressure for %.0f s",
+				 (double)HS_KEEP_QUIET_NS / 1e9);
+		if (e->trickle)
+			snprintf(text + strlen(text), sizeof(text) - strlen(text), " (memory); reading "
+				 "at a trickle while io pressure lasts");
+		say(text, NULL, NULL);
 		break;
 	case HS_KEEP_RELOADED:
 		snprintf(text, sizeof(text), "profiles reloaded: %llu file%s, %llu page%s (%s)",
@@ -391,6 +422,7 @@ static void status_json(const char *state, const struct hs_keep_state *st, pid_t
 	json_bool(&j, "backed_off", holder > 0 && st->backed_off);
 	json_string(&j, "backoff_reason", holder > 0 && st->backed_off ? st->backoff_reason : NULL);
 	json_string(&j, "pressure", st->pressure[0] ? st->pressure : "none");
+	json_string(&j, "io_pressure_file", st->io_pressure[0] ? st->io_pressure : NULL);
 	json_string(&j, "evictions", st->evictions[0] ? st->evictions : "checks");
 	json_double(&j, "interval_seconds", (double)st->interval_ns / 1e9);
 	json_double(&j, "round_seconds", (double)st->round_ns / 1e9);
@@ -452,12 +484,16 @@ static void status_human(const char *state, const struct hs_keep_state *st, pid_
 	       plural(st->refault_pages), human_size(st->refault_pages * ps, a),
 	       (unsigned long long)st->rewarmed_pages, plural(st->rewarmed_pages),
 	       (unsigned long long)st->rewarms, plural(st->rewarms), when(st->last_rewarm_ns, t1));
-	printf("%10s: %s; backed off %llu time%s, the last %s%s%s\n", "Pressure",
+	printf("%10s: %s; backed off %llu time%s, the last %s%s%s%s\n", "Pressure",
 	       !strcmp(st->pressure, "trigger") ? "PSI triggers" :
 	       !strcmp(st->pressure, "averages") ? "PSI averages" : "not watched",
 	       (unsigned long long)st->backoffs, plural(st->backoffs), when(st->last_backoff_ns, t2),
 	       holder > 0 && st->backed_off ? "; backed off now: " : "",
-	       holder > 0 && st->backed_off ? st->backoff_reason : "");
+	       holder > 0 && st->backed_off ? st->backoff_reason : "",
+	       holder > 0 && st->backed_off && !strcmp(st->backoff_reason, "io") ?
+	       " (reading at a trickle)" : "");
+	if (st->io_pressure[0])
+		printf("%10s: %s\n", "I/O from", st->io_pressure);
 	printf("%10s: since %s\n", "Counting", when(st->since_ns, t1));
 }
 
@@ -572,6 +608,36 @@ static void pidfile_remove(const char *path)
 		unlink(path);
 }
 
+/*
+ * --io-cgroup DIR: the cgroup v2 directory (relative: to the cgroup2
+ * mount), with an io.pressure to read; or NULL, said why.
+ */
+static char *io_cgroup_dir(const char *dir)
+{
+	char own[PATH_MAX], mnt[PATH_MAX], *path;
+	struct hs_psi psi;
+	int rc;
+
+	if (*dir == '/')
+		path = strdup(dir);
+	else if (hs_cgroup2_dirs(own, mnt, sizeof(mnt)) < 0) {
+		error("--io-cgroup %s: no cgroup2 is mounted to find it in", dir);
+		return NULL;
+	} else if (asprintf(&path, "%s/%s", mnt, dir) < 0)
+		path = NULL;
+	if (!path) {
+		error("out of memory");
+		return NULL;
+	}
+	if ((rc = hs_psi_read(path, "io.pressure", &psi)) < 0) {
+		error("--io-cgroup: cannot read %s/io.pressure (%s): give a cgroup v2 directory "
+		      "with pressure stall information", path, strerror(-rc));
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
 /* --daemon's log when none is given and stderr is a terminal: STATE without .state, .log */
 static char *default_log(const char *state)
 {
@@ -645,6 +711,7 @@ static int run_keep(int argc, char **argv)
 		{ "status", no_argument, NULL, OPT_STATUS },
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "protect", no_argument, NULL, OPT_PROTECT },
+		{ "io-cgroup", required_argument, NULL, OPT_IO_CGROUP },
 		{ "daemon", no_argument, NULL, OPT_DAEMON },
 		{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 		{ "log", required_argument, NULL, OPT_LOG },
@@ -657,7 +724,7 @@ static int run_keep(int argc, char **argv)
 	struct hs_error err = { 0 };
 	struct hs_keep *k;
 	char **profiles, *state = NULL, *log = NULL;
-	const char *pidfile = NULL;
+	const char *pidfile = NULL, *io_cgroup = NULL;
 	bool status = false, json = false, daemon = false;
 	int opt, n, rc, lock, log_fd = -1;
 	struct stat sb;
@@ -692,6 +759,11 @@ static int run_keep(int argc, char **argv)
 				return usage_error(&cmd_keep, "--mode takes watch or lock, not '%s'", optarg);
 			break;
 		case OPT_PROTECT: o.protect = true; break;
+		case OPT_IO_CGROUP:
+			if (!*optarg)
+				return usage_error(&cmd_keep, "an empty --io-cgroup names no cgroup");
+			io_cgroup = optarg;
+			break;
 		case OPT_DAEMON: daemon = true; break;
 		case OPT_PIDFILE:
 		case OPT_LOG:
@@ -712,9 +784,9 @@ static int run_keep(int argc, char **argv)
 	n = argc - optind;
 	if (json && !status)
 		return usage_error(&cmd_keep, "--json goes with --status (the keeper logs lines)");
-	if (status && (daemon || pidfile || log || o.protect || o.mode))
+	if (status && (daemon || pidfile || log || o.protect || o.mode || io_cgroup))
 		return usage_error(&cmd_keep, "--status only reads a state: --mode, --protect, "
-				   "--daemon, --pidfile and --log go with keeping");
+				   "--io-cgroup, --daemon, --pidfile and --log go with keeping");
 	c.lock = o.mode == HS_KEEP_LOCK;
 	if (!status && !n)
 		return usage_error(&cmd_keep, "give a PROFILE to keep");
@@ -759,6 +831,8 @@ static int run_keep(int argc, char **argv)
 		goto out;
 	}
 	if (pidfile && pidfile_check(pidfile) < 0)
+		goto out;
+	if (io_cgroup && !(o.io_cgroup = io_cgroup_dir(io_cgroup)))
 		goto out;
 	/* logs: to --log FILE; --daemon's own file if stderr is a terminal it leaves */
 	if (!log && daemon && isatty(2))
@@ -821,6 +895,7 @@ out:
 	free(profiles);
 	free(state);
 	free(log);
+	free((char *)o.io_cgroup);
 	return rc;
 }
 

@@ -18,7 +18,8 @@
  * them: it sees files replaced or deleted, and whatever the events miss.
  *
  * Lock mode maps each file's kept ranges in windows of at most
- * HS_KEEP_LOCK_WINDOW and mlock(2)s them, a rate's worth a tick; its checks
+ * HS_KEEP_LOCK_WINDOW and mlock(2)s them: the first locking at full speed
+ * (HS_KEEP_LOCK_BURST a tick, read ahead), later ones a rate's worth a tick; its checks
  * only stat the files. Nothing ever reads the mapped memory: mlock faults
  * pages in through get_user_pages, which reports a page beyond the end of
  * a truncated file as an error, never as SIGBUS, and munmap and the stat
@@ -42,6 +43,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -68,6 +70,7 @@ void hs_keep_sched_init(struct hs_keep_sched *s, uint64_t interval_ns, double cp
 	/* evictions told come in bursts (a file, then its neighbours): gathered a while */
 	s->event_gap = s->min_period < HS_KEEP_EVENT_GAP_NS ? s->min_period : HS_KEEP_EVENT_GAP_NS;
 	s->quiet = HS_KEEP_QUIET_NS;
+	s->calm_ns = HS_KEEP_CALM_NS;
 	s->cpu_share = cpu_share > 0 ? cpu_share : HS_KEEP_CPU_SHARE;
 	/* tight at first: the first reading has just been done, losses come early */
 	s->period = s->min_period;
@@ -135,19 +138,58 @@ bool hs_keep_sched_pressure(struct hs_keep_sched *s, uint64_t now)
 {
 	bool was = s->backed_off;
 
+	if (!was)
+		s->calm_ns = !s->resumed_calm || now - s->resumed_at >= s->quiet ? HS_KEEP_CALM_NS :
+			     2 * s->calm_ns < s->quiet ? 2 * s->calm_ns : s->quiet;
 	s->backed_off = true;
 	s->pressure_at = now;
+	s->calm_known = false;
 	return !was;
+}
+
+void hs_keep_sched_memory_stall(struct hs_keep_sched *s, uint64_t now, uint64_t total_us)
+{
+	if (!s->backed_off)
+		return;
+	if (!s->calm_known || total_us < s->calm_total ||
+	    total_us - s->calm_total > HS_KEEP_CALM_STALL_US) {
+		s->calm_known = true;
+		s->calm_at = now;
+		s->calm_total = total_us;
+	}
 }
 
 bool hs_keep_sched_resume(struct hs_keep_sched *s, uint64_t now)
 {
-	if (!s->backed_off || now - s->pressure_at < s->quiet)
+	bool calm = s->calm_known && now - s->calm_at >= s->calm_ns &&
+		    now - s->pressure_at >= s->calm_ns;
+
+	if (!s->backed_off || (!calm && now - s->pressure_at < s->quiet))
 		return false;
 	s->backed_off = false;
+	s->calm_known = false;
+	s->resumed_at = now;
+	s->resumed_calm = calm;
 	/* pages may have gone meanwhile: look closely again */
 	s->period = s->min_period;
 	s->calm_ticks = 0;
+	return true;
+}
+
+bool hs_keep_sched_io_pressure(struct hs_keep_sched *s, uint64_t now)
+{
+	bool was = s->trickle;
+
+	s->trickle = true;
+	s->trickle_at = now;
+	return !was;
+}
+
+bool hs_keep_sched_io_resume(struct hs_keep_sched *s, uint64_t now)
+{
+	if (!s->trickle || now - s->trickle_at < s->quiet)
+		return false;
+	s->trickle = false;
 	return true;
 }
 
@@ -219,6 +261,11 @@ int hs_keep_state_write(const char *path, const struct hs_keep_state *st)
 	fprintf(f, "mode %s\nlocked_files %llu\nlocked_bytes %llu\nprotected_bytes %llu\n",
 		st->mode[0] ? st->mode : "watch", (unsigned long long)st->locked_files,
 		(unsigned long long)st->locked_bytes, (unsigned long long)st->protected_bytes);
+	if (st->io_pressure[0]) {
+		fputs("io_pressure ", f);
+		put_escaped(f, st->io_pressure);
+		fputc('\n', f);
+	}
 	if (st->protect_cgroup[0]) {
 		fputs("protect_cgroup ", f);
 		put_escaped(f, st->protect_cgroup);
@@ -296,6 +343,7 @@ static bool state_field(struct hs_keep_state *st, const char *key, char *val, bo
 #define T(k, f) { k, offsetof(struct hs_keep_state, f), sizeof(((struct hs_keep_state *)0)->f) }
 			T("backoff_reason", backoff_reason), T("pressure", pressure), T("mode", mode),
 			T("protect_cgroup", protect_cgroup), T("evictions", evictions),
+			T("io_pressure", io_pressure),
 #undef T
 		};
 
@@ -510,6 +558,7 @@ struct kfile {
 	bool large, warned;
 	bool due;			/* told evicted, waiting in hs_keep.due */
 	uint64_t read_at;		/* ns: when pages of it were last read back */
+	uint64_t read_mem;		/* us: memory "some total" before that read */
 };
 
 struct kset {
@@ -566,10 +615,22 @@ struct hs_keep {
 	bool averages[2];		/* no trigger: its avg10, each tick */
 	double threshold[2];		/* percent, for the averages and the message */
 	struct hs_keep_trigger used[2];	/* the thresholds of the triggers made */
-	uint64_t own_io_until;		/* ns: io pressure before this is our own reads' */
 	uint64_t own_mem_until;		/* ns: memory pressure before this may be our own */
 	bool thrashing;			/* pages read back lost again within HS_KEEP_QUIET_NS */
-	const char *pdir;
+	const char *pdir[2], *pname[2];	/* the pressure files: pdir/pname */
+	char io_dir[PATH_MAX];		/* a cgroup's, if io pressure is read there */
+	/* our own reads, to tell others' io stall from ours (io_event) */
+	uint64_t read_end;		/* ns: when our last reads ended */
+	uint64_t mark_at;		/* ns: others' stall is measured from then */
+	uint64_t mark_total;		/* us: io "some total" then */
+	bool mark_known;
+	uint64_t io_check_at;		/* ns: whether an io event was others' is measured then */
+	const char *io_check_how;
+	uint64_t next_read_at;		/* ns: a trickle reads again no sooner */
+	double read_bps;		/* bytes a second our last reads took in */
+	uint64_t mem_before;		/* us: memory "some total" before this re-warm */
+	bool mem_known;
+	bool initial;			/* lock mode: the first locking, at full speed */
 	bool stop;
 	int stop_signal;
 	bool dirty;			/* the state changed since it was written */
@@ -840,6 +901,39 @@ static void set_counts(struct hs_keep *k)
 /* ---- pressure ------------------------------------------------------------------ */
 
 /*
+ * Where pressure is read. Memory: the machine's, whatever cgroup the
+ * keeper is in: the pages it reads take memory others may need. I/O: the
+ * keeper's cgroup v2 when it shares it with other processes (a box, a
+ * container, a job's cgroup): the stalls there are those of the jobs it
+ * serves, and those of the machine's other jobs, which its reads do not
+ * slow, stay out; else (the root cgroup, or one of its own, as a
+ * service's) the machine's; or the cgroup named (--io-cgroup: the jobs'
+ * slice, for a keeper in a cgroup of its own).
+ */
+static void pressure_files(struct hs_keep *k)
+{
+	char mnt[PATH_MAX];
+	struct hs_psi psi;
+
+	for (int i = 0; i < 2; i++) {
+		k->pdir[i] = k->o.pressure_dir ? k->o.pressure_dir : "/proc/pressure";
+		k->pname[i] = resource[i];
+	}
+	if (k->o.io_cgroup) {
+		k->pdir[1] = k->o.io_cgroup;
+		k->pname[1] = "io.pressure";
+	} else if (!k->o.pressure_dir && hs_cgroup2_dirs(k->io_dir, mnt, sizeof(mnt)) == 0 &&
+	    k->io_dir[0] && strcmp(k->io_dir, mnt) && hs_cgroup_nprocs(k->io_dir) > 1 &&
+	    hs_psi_read(k->io_dir, "io.pressure", &psi) == 0) {
+		k->pdir[1] = k->io_dir;
+		k->pname[1] = "io.pressure";
+	}
+	if ((size_t)snprintf(k->st.io_pressure, sizeof(k->st.io_pressure), "%s/%s", k->pdir[1],
+			     k->pname[1]) >= sizeof(k->st.io_pressure))
+		k->st.io_pressure[0] = '\0';	/* too long to show */
+}
+
+/*
  * A trigger for resource i: the thresholds asked for, else the same share
  * over a window of 2 s (unprivileged users may only use multiples of 2 s),
  * else its averages, read each tick, with a note saying why.
@@ -850,20 +944,19 @@ static void pressure_setup(struct hs_keep *k)
 	const struct hs_keep_trigger *want[2] = { &k->o.memory, &k->o.io };
 	int nfail = 0, ntrig = 0;
 
-	k->pdir = k->o.pressure_dir ? k->o.pressure_dir : "/proc/pressure";
 	for (int i = 0; i < 2; i++) {
 		struct hs_keep_trigger t = want[i]->window_us ? *want[i] : def[i];
+		const char *dir = k->pdir[i], *name = k->pname[i];
 		struct hs_psi psi;
-		char note[512];
+		char note[PATH_MAX + 256];
 		int fd;
 
 		k->trig[i] = -1;
 		k->threshold[i] = 100.0 * (double)t.stall_us / (double)t.window_us;
-		fd = hs_psi_trigger(k->pdir, resource[i], t.stall_us, t.window_us);
+		fd = hs_psi_trigger(dir, name, t.stall_us, t.window_us);
 		if (fd < 0 && fd != -ENOENT && t.window_us % 2000000) {
 			uint64_t w = (t.window_us / 2000000 + 1) * 2000000;
-			int again = hs_psi_trigger(k->pdir, resource[i],
-						   t.stall_us * w / t.window_us, w);
+			int again = hs_psi_trigger(dir, name, t.stall_us * w / t.window_us, w);
 
 			if (again >= 0) {
 				fd = again;
@@ -877,15 +970,15 @@ static void pressure_setup(struct hs_keep *k)
 			ntrig++;
 			continue;
 		}
-		if (hs_psi_read(k->pdir, resource[i], &psi) < 0) {
+		if (hs_psi_read(dir, name, &psi) < 0) {
 			snprintf(note, sizeof(note), "no pressure stall information in %s/%s (%s): "
-				 "not backing off under %s pressure", k->pdir, resource[i],
-				 strerror(-fd), resource[i]);
+				 "not backing off under %s pressure", dir, name, strerror(-fd),
+				 resource[i]);
 			nfail++;
 		} else {
 			snprintf(note, sizeof(note), "cannot create a PSI trigger on %s/%s (%s%s): "
 				 "reading its avg10 each tick instead, backing off above %.1f%%",
-				 k->pdir, resource[i], strerror(-fd),
+				 dir, name, strerror(-fd),
 				 fd == -EACCES || fd == -EPERM ?
 				 "; triggers need CAP_SYS_RESOURCE before Linux 6.5" : "",
 				 k->threshold[i]);
@@ -906,7 +999,16 @@ static double avg10(struct hs_keep *k, int i)
 {
 	struct hs_psi psi;
 
-	return hs_psi_read(k->pdir, resource[i], &psi) < 0 ? -1 : psi.some.avg10;
+	return hs_psi_read(k->pdir[i], k->pname[i], &psi) < 0 ? -1 : psi.some.avg10;
+}
+
+/* What the keeper backs off for: memory, or io if it only trickles. */
+static void set_reason(struct hs_keep *k)
+{
+	k->st.backed_off = k->sched.backed_off || k->sched.trickle;
+	snprintf(k->st.backoff_reason, sizeof(k->st.backoff_reason), "%s",
+		 k->sched.backed_off ? "memory" : k->sched.trickle ? "io" : "");
+	k->dirty = true;
 }
 
 static void pressure_event(struct hs_keep *k, int i, uint64_t now, const char *how)
@@ -917,16 +1019,117 @@ static void pressure_event(struct hs_keep *k, int i, uint64_t now, const char *h
 		return;
 	k->st.backoffs++;
 	k->st.last_backoff_ns = realtime_ns();
-	k->st.backed_off = true;
-	snprintf(k->st.backoff_reason, sizeof(k->st.backoff_reason), "%s", resource[i]);
-	k->dirty = true;
+	set_reason(k);
 	{
 		struct hs_keep_event e = { .kind = HS_KEEP_BACKOFF, .resource = resource[i],
 					   .value = v, .how = how, .trigger = k->used[i],
-					   .threshold = k->threshold[i] };
+					   .threshold = k->threshold[i], .share = -1 };
 
 		emit(k, &e);
 	}
+}
+
+/* Others' io pressure (share: their stall measured, percent, or -1): a trickle. */
+static void io_pressure(struct hs_keep *k, uint64_t now, const char *how, double share)
+{
+	if (!hs_keep_sched_io_pressure(&k->sched, now))
+		return;
+	k->st.backoffs++;
+	k->st.last_backoff_ns = realtime_ns();
+	set_reason(k);
+	{
+		struct hs_keep_event e = { .kind = HS_KEEP_BACKOFF, .resource = "io",
+					   .value = avg10(k, 1), .how = how, .trigger = k->used[1],
+					   .threshold = k->threshold[1], .share = share };
+
+		emit(k, &e);
+	}
+}
+
+/* ns: the span an io event tells of (the trigger's window; avg10's 10 s) */
+static uint64_t io_span(const struct hs_keep *k)
+{
+	return k->trig[1] >= 0 && k->used[1].window_us ? k->used[1].window_us * 1000 : 10 * NS;
+}
+
+static void io_mark(struct hs_keep *k, uint64_t now);
+
+/*
+ * io pressure told at now (by the trigger, or the averages). PSI counts
+ * our own reads' stalls too and cannot say whose a stall was; but the
+ * reads are ours to stop. So if we read within the span the event tells
+ * of, we read nothing for a window and take the stall of that window,
+ * which is all others' (io_decide); else the stall was others' already.
+ */
+static void io_event(struct hs_keep *k, uint64_t now, const char *how)
+{
+	uint64_t w = k->used[1].window_us ? k->used[1].window_us * 1000 : NS;
+
+	if (!k->read_end || now >= k->read_end + io_span(k)) {
+		io_pressure(k, now, how, -1);
+		return;
+	}
+	if (!k->io_check_at) {
+		if (k->read_end + w <= now)	/* a window since already: measured from now */
+			io_mark(k, now);
+		k->io_check_at = k->mark_at + w;
+		k->io_check_how = how;
+	}
+}
+
+/* Others' io stall is measured from now: the total now. */
+static void io_mark(struct hs_keep *k, uint64_t now)
+{
+	struct hs_psi psi;
+
+	k->mark_at = now;
+	k->mark_known = hs_psi_read(k->pdir[1], k->pname[1], &psi) == 0;
+	k->mark_total = k->mark_known ? psi.some.total : 0;
+}
+
+/* Our reads of bytes, begun at began, ended now. */
+static void read_done(struct hs_keep *k, uint64_t began, uint64_t bytes)
+{
+	uint64_t now = hs_monotonic_ns();
+
+	k->read_end = now;
+	io_mark(k, now);
+	/* a trickle reads at most an HS_KEEP_TRICKLE-th of the time */
+	k->next_read_at = now + (HS_KEEP_TRICKLE - 1) * (now - began);
+	if (bytes && now > began)
+		k->read_bps = (double)bytes * 1e9 / (double)(now - began);
+}
+
+/*
+ * What a trickle may read in one go, of budget bytes at the full rate: an
+ * HS_KEEP_TRICKLE-th, and no more than the last reads' speed takes in
+ * HS_KEEP_TRICKLE_BURST_NS (a slow or throttled disk: short bursts, not
+ * one long one every so often).
+ */
+static uint64_t trickle_budget(const struct hs_keep *k, uint64_t budget)
+{
+	double burst = k->read_bps * (double)HS_KEEP_TRICKLE_BURST_NS / 1e9;
+
+	budget /= HS_KEEP_TRICKLE;
+	if (k->read_bps > 0 && burst < (double)budget)
+		budget = (uint64_t)burst;
+	return budget > HS_KEEP_TRICKLE_MIN ? budget : HS_KEEP_TRICKLE_MIN;
+}
+
+/* The window after an io event, without reads of ours, is over: whose was it? */
+static void io_decide(struct hs_keep *k, uint64_t now)
+{
+	struct hs_psi psi;
+	double share;
+
+	k->io_check_at = 0;
+	if (!k->mark_known || now <= k->mark_at ||
+	    hs_psi_read(k->pdir[1], k->pname[1], &psi) < 0 || psi.some.total < k->mark_total)
+		return;
+	share = 100.0 * (double)(psi.some.total - k->mark_total) * 1000.0 /
+		(double)(now - k->mark_at);
+	if (share >= k->threshold[1])
+		io_pressure(k, now, k->io_check_how, share > 100 ? 100 : share);
 }
 
 /* ---- a tick: check, then read back ------------------------------------------------ */
@@ -984,6 +1187,21 @@ static int open_file(struct hs_keep *k, struct kfile *f, struct stat *st)
 	return fd;
 }
 
+/*
+ * Whether anyone stalled on memory since f was read back: pages evicted
+ * again with no stall at all were taken by a proactive reclaimer (DAMON's
+ * pageout, memory.reclaim), not by a shortage, and are read back as any
+ * refault. Unknown (no PSI) counts as stalled.
+ */
+static bool stalled_since(struct hs_keep *k, const struct kfile *f)
+{
+	struct hs_psi psi;
+
+	if (f->read_mem == UINT64_MAX || hs_psi_read(k->pdir[0], k->pname[0], &psi) < 0)
+		return true;
+	return psi.some.total >= f->read_mem + HS_KEEP_THRASH_STALL_US;
+}
+
 /* Check one file: returns the kept pages found lost since the last look. */
 static uint64_t check_file(struct hs_keep *k, size_t i)
 {
@@ -1029,8 +1247,17 @@ static uint64_t check_file(struct hs_keep *k, size_t i)
 	}
 	if (c.cached < f->resident)
 		lost = f->resident - c.cached;
-	/* read back, and evicted again so soon: reading more would thrash */
-	if (lost && f->read_at && hs_monotonic_ns() - f->read_at < k->sched.quiet)
+	/*
+	 * Read back, and evicted again so soon: reading more would thrash. A
+	 * few pages are not thrashing: a proactive reclaimer (DAMON's pageout
+	 * of a region it found idle) takes some pages just read that happened
+	 * to land in such a region; at least HS_KEEP_THRASH_SHARE of them is.
+	 * Pages read before the last back-off ended and lost during it were
+	 * that back-off's: they do not start another at its end.
+	 */
+	if (lost && f->read_at && f->read_at >= k->sched.resumed_at &&
+	    hs_monotonic_ns() - f->read_at < k->sched.quiet &&
+	    lost * HS_KEEP_THRASH_SHARE >= f->resident && stalled_since(k, f))
 		k->thrashing = true;
 	f->resident = c.cached;
 	if (c.cached < c.pages && !f->pending && !pend_add(k, i))
@@ -1048,6 +1275,7 @@ static void warm_file_done(void *ctx, const struct hs_warm_file *w)
 		f->resident = w->resident_pages + w->read_pages;
 	if (w->read_pages) {
 		f->read_at = hs_monotonic_ns();
+		f->read_mem = k->mem_known ? k->mem_before : UINT64_MAX;
 		k->tick_read += w->read_pages;
 		k->tick_files++;
 		if (k->o.file_events) {
@@ -1073,6 +1301,42 @@ static int cmp_size(const void *a, const void *b)
 }
 
 /*
+ * The pages of files read back since began, read once more from the
+ * cache (RWF_NOWAIT: never from the disk). A job's own use touched its
+ * pages more than once, so reclaim had them on its active list; read
+ * back once, they would be the first taken from a full memory cgroup
+ * when the job starts and allocates. A second access puts them back
+ * where the job's use had them.
+ */
+static void touch_read_back(struct hs_keep *k, uint64_t began)
+{
+	static char buf[256 << 10];
+	const uint64_t ps = hs_page_size();
+
+	for (size_t i = 0; i < k->set.n; i++) {
+		struct kfile *f = &k->set.files[i];
+		int fd;
+
+		if (f->state != F_WATCHED || f->read_at < began ||
+		    (fd = open(f->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0)
+			continue;
+		for (size_t r = 0; r < f->nranges; r++) {
+			uint64_t off = f->ranges[r].first * ps, end = (f->ranges[r].last + 1) * ps;
+
+			while (off < end) {
+				struct iovec v = { buf, end - off < sizeof(buf) ? end - off : sizeof(buf) };
+				ssize_t n = preadv2(fd, &v, 1, (off_t)off, RWF_NOWAIT);
+
+				if (n == 0 || (n < 0 && errno != EAGAIN))
+					break;	/* its end, or it cannot be read */
+				off += n > 0 ? (uint64_t)n : ps;	/* a page not cached: skipped */
+			}
+		}
+		close(fd);
+	}
+}
+
+/*
  * Read back the pending files, in profile order, at most the rate's worth
  * for this period; what the budget leaves stays pending for the next tick.
  */
@@ -1084,11 +1348,21 @@ static void rewarm(struct hs_keep *k, uint64_t period, uint64_t refaults)
 	struct hs_warm_stats ws;
 	struct hs_warm *w;
 	size_t kept = 0, i;
-	bool first_only = true;
+	bool first_only = true, added = false;
+	uint64_t began = hs_monotonic_ns();
 
-	if (!k->npend)
+	/* measuring whose the io stall is, or a trickle that has read its share of the time */
+	if (!k->npend || k->io_check_at || (k->sched.trickle && began < k->next_read_at))
 		return;
+	{
+		struct hs_psi psi;
+
+		k->mem_known = hs_psi_read(k->pdir[0], k->pname[0], &psi) == 0;
+		k->mem_before = k->mem_known ? psi.some.total : 0;
+	}
 	wo.budget = budget > (1u << 20) ? budget : 1u << 20;
+	if (k->sched.trickle)
+		wo.budget = trickle_budget(k, wo.budget);
 	qsort(k->pend, k->npend, sizeof(*k->pend), cmp_size);
 	if (hs_warm_new(&wo, &w))
 		return;	/* out of memory or threads: tried again next tick */
@@ -1119,6 +1393,7 @@ static void rewarm(struct hs_keep *k, uint64_t period, uint64_t refaults)
 		first_only &= f->pending == P_FIRST;
 		rc = hs_warm_add(w, &t);
 		close(fd);
+		added = true;
 		if (rc)
 			break;	/* the budget is spent (this file perhaps in part) */
 		f->pending = P_NONE;
@@ -1129,13 +1404,11 @@ static void rewarm(struct hs_keep *k, uint64_t period, uint64_t refaults)
 	k->npend = kept;
 	hs_warm_finish(w, &ws);
 	hs_warm_free(w);
-	/*
-	 * The system's io pressure counts the stalls of our own reads: a
-	 * trigger fired by them, within a window of their end, is ignored.
-	 */
-	k->own_io_until = hs_monotonic_ns() + (k->used[1].window_us ? k->used[1].window_us : 1000000) * 1000;
+	if (added)
+		read_done(k, began, k->tick_read * hs_page_size());
 	if (!k->tick_read)
 		return;
+	touch_read_back(k, began);
 	/*
 	 * In a memory cgroup at its limit (a box whose cache fills it, as a
 	 * small machine's does) each page read back is charged after a
@@ -1352,39 +1625,105 @@ static void check_locked(struct hs_keep *k, size_t i)
 	close(fd);
 }
 
-/* Map and lock the pending files, in profile order, a rate's worth a tick. */
+/* Map f as it is now, if it is not; false if it cannot be (warned). */
+static bool map_pending(struct hs_keep *k, struct kfile *f)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (f->nwins)
+		return true;
+	if ((fd = open_file(k, f, &st)) < 0)
+		return false;
+	take_stat(f, &st);	/* mapped as it is now */
+	rc = map_file(k, f, fd);
+	close(fd);
+	if (rc) {
+		unmap_file(&k->set, f);
+		f->pending = P_NONE;	/* warned; again when it changes */
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Ask the kernel to read the windows about to be locked, up to pages of
+ * them (MADV_WILLNEED: readahead of each whole window, in large requests,
+ * all queued at once). mlock then finds them in flight or resident, where
+ * its own faults would read a readahead window at a time, each waited for.
+ */
+static void lock_readahead(struct hs_keep *k, uint64_t pages)
+{
+	const uint64_t ps = hs_page_size();
+
+	for (size_t i = 0; i < k->npend && pages; i++) {
+		struct kfile *f = &k->set.files[k->pend[i]];
+
+		if (f->state != F_WATCHED || !f->pending || !map_pending(k, f))
+			continue;
+		for (size_t w = 0; w < f->nwins && pages; w++) {
+			struct kwin *x = &f->wins[w];
+
+			if (x->locked)
+				continue;
+			madvise(x->addr, x->npages * ps, MADV_WILLNEED);
+			pages = pages > x->npages ? pages - x->npages : 0;
+		}
+	}
+}
+
+/* ioprio_get/set of this thread (IOPRIO_WHO_PROCESS, 0) */
+static int ioprio_get_self(void)
+{
+	return (int)syscall(SYS_ioprio_get, 1, 0);
+}
+
+static void ioprio_set_self(int prio)
+{
+	syscall(SYS_ioprio_set, 1, 0, prio);
+}
+
+/*
+ * Map and lock the pending files, in profile order. The first locking is
+ * the user's asking, as `hotset warm` is: at the device's speed and the
+ * process's own I/O priority, HS_KEEP_LOCK_BURST a tick (ticks follow at
+ * once until it is done, so that signals are seen between). Later ones
+ * (files replaced, reloads) go at the rate, at the idle priority, a
+ * trickle under others' io pressure.
+ */
 static void lock_pending(struct hs_keep *k, uint64_t period)
 {
 	const uint64_t ps = hs_page_size();
 	uint64_t bytes = (uint64_t)((double)k->o.rate * (double)period / 1e9);
 	uint64_t allowance = (bytes > (1u << 20) ? bytes : 1u << 20) / ps, pages = 0, files = 0;
+	uint64_t began = hs_monotonic_ns();
 	bool first_only = true;
 	size_t kept = 0, i;
+	int prio = -1;
 
-	if (!k->npend)
+	if (!k->npend) {
+		k->initial = false;
 		return;
+	}
+	if (k->initial) {
+		allowance = HS_KEEP_LOCK_BURST / ps;
+		if ((prio = ioprio_get_self()) >= 0)
+			ioprio_set_self(0);	/* IOPRIO_CLASS_NONE: as the process's nice says */
+	} else if (k->io_check_at || (k->sched.trickle && began < k->next_read_at)) {
+		return;
+	} else if (k->sched.trickle) {
+		allowance = trickle_budget(k, allowance * ps) / ps;
+	}
 	qsort(k->pend, k->npend, sizeof(*k->pend), cmp_size);
+	lock_readahead(k, allowance);
 	for (i = 0; i < k->npend && allowance; i++) {
 		struct kfile *f = &k->set.files[k->pend[i]];
 		uint64_t got;
 
 		if (f->state != F_WATCHED || !f->pending)
 			continue;
-		if (!f->nwins) {
-			struct stat st;
-			int fd = open_file(k, f, &st), rc;
-
-			if (fd < 0)
-				continue;
-			take_stat(f, &st);	/* mapped as it is now */
-			rc = map_file(k, f, fd);
-			close(fd);
-			if (rc) {
-				unmap_file(&k->set, f);
-				f->pending = P_NONE;	/* warned; again when it changes */
-				continue;
-			}
-		}
+		if (!map_pending(k, f))
+			continue;
 		first_only &= f->pending == P_FIRST;
 		got = lock_file(k, &k->set, f, &allowance);
 		pages += got;
@@ -1396,8 +1735,13 @@ static void lock_pending(struct hs_keep *k, uint64_t period)
 		if (k->set.files[k->pend[i]].pending)
 			k->pend[kept++] = k->pend[i];
 	k->npend = kept;
+	if (prio >= 0)
+		ioprio_set_self(prio);
+	if (!k->npend)
+		k->initial = false;
 	if (!pages)
 		return;
+	read_done(k, began, pages * ps);
 	k->dirty = true;
 	{
 		struct hs_keep_event e = { .kind = HS_KEEP_LOCKED, .pages = pages, .files = files,
@@ -1781,6 +2125,9 @@ int hs_keep_new(const struct hs_keep_opts *o, struct hs_keep **out, struct hs_er
 	}
 	if ((rc = pend_from_set(k)))
 		goto fail;
+	k->initial = o->mode == HS_KEEP_LOCK;
+	/* here, before a fork: the cgroup is shared with no waiting parent */
+	pressure_files(k);
 	*out = k;
 	return 0;
 fail:
@@ -1917,6 +2264,11 @@ int hs_ioprio_idle(void)
 	return syscall(SYS_ioprio_set, 1, 0, 3 << 13) < 0 ? -errno : 0;
 }
 
+static uint64_t earliest(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
 int hs_keep_run(struct hs_keep *k)
 {
 	uint64_t next = 0;
@@ -1943,28 +2295,42 @@ int hs_keep_run(struct hs_keep *k)
 	}
 	while (!k->stop) {
 		struct pollfd p[4];
-		uint64_t now = hs_monotonic_ns(), wait_ns;
+		uint64_t now = hs_monotonic_ns(), wake, wait_ns;
 		int n = 0, timeout;
+		struct hs_psi psi;
 
-		if (k->sched.backed_off && hs_keep_sched_resume(&k->sched, now)) {
-			struct hs_keep_event e = { .kind = HS_KEEP_RESUMED };
+		if (k->sched.backed_off && hs_psi_read(k->pdir[0], k->pname[0], &psi) == 0)
+			hs_keep_sched_memory_stall(&k->sched, now, psi.some.total);
+		for (int i = 0; i < 2; i++) {
+			struct hs_keep_event e = { .kind = HS_KEEP_RESUMED, .resource = resource[i] };
 
-			k->st.backed_off = false;
-			k->st.backoff_reason[0] = '\0';
-			k->dirty = true;
+			if (i == 0 ? !k->sched.backed_off || !hs_keep_sched_resume(&k->sched, now) :
+				     !k->sched.trickle || !hs_keep_sched_io_resume(&k->sched, now))
+				continue;
+			set_reason(k);
+			e.trickle = k->sched.trickle;
+			e.calm_ns = i == 0 && k->sched.resumed_calm ? k->sched.calm_ns : 0;
 			emit(k, &e);
 			next = now;
 		}
+		if (k->io_check_at && now >= k->io_check_at) {
+			io_decide(k, now);
+			if (k->npend)
+				next = now;	/* the reads it held back */
+		}
 		if (now >= next) {
-			for (int i = 0; i < 2; i++)
-				if (k->averages[i] && avg10(k, i) >= k->threshold[i])
-					pressure_event(k, i, now, "averages");
+			if (k->averages[0] && avg10(k, 0) >= k->threshold[0])
+				pressure_event(k, 0, now, "averages");
+			if (k->averages[1] && avg10(k, 1) >= k->threshold[1])
+				io_event(k, now, "averages");
 			if (!k->sched.backed_off)
 				tick(k);
 			if (k->dirty)
 				write_state(k);
 			now = hs_monotonic_ns();
-			next = now + hs_keep_sched_period(&k->sched, k->set.nlarge);
+			/* the first locking goes on at once, a burst a tick */
+			next = k->initial && k->npend ? now :
+			       now + hs_keep_sched_period(&k->sched, k->set.nlarge);
 		}
 		if (k->ndue && !k->sched.backed_off &&
 		    now >= k->event_tick_at + k->sched.event_gap) {
@@ -1973,16 +2339,19 @@ int hs_keep_run(struct hs_keep *k)
 				write_state(k);
 			now = hs_monotonic_ns();
 		}
-		wait_ns = next - now;
-		if (k->ndue && !k->sched.backed_off) {
-			uint64_t at = k->event_tick_at + k->sched.event_gap;
-
-			if (at < now + wait_ns)
-				wait_ns = at > now ? at - now : 0;
-		}
-		if (k->sched.backed_off && k->sched.pressure_at + k->sched.quiet - now < wait_ns)
-			wait_ns = k->sched.pressure_at + k->sched.quiet - now;
-		timeout = (int)((wait_ns + 999999) / 1000000);
+		/* the earliest of what is due; any of it may be past (a long event tick) */
+		wake = next;
+		if (k->ndue && !k->sched.backed_off)
+			wake = earliest(wake, k->event_tick_at + k->sched.event_gap);
+		if (k->sched.backed_off)	/* the stall is read a few times a calm */
+			wake = earliest(earliest(wake, k->sched.pressure_at + k->sched.quiet),
+					now + HS_KEEP_CALM_NS / 4);
+		if (k->sched.trickle)
+			wake = earliest(wake, k->sched.trickle_at + k->sched.quiet);
+		if (k->io_check_at)
+			wake = earliest(wake, k->io_check_at);
+		wait_ns = wake > now ? wake - now : 0;
+		timeout = wait_ns / 1000000 < INT_MAX ? (int)((wait_ns + 999999) / 1000000) : INT_MAX;
 		if (k->o.signal_fd >= 0)
 			p[n++] = (struct pollfd){ .fd = k->o.signal_fd, .events = POLLIN };
 		for (int i = 0; i < 2; i++)
@@ -2010,10 +2379,11 @@ int hs_keep_run(struct hs_keep *k)
 				if (p[i].revents & POLLERR) {	/* the pressure file went away */
 					close(k->trig[r]);
 					k->trig[r] = -1;
-				} else if (r == 0 ? hs_monotonic_ns() >= k->own_mem_until ||
-						    avg10(k, 0) >= k->threshold[0] :
-						    hs_monotonic_ns() >= k->own_io_until) {
-					pressure_event(k, r, hs_monotonic_ns(), "trigger");
+				} else if (r == 1) {
+					io_event(k, hs_monotonic_ns(), "trigger");
+				} else if (hs_monotonic_ns() >= k->own_mem_until ||
+					   avg10(k, 0) >= k->threshold[0]) {
+					pressure_event(k, 0, hs_monotonic_ns(), "trigger");
 				}
 			}
 		}

@@ -131,6 +131,77 @@ TEST(pressure_backs_off_until_quiet_for_a_while)
 	CHECK(!hs_keep_sched_resume(&s, t + 100 * S));
 }
 
+/* A memory stall below 1% for 2 s ends a back-off before the quiet time */
+TEST(a_low_stall_ends_a_back_off_early_and_a_soon_one_doubles_it)
+{
+	struct hs_keep_sched s;
+	uint64_t t = 1000 * S, us = 5000000;
+
+	hs_keep_sched_init(&s, S, 0);
+	hs_keep_sched_memory_stall(&s, t, us);	/* not backed off: nothing to measure */
+	CHECK(!s.calm_known);
+	CHECK(hs_keep_sched_pressure(&s, t));
+	CHECK_EQ_U64(s.calm_ns, HS_KEEP_CALM_NS);
+	/* stalls of 100 ms a half second go on: no calm */
+	for (int i = 1; i <= 8; i++) {
+		us += 100000;
+		hs_keep_sched_memory_stall(&s, t + (uint64_t)i * S / 2, us);
+		CHECK(!hs_keep_sched_resume(&s, t + (uint64_t)i * S / 2));
+	}
+	/* then 10 ms in all over 2 s: calm from t + 4 s, resumed at t + 6 s */
+	hs_keep_sched_memory_stall(&s, t + 5 * S, us + 5000);
+	hs_keep_sched_memory_stall(&s, t + 6 * S - 1, us + 10000);
+	CHECK(!hs_keep_sched_resume(&s, t + 6 * S - 1));
+	CHECK(hs_keep_sched_resume(&s, t + 6 * S));
+	CHECK(s.resumed_calm && !s.backed_off);
+	/* back off again 3 s later: a pressure with pauses, twice the calm now */
+	CHECK(hs_keep_sched_pressure(&s, t + 9 * S));
+	CHECK_EQ_U64(s.calm_ns, 2 * HS_KEEP_CALM_NS);
+	hs_keep_sched_memory_stall(&s, t + 9 * S, us);
+	CHECK(!hs_keep_sched_resume(&s, t + 9 * S + HS_KEEP_CALM_NS));
+	CHECK(hs_keep_sched_resume(&s, t + 9 * S + 2 * HS_KEEP_CALM_NS));
+	/* each back-off a second after a resume: 8 s, then the quiet time at most */
+	uint64_t at = t + 9 * S + 2 * HS_KEEP_CALM_NS;
+	const uint64_t want[] = { 4 * HS_KEEP_CALM_NS, HS_KEEP_QUIET_NS, HS_KEEP_QUIET_NS };
+
+	for (int i = 0; i < 3; i++) {
+		at += S;
+		CHECK(hs_keep_sched_pressure(&s, at));
+		CHECK_EQ_U64(s.calm_ns, want[i]);
+		hs_keep_sched_memory_stall(&s, at, us);
+		at += s.calm_ns;
+		CHECK(hs_keep_sched_resume(&s, at));
+	}
+	/* a back-off long after the last resume starts from 2 s again */
+	CHECK(hs_keep_sched_pressure(&s, t + 200 * S));
+	CHECK_EQ_U64(s.calm_ns, HS_KEEP_CALM_NS);
+	/* a stall that cannot be read: the quiet time alone */
+	CHECK(!hs_keep_sched_resume(&s, t + 200 * S + HS_KEEP_QUIET_NS - 1));
+	CHECK(hs_keep_sched_resume(&s, t + 200 * S + HS_KEEP_QUIET_NS));
+	CHECK(!s.resumed_calm);
+}
+
+TEST(io_pressure_slows_to_a_trickle_apart_from_memory_back_offs)
+{
+	struct hs_keep_sched s;
+	uint64_t t = 1000 * S;
+
+	hs_keep_sched_init(&s, S, 0);
+	CHECK(!hs_keep_sched_io_resume(&s, t));	/* not trickling: nothing to resume */
+	CHECK(hs_keep_sched_io_pressure(&s, t));
+	CHECK(s.trickle);
+	CHECK(!s.backed_off);			/* io alone does not stop it */
+	CHECK(!hs_keep_sched_io_pressure(&s, t + 3 * S));	/* again: already */
+	/* memory pressure comes and goes meanwhile: the trickle is apart */
+	CHECK(hs_keep_sched_pressure(&s, t + 4 * S));
+	CHECK(!hs_keep_sched_io_resume(&s, t + 3 * S + HS_KEEP_QUIET_NS - 1));
+	CHECK(hs_keep_sched_io_resume(&s, t + 3 * S + HS_KEEP_QUIET_NS));
+	CHECK(!s.trickle);
+	CHECK(s.backed_off);
+	CHECK(hs_keep_sched_resume(&s, t + 4 * S + HS_KEEP_QUIET_NS));
+	CHECK(!hs_keep_sched_io_resume(&s, t + 100 * S));
+}
+
 TEST(the_state_file_round_trips_and_is_written_whole)
 {
 	const char *dir = scratch_dir();
@@ -150,6 +221,7 @@ TEST(the_state_file_round_trips_and_is_written_whole)
 
 	snprintf(st.pressure, sizeof(st.pressure), "trigger");
 	snprintf(st.evictions, sizeof(st.evictions), "events");
+	snprintf(st.io_pressure, sizeof(st.io_pressure), "/sys/fs/cgroup/a b/io.pressure");
 	snprintf(st.backoff_reason, sizeof(st.backoff_reason), "memory");
 	snprintf(path, sizeof(path), "%s/s.state", dir);
 	CHECK(hs_keep_state_write(path, &st) == 0);
@@ -165,6 +237,7 @@ TEST(the_state_file_round_trips_and_is_written_whole)
 	CHECK_EQ_U64(back.round_ns, 300000000);
 	CHECK_STR(back.pressure, "trigger");
 	CHECK_STR(back.evictions, "events");
+	CHECK_STR(back.io_pressure, "/sys/fs/cgroup/a b/io.pressure");
 	CHECK_STR(back.backoff_reason, "memory");
 	CHECK(back.updated_ns > 0);
 	CHECK_STR(back.mode, "lock");
@@ -301,6 +374,8 @@ int main(void)
 			 large_files_take_at_most_half_the_share,
 			 files_told_evicted_are_checked_within_the_share,
 			 pressure_backs_off_until_quiet_for_a_while,
+			 a_low_stall_ends_a_back_off_early_and_a_soon_one_doubles_it,
+			 io_pressure_slows_to_a_trickle_apart_from_memory_back_offs,
 			 the_state_file_round_trips_and_is_written_whole, one_keeper_per_state,
 			 protect_sets_memory_low_of_a_cgroup_of_its_own_only);
 }
