@@ -4,7 +4,7 @@
 #   make check           build, then run the whole test suite (tests/run)
 #   make SANITIZE=1      build with ASan+UBSan into build-asan/
 #   make install PREFIX=/usr/local DESTDIR=   (BINDIR, MANDIR, UNITDIR,
-#                        BASHCOMPDIR, ZSHCOMPDIR: where each part goes)
+#                        BASHCOMPDIR, ZSHCOMPDIR, LIBEXECDIR: where each part goes)
 #
 # Optional parts are found with pkg-config and switched off when absent:
 # the eBPF record backend (libbpf, clang, bpftool) and io_uring (liburing).
@@ -16,6 +16,7 @@ UNITDIR  ?= $(PREFIX)/lib/systemd/system
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 DOCDIR   ?= $(PREFIX)/share/doc/hotset
+LIBEXECDIR ?= $(PREFIX)/libexec/hotset
 CC       ?= cc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
@@ -212,11 +213,19 @@ demo:
 UNITS := $(patsubst systemd/%.in,%,$(wildcard systemd/*.in))
 # the interfaces scripts rely on: every report's JSON keys, every option's letter
 DOCS := docs/json.md docs/options.md
+# programs other software runs: Slurm's prolog, task prolog and epilog (docs/slurm.md)
+LIBEXEC := contrib/slurm/hotset-slurm
 
 install: $(BIN)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(DOCDIR)
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(LIBEXECDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/hotset
+	for f in $(LIBEXEC); do \
+		t=$(DESTDIR)$(LIBEXECDIR)/$$(basename $$f) && \
+		sed -e 's|@BINDIR@|$(BINDIR)|g' $$f > $$t.tmp && chmod 755 $$t.tmp && \
+		mv -f $$t.tmp $$t || exit 1; \
+	done
 	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 completion/hotset.bash $(DESTDIR)$(BASHCOMPDIR)/hotset
@@ -234,6 +243,8 @@ uninstall:
 	for d in $(notdir $(DOCS)); do rm -f $(DESTDIR)$(DOCDIR)/$$d; done
 	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 	for u in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$u; done
+	for f in $(notdir $(LIBEXEC)); do rm -f $(DESTDIR)$(LIBEXECDIR)/$$f; done
+	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 
 clean:
 	rm -rf build build-asan

@@ -66,6 +66,8 @@ retry() { local i; for i in 1 2 3; do "$@" && return 0; echo "# again: $1" >&2; 
 
 # ---- prerequisites -------------------------------------------------------
 prereq_ROOT() { [ "$(id -u)" -eq 0 ]; }
+# may mount a tmpfs (a file system of its own, a small or a full one)
+prereq_MOUNT() { [ "$(id -u)" -eq 0 ] && mkdir -p "$TRASH/m" && mount -t tmpfs none "$TRASH/m" 2>/dev/null && umount "$TRASH/m"; }
 # NOBODY also needs hotset where nobody can run it (TRASH_ROOT may be private).
 prereq_NOBODY() {
 	[ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&

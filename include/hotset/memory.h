@@ -145,4 +145,10 @@ struct hs_usage;
 uint64_t hs_rerun_need(uint64_t read_pages, uint64_t page_size, const struct hs_usage *u,
 		       struct hs_rerun_need *n);
 
+/*
+ * Slurm's --mem for a need of bytes: MiB (its default unit), rounded up,
+ * and at least 1, since --mem=0 asks for all of a node's memory.
+ */
+uint64_t hs_slurm_mem_mib(uint64_t bytes);
+
 #endif

@@ -104,6 +104,11 @@ struct hs_profile_header {
 	char kernel[128];
 	const char *command;	/* decoded, or NULL; see owner below */
 	const char *cwd;	/* decoded, or NULL */
+	/* what the recorded run cost, for the memory it needs (hs_rerun_need) */
+	bool max_rss_known;
+	uint64_t max_rss;	/* max-rss: the peak RSS of its largest process, bytes */
+	bool write_bytes_known;
+	uint64_t write_bytes;	/* write-bytes: the bytes it wrote for storage */
 };
 
 /*

@@ -62,12 +62,14 @@ struct hs_queue_job {
 	enum hs_queue_state state;
 	int exit_status;		/* done: its exit code */
 	int64_t start_ns, end_ns;	/* running, done */
-	pid_t supervisor;		/* running: the process that ran it, or 0 */
+	pid_t supervisor;		/* running: the process that runs it (its Slurm job id
+					 * when slurm), or 0 */
 };
 
 struct hs_queue {
 	char jobfile[4096];
 	uint64_t hash;
+	bool slurm;			/* "engine slurm": the jobs were submitted to Slurm */
 	struct hs_queue_job *jobs;
 	size_t n, cap;
 };

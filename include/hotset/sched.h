@@ -66,6 +66,8 @@ struct hs_sched_job {
 	bool cpu_bound;
 	uint64_t need;		/* known: the memory it needs (hs_sched_need()) */
 	double cpu;		/* known: the CPUs it keeps busy (hs_sched_cpu()) */
+	double wall;		/* known: its last run's wall time, seconds (0: unknown) */
+	double elapsed;		/* running: seconds since it started */
 	enum hs_wait wait;	/* out: why it waits, when pending */
 };
 

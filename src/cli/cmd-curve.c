@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "hotset/curve.h"
+#include "hotset/memory.h"
+#include "hotset/usage.h"
 #include "chart.h"
 #include "operands.h"
 #include "options.h"
@@ -15,13 +17,14 @@
 static const char usage[] =
 	"usage: hotset curve [-q] [-J | --csv] [--svg FILE] [--model MODEL] [--read-ahead SIZE]\n"
 	"                    [--sample RATE | --sample-size N] [--points N | --sizes LIST]\n"
-	"                    [-p] PROFILE\n"
+	"                    [--mem-request] [-p] PROFILE\n"
 	"\n"
 	"The miss curve of a job recorded with 'hotset record --trace': the bytes it\n"
 	"would read from the disk with a page cache of each size, from a cold start\n"
 	"and on a re-run that finds its previous run's pages cached as far as they\n"
 	"fit. Prints the working set, the cache at which a re-run reads nothing, the\n"
 	"knee of the curve and the sizes for 90% and 99% hits, a chart and a table.\n"
+	"With --mem-request, the memory a warm re-run needs, as Slurm's --mem.\n"
 	"\n"
 	"      --model MODEL      the page cache: 'kernel' (Linux's active and inactive\n"
 	"                         lists, refaults, readahead; simulated at each point),\n"
@@ -37,7 +40,10 @@ static const char usage[] =
 	"      --sample-size N    estimate from at most N sampled pages (SHARDS, fixed size)\n"
 	"      --points N         points of the curve for --csv, --json, --svg (default 101)\n"
 	"      --sizes LIST       the points at these cache sizes instead: 64M,128M,1G\n"
-	"  -q, --quiet            accepted for uniformity: curve prints no warnings\n"
+	"      --mem-request      print the memory a warm re-run needs to read nothing\n"
+	"                         from the disk, as sbatch's --mem (468M): its cache,\n"
+	"                         and what the recorded run wrote and its peak RSS\n"
+	"  -q, --quiet            with --mem-request: print the --mem value alone\n"
 	"  -V, --version          show hotset's version\n"
 	"  -h, --help             show this help\n"
 	"\n"
@@ -56,6 +62,9 @@ struct curve_cmd {
 	struct hs_curve c;
 	struct hs_curve_summary s;
 	uint32_t ps;
+	bool mem_request, quiet;
+	struct hs_rerun_need need;	/* of a warm re-run: the curve's, and the run's usage */
+	const char *need_source;	/* what need.read is: "curve" or "working-set" */
 };
 
 #define CHART_W 64
@@ -117,6 +126,17 @@ static void print_json(const struct curve_cmd *k)
 		json_u64(&j, "sample_size", k->opts.sample_size);
 	else
 		json_null(&j, "sample_size");
+	json_u64(&j, "memory_needed_bytes", k->need.total);
+	json_string(&j, "memory_needed_source", k->need_source);
+	json_u64(&j, "memory_needed_read_bytes", k->need.read);
+	json_u64_or_null(&j, "memory_needed_written_bytes", k->need.written_known, k->need.written);
+	json_u64_or_null(&j, "memory_needed_rss_bytes", k->need.anon_known, k->need.anon);
+	{
+		char mem[32];
+
+		snprintf(mem, sizeof(mem), "%lluM", (unsigned long long)hs_slurm_mem_mib(k->need.total));
+		json_string(&j, "mem_request", mem);
+	}
 	json_begin_array(&j, "points");
 	for (unsigned i = 0; i < k->points; i++) {
 		uint64_t p = point_pages(k, i, k->points);
@@ -273,6 +293,9 @@ static void print_human(const struct curve_cmd *k)
 	printf("Knee:         %s (of the cold start's curve)\n", size_of(k, k->s.knee, a));
 	printf("Hits:         90%% with %s, 99%% with %s (re-run)\n",
 	       size_of(k, k->s.rerun_hits90, b), size_of(k, k->s.rerun_hits99, c));
+	printf("Memory:       %s for a re-run to read nothing (sbatch --mem=%lluM)\n",
+	       human_size(k->need.total, a),
+	       (unsigned long long)hs_slurm_mem_mib(k->need.total));
 	if (k->c.policy == HS_CURVE_KERNEL)
 		printf("Model:        the kernel's active and inactive lists, refaults and readahead\n"
 		       "              (up to %s), simulated at %zu sizes\n\n",
@@ -285,6 +308,35 @@ static void print_human(const struct curve_cmd *k)
 		printf("Sampling:     none: exact LRU stack distances\n\n");
 	print_chart(k);
 	print_table(k);
+}
+
+/* --mem-request: sbatch's --mem, and of what; -q: the value alone, for $(...). */
+static void print_mem_request(const struct curve_cmd *k)
+{
+	static const char unknown[] = "unknown: the profile does not say (record it again)";
+	unsigned long long mib = (unsigned long long)hs_slurm_mem_mib(k->need.total);
+	char a[16];
+
+	if (k->quiet) {
+		printf("%lluM\n", mib);
+		return;
+	}
+	printf("--mem=%lluM: the memory a warm re-run of ", mib);
+	print_path(stdout, k->profile, strlen(k->profile));
+	printf(" needs to read nothing from the disk\n");
+	printf("  cache       %10s  %s\n", human_size(k->need.read, a),
+	       !strcmp(k->need_source, "curve") ? "the least cache at which a re-run reads nothing" :
+	       "its working set (no size simulated reads nothing: readahead)");
+	if (k->need.written_known)
+		printf("  written     %10s  what its recorded run wrote (dirty page cache)\n",
+		       human_size(k->need.written, a));
+	else
+		printf("  written     %s\n", unknown);
+	if (k->need.anon_known)
+		printf("  own memory  %10s  the peak RSS of its largest process\n",
+		       human_size(k->need.anon, a));
+	else
+		printf("  own memory  %s\n", unknown);
 }
 
 /* The chart as a standalone SVG image (chart.h), for --svg. */
@@ -371,12 +423,14 @@ static int run_curve(int argc, char **argv)
 		{ "model", required_argument, NULL, OPT_MODEL },
 		{ "read-ahead", required_argument, NULL, OPT_READ_AHEAD },
 		{ "sizes", required_argument, NULL, OPT_SIZES },
+		{ "mem-request", no_argument, NULL, OPT_MEM_REQUEST },
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
 	struct curve_cmd k = { .points = 101, .opts.policy = HS_CURVE_AUTO };
 	struct operands ops = { .cmd = &cmd_curve };
 	struct hs_error err = { 0 };
+	struct hs_usage run = { 0 };
 	const char *sizes = NULL, *read_ahead = NULL;
 	bool points_given = false;
 	uint64_t ra = 0;
@@ -390,7 +444,7 @@ static int run_curve(int argc, char **argv)
 			if ((rc = option_profile(&cmd_curve, &ops.profile, optarg)))
 				return rc;
 			break;
-		case 'q': break;	/* curve prints no warnings */
+		case 'q': k.quiet = true; break;	/* curve prints no warnings */
 		case OPT_CSV: k.csv = true; break;
 		case OPT_SVG: k.svg = optarg; break;
 		case OPT_SAMPLE:
@@ -426,6 +480,7 @@ static int run_curve(int argc, char **argv)
 			read_ahead = optarg;
 			break;
 		case OPT_SIZES: sizes = optarg; break;
+		case OPT_MEM_REQUEST: k.mem_request = true; break;
 		default: return option_other(&cmd_curve, opt, argv, longopts);
 		}
 	}
@@ -443,6 +498,8 @@ static int run_curve(int argc, char **argv)
 	if (sizes && points_given)
 		return usage_error(&cmd_curve, "--points and --sizes both place the points: "
 				   "choose one");
+	if (k.mem_request && k.csv)
+		return usage_error(&cmd_curve, "--mem-request and --csv are two outputs: choose one");
 	if (k.svg && !*k.svg)
 		return usage_error(&cmd_curve, "an empty --svg FILE names no file");
 	if (argc - optind != !ops.profile)
@@ -453,6 +510,14 @@ static int run_curve(int argc, char **argv)
 		return rc;
 	k.profile = ops.profile;
 	k.ps = hs_profile_header(ops.reader)->page_size;
+	{
+		/* what the recorded run cost, if the profile says (record writes it) */
+		const struct hs_profile_header *h = hs_profile_header(ops.reader);
+
+		run.io_known = h->write_bytes_known;
+		run.write_bytes_disk = h->write_bytes;
+		run.max_rss_bytes = h->max_rss_known ? h->max_rss : 0;
+	}
 	if (sizes && (rc = parse_sizes(&k, sizes))) {
 		operands_close(&ops);
 		return rc;
@@ -479,6 +544,9 @@ static int run_curve(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	hs_curve_summarize(&k.c, &k.s);
+	/* the one rule of what a re-run needs (memory.h), as doctor and run count it */
+	k.need_source = k.s.rerun_zero != UINT64_MAX ? "curve" : "working-set";
+	hs_rerun_need(k.s.rerun_zero != UINT64_MAX ? k.s.rerun_zero : k.c.pages, k.ps, &run, &k.need);
 	rc = EXIT_OK;
 	if (k.svg && write_atomically(k.svg, write_svg_to, &k))
 		rc = EXIT_FAILED;
@@ -488,6 +556,8 @@ static int run_curve(int argc, char **argv)
 		print_json(&k);
 	else if (k.csv)
 		print_csv(&k);
+	else if (k.mem_request)
+		print_mem_request(&k);
 	else
 		print_human(&k);
 	hs_curve_release(&k.c);

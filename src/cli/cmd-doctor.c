@@ -133,6 +133,9 @@ struct doctor {
 	int balloon;
 	char balloon_where[PATH_MAX + 64];
 
+	/* what the profile's header says of its recorded run (doctor -p) */
+	struct hs_usage recorded;
+
 	/* the diagnosis */
 	uint64_t working_set, needed;	/* needed: need.total */
 	struct hs_rerun_need need;
@@ -282,6 +285,13 @@ static int read_profile(struct doctor *d)
 		return err.line ? error("%s:%u: %s", d->profile, err.line, err.msg) :
 				  error("%s: %s", d->profile, err.msg[0] ? err.msg : strerror(-rc));
 	d->ps = hs_profile_header(rd)->page_size;
+	{
+		const struct hs_profile_header *h = hs_profile_header(rd);
+
+		d->recorded.io_known = h->write_bytes_known;
+		d->recorded.write_bytes_disk = h->write_bytes;
+		d->recorded.max_rss_bytes = h->max_rss_known ? h->max_rss : 0;
+	}
 	while ((rc = hs_profile_next(rd, &it, &err)) > 0 && it.kind == HS_ITEM_FILE) {
 		d->files++;
 		d->pages += it.file.pages;
@@ -430,8 +440,8 @@ static void find_memory(struct doctor *d)
 		snprintf(rest, sizeof(rest), ", %s for what it writes and %s of its own (peak RSS)",
 			 size_str(d->need.written, e), size_str(d->need.anon, g));
 	else
-		snprintf(rest, sizeof(rest), " (what it writes and its own memory are not known "
-			 "without a run)");
+		snprintf(rest, sizeof(rest), " (what it writes and its own memory are not known: "
+			 "no run, and not in the profile)");
 	f = finding(d, "working-set", false, "The job's working set is %s; a warm re-run needs "
 		    "%s of memory to read nothing from the disk: %s of page cache for what it "
 		    "reads%s%s.", size_str(d->working_set, a), size_str(d->needed, b),
@@ -444,8 +454,9 @@ static void find_memory(struct doctor *d)
 	evidence(f, "read: %s", d->curve_ok ? "the curve's least cache for a re-run with no miss" :
 		 "the profile's pages");
 	if (d->need.written_known)
-		evidence(f, "written: the bytes the job dirtied (write_bytes of /proc/PID/io): new "
-			 "and temporary files take page cache too, charged to its cgroup");
+		evidence(f, "written: the bytes the job dirtied (write_bytes of /proc/PID/io%s): new "
+			 "and temporary files take page cache too, charged to its cgroup",
+			 d->ran ? "" : ", of the recorded run: the profile's write-bytes");
 	if (d->need.anon_known)
 		evidence(f, "RSS: %llu, the peak of its largest process",
 			 (unsigned long long)d->need.anon);
@@ -918,7 +929,7 @@ static void diagnose(struct doctor *d)
 
 	d->working_set = (d->curve_ok ? d->c.pages : d->pages) * d->ps;
 	d->needed = hs_rerun_need(d->curve_ok ? d->cs.rerun_zero : d->working_set / d->ps, d->ps,
-				  d->ran ? &d->run.u : NULL, &d->need);
+				  d->ran ? &d->run.u : &d->recorded, &d->need);
 	d->needed_source = d->curve_ok ? "curve" : "profile";
 	find_cause(d);
 	find_io(d);

@@ -281,6 +281,11 @@ int record_run(struct record_run *r)
 	command = shell_join(r->o.argv);
 	h.command = command;
 	h.cwd = getcwd(cwd, sizeof(cwd));
+	/* what the run cost, for the memory a re-run needs (curve --mem-request) */
+	h.max_rss_known = r->u.max_rss_bytes > 0;
+	h.max_rss = r->u.max_rss_bytes;
+	h.write_bytes_known = r->u.io_known;
+	h.write_bytes = r->u.write_bytes_disk;
 	r->save_rc = save(r->rec, r->out, &h);
 	free(command);
 	/*

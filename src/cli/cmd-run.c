@@ -36,6 +36,7 @@
 #include "hotset/sched.h"
 #include "options.h"
 #include "record-run.h"
+#include "run.h"
 #include "usage-report.h"
 
 #ifndef P_PIDFD
@@ -44,8 +45,9 @@
 
 static const char usage[] =
 	"usage: hotset run [-j N|auto] [--budget SIZE] [--state DIR] [--logs DIR] [--halt]\n"
-	"                  [--dry-run] [--resume] [-J] [-q] JOBFILE\n"
+	"                  [--dry-run] [--resume] [--engine local|slurm] [-J] [-q] JOBFILE\n"
 	"       hotset run [options] [--name NAME] -- COMMAND [ARG...]\n"
+	"       hotset run [--state DIR] --step NAME JOBFILE\n"
 	"\n"
 	"Run the jobs of JOBFILE (one a line: a name, then a shell command; blank\n"
 	"lines and '#' comments are skipped), several at once when they fit in\n"
@@ -71,6 +73,13 @@ static const char usage[] =
 	"      --resume       go on with the queue of the state directory: jobs done\n"
 	"                     are not run again, jobs that were running are\n"
 	"      --name NAME    the job's name with -- COMMAND (default: its basename)\n"
+	"      --engine E     local (default): run the jobs on this machine; slurm:\n"
+	"                     submit each with sbatch, its --mem from its history and\n"
+	"                     its profile for the node's prolog to warm (the state\n"
+	"                     directory must be on a file system the nodes share)\n"
+	"      --step NAME    run job NAME alone, in the foreground, its history into\n"
+	"                     the state directory (what each batch job of --engine\n"
+	"                     slurm runs)\n"
 	"  -J, --json         report as JSON\n"
 	"  -q, --quiet        no status line\n"
 	"  -V, --version      show hotset's version\n"
@@ -84,39 +93,8 @@ static const char usage[] =
 
 const struct cmd cmd_run;
 
-struct qjob {
-	struct hs_jobdef *def;
-	struct hs_sched_job s;
-	struct hs_run_record hist;	/* the last run's, when s.known */
-	struct hs_run_record res;	/* this run's, once done */
-	bool res_known, ran;
-	bool warmed;			/* its profile was warmed while it waited */
-	const char *first_wait;		/* the first reason it waited, or NULL */
-	pid_t pid;			/* running: its supervisor */
-	int pidfd;
-	bool signalled;
-	int exit_status;
-	int64_t start_ns, end_ns;
-	char dir[PATH_MAX], log[PATH_MAX];
-};
-
-struct queue {
-	struct hs_jobfile jf;
-	struct qjob *jobs;
-	size_t n;
-	const char *state, *logs, *jobfile;
-	char state_buf[PATH_MAX], logs_buf[PATH_MAX], queue_path[PATH_MAX + 8];
-	struct hs_sched sched;
-	bool json, quiet, halt, tty, halted;
-	int64_t start_ns;
-	pid_t warm_pid;			/* the warmer, when warm_fd >= 0 */
-	int warm_fd;
-	uint64_t psi_total;		/* /proc/pressure/io "some" total (µs) at psi_ns */
-	int64_t psi_ns;			/* monotonic; 0 before the first reading */
-};
-
-static volatile sig_atomic_t stop_signal;
-static int sig_pipe[2] = { -1, -1 };
+volatile sig_atomic_t stop_signal;
+int sig_pipe[2] = { -1, -1 };
 
 static void on_stop(int sig)
 {
@@ -131,7 +109,7 @@ static void on_stop(int sig)
 	errno = saved;
 }
 
-static int64_t now_ns(void)
+int64_t now_ns(void)
 {
 	struct timespec ts;
 
@@ -140,7 +118,7 @@ static int64_t now_ns(void)
 }
 
 /* buf = a/mid/b/suffix; -ENAMETOOLONG if it does not fit. */
-static int path_of(char *buf, size_t size, const char *a, const char *mid, const char *b,
+int path_of(char *buf, size_t size, const char *a, const char *mid, const char *b,
 		   const char *suffix)
 {
 	int n = snprintf(buf, size, "%s%s%s%s", a, mid, b, suffix);
@@ -149,11 +127,6 @@ static int path_of(char *buf, size_t size, const char *a, const char *mid, const
 }
 
 /* ---- the supervisor: one job, as `time` or `record --trace` runs it ------------ */
-
-static int restore_mask(void *ctx)
-{
-	return sigprocmask(SIG_SETMASK, ctx, NULL) < 0 ? -errno : 0;
-}
 
 /* The curve of the profile just recorded: the cache with which a re-run reads nothing. */
 static void profile_figures(const char *profile, struct hs_run_record *r)
@@ -216,47 +189,15 @@ static void note_cgroup(void *ctx, const char *procs)
 /* As `hotset time` runs it. Returns the exit code. */
 static int time_job(struct qjob *j, char **argv, struct hs_run_record *r)
 {
-	struct hs_usage_probe *probe;
 	struct hs_job_spec spec = { .argv = argv };
-	struct hs_job job;
 	struct hs_usage u;
-	sigset_t forwarded, saved;
-	const char *stage = "exec";
-	int rc, running, status = 0;
+	char msg[PATH_MAX + 128];
+	int code, status = 0;
 
-	if ((rc = hs_usage_begin(&probe))) {
-		error("cannot measure the job: %s", strerror(-rc));
-		return EXIT_HOTSET;
+	if ((code = time_command(&spec, true, note_cgroup, j, &status, &u, msg, sizeof(msg)))) {
+		error("%s", msg);
+		return code;
 	}
-	hs_job_become_subreaper();
-	hs_job_signal_set(&forwarded);
-	sigprocmask(SIG_BLOCK, &forwarded, &saved);
-	spec.before_exec = restore_mask;
-	spec.ctx = &saved;
-	spec.cgroup_procs = hs_usage_cgroup_procs(probe);
-	note_cgroup(j, spec.cgroup_procs);
-	rc = hs_job_start(&spec, &job);
-	if (rc == 0)
-		hs_job_forward_signals(job.pid);
-	sigprocmask(SIG_SETMASK, &saved, NULL);
-	if (rc) {
-		hs_usage_end(probe, 0, NULL);
-		error("cannot start the job: %s", strerror(-rc));
-		return EXIT_HOTSET;
-	}
-	rc = hs_job_exec_result(&job, &stage);
-	running = hs_job_wait_all(&job, &status);
-	hs_job_stop_forwarding();
-	if (rc || running < 0) {
-		hs_usage_end(probe, 0, NULL);
-		if (rc) {
-			report_start_failure(argv[0], -rc, stage);
-			return hs_job_failure_code(-rc, stage);
-		}
-		error("cannot wait for the job: %s", strerror(-running));
-		return EXIT_HOTSET;
-	}
-	hs_usage_end(probe, running, &u);
 	usage_figures(&u, r);
 	r->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	return hs_job_exit_code(status);
@@ -283,47 +224,12 @@ static int record_job(struct qjob *j, char **argv, const char *profile, struct h
 	return hs_job_exit_code(rr.res.wait_status);
 }
 
-static _Noreturn void supervise(struct queue *q, struct qjob *j, pid_t parent)
+int run_one(struct qjob *j)
 {
 	char *argv[] = { "/bin/sh", "-c", j->def->command, NULL };
 	char profile[PATH_MAX + 16], path[PATH_MAX + 16];
 	struct hs_run_record r = { 0 };
-	const int stops[] = { SIGINT, SIGTERM, SIGHUP };
-	sigset_t none;
-	int fd, code;
-
-	/*
-	 * A session of its own: the terminal's signals go to run alone, which
-	 * passes them on once. And if run is killed, the job stops too
-	 * rather than go on unsupervised.
-	 */
-	setsid();
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() != parent)
-		_exit(EXIT_HOTSET);
-	close(sig_pipe[0]);
-	close(sig_pipe[1]);
-	for (size_t i = 0; i < q->n; i++)
-		if (q->jobs[i].pidfd >= 0)
-			close(q->jobs[i].pidfd);
-	if (q->warm_fd >= 0)
-		close(q->warm_fd);
-	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
-		signal(stops[i], SIG_DFL);
-	hs_profile_catch_signals();
-	if ((fd = open("/dev/null", O_RDONLY)) >= 0 && fd != 0) {
-		dup2(fd, 0);
-		close(fd);
-	}
-	if ((fd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-		error("%s: %s", j->log, strerror(errno));
-		_exit(EXIT_HOTSET);
-	}
-	dup2(fd, 1);
-	dup2(fd, 2);
-	close(fd);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	int code;
 
 	snprintf(profile, sizeof(profile), "%s/profile", j->dir);
 	r.start_ns = now_ns();
@@ -355,12 +261,64 @@ static _Noreturn void supervise(struct queue *q, struct qjob *j, pid_t parent)
 	snprintf(path, sizeof(path), "%s/result", j->dir);
 	if (hs_run_record_save(path, &r))
 		error("%s: cannot write the job's result", path);
-	_exit(code);
+	return code;
+}
+
+/*
+ * In a child of run (a supervisor, the warmer): it dies with run, holds
+ * none of run's descriptors, and takes the stop signals as anyone does
+ * (they are still blocked: fork_stopped_signals()).
+ */
+static void leave_queue(struct queue *q, pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(EXIT_HOTSET);
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	for (size_t i = 0; i < q->n; i++)
+		if (q->jobs[i].pidfd >= 0)
+			close(q->jobs[i].pidfd);
+	if (q->warm_fd >= 0)
+		close(q->warm_fd);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+}
+
+/* The child that runs job j for the queue: its own session, its log, then run_one(). */
+static _Noreturn void supervise(struct queue *q, struct qjob *j, pid_t parent)
+{
+	sigset_t none;
+	int fd;
+
+	/*
+	 * A session of its own: the terminal's signals go to run alone, which
+	 * passes them on once. And if run is killed, the job stops too
+	 * rather than go on unsupervised.
+	 */
+	setsid();
+	leave_queue(q, parent);
+	hs_profile_catch_signals();
+	if ((fd = open("/dev/null", O_RDONLY)) >= 0 && fd != 0) {
+		dup2(fd, 0);
+		close(fd);
+	}
+	if ((fd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		error("%s: %s", j->log, strerror(errno));
+		_exit(EXIT_HOTSET);
+	}
+	dup2(fd, 1);
+	dup2(fd, 2);
+	close(fd);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	_exit(run_one(j));
 }
 
 /* ---- the queue ------------------------------------------------------------ */
 
-static int save_queue(struct queue *q)
+int save_queue(struct queue *q)
 {
 	struct hs_queue st = { 0 };
 	struct hs_queue_job *v = calloc(q->n ? q->n : 1, sizeof(*v));
@@ -370,6 +328,7 @@ static int save_queue(struct queue *q)
 		return -ENOMEM;
 	snprintf(st.jobfile, sizeof(st.jobfile), "%s", q->jobfile);
 	st.hash = q->jf.hash;
+	st.slurm = q->slurm;
 	st.jobs = v;
 	st.n = q->n;
 	for (size_t i = 0; i < q->n; i++) {
@@ -380,12 +339,15 @@ static int save_queue(struct queue *q)
 		v[i].exit_status = j->exit_status;
 		v[i].start_ns = j->start_ns;
 		v[i].end_ns = j->end_ns;
-		v[i].supervisor = j->s.state == HS_Q_RUNNING ? j->pid : 0;
+		v[i].supervisor = j->s.state != HS_Q_RUNNING ? 0 : q->slurm ? j->slurm_job : j->pid;
 	}
 	rc = hs_queue_save(q->queue_path, &st);
 	free(v);
+	if (rc && !q->state_lost)
+		error("%s: cannot write the queue's state: %s; no job starts from now on",
+		      q->queue_path, strerror(-rc));
 	if (rc)
-		error("%s: cannot write the queue's state: %s", q->queue_path, strerror(-rc));
+		q->state_lost = true;
 	return rc;
 }
 
@@ -443,7 +405,8 @@ static int start_job(struct queue *q, struct qjob *j)
 		kill(pid, stop_signal);
 		j->signalled = true;
 	}
-	return save_queue(q);
+	save_queue(q);		/* on failure, state_lost: the job runs to its end */
+	return 0;
 }
 
 /* A supervisor is over: its exit status, its figures. */
@@ -534,17 +497,7 @@ static _Noreturn void warm_child(struct queue *q, struct qjob *j, pid_t parent)
 	int fd;
 
 	setpgid(0, 0);	/* the terminal's signals are run's to pass on */
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() != parent)
-		_exit(EXIT_HOTSET);
-	close(sig_pipe[0]);
-	close(sig_pipe[1]);
-	for (size_t i = 0; i < q->n; i++)
-		if (q->jobs[i].pidfd >= 0)
-			close(q->jobs[i].pidfd);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
+	leave_queue(q, parent);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if ((fd = open("/dev/null", O_RDWR)) >= 0) {
@@ -647,7 +600,7 @@ static int run_queue(struct queue *q)
 			pending += q->jobs[i].s.state == HS_Q_PENDING;
 		}
 		/* start what may start */
-		while (!stop_signal && !q->halted && !failed && pending) {
+		while (!stop_signal && !q->halted && !q->state_lost && !failed && pending) {
 			struct hs_sched_job *v = malloc(q->n * sizeof(*v));
 
 			if (!v) {
@@ -655,8 +608,11 @@ static int run_queue(struct queue *q)
 				break;
 			}
 			read_pressure(q);
-			for (size_t i = 0; i < q->n; i++)
+			for (size_t i = 0; i < q->n; i++) {
 				v[i] = q->jobs[i].s;
+				if (v[i].state == HS_Q_RUNNING)
+					v[i].elapsed = (double)(now_ns() - q->jobs[i].start_ns) / 1e9;
+			}
 			next = hs_sched_next(&q->sched, v, q->n);
 			for (size_t i = 0; i < q->n; i++) {
 				q->jobs[i].s.wait = v[i].wait;
@@ -745,9 +701,11 @@ static void json_report(struct queue *q)
 	int64_t first = 0, last = 0;
 
 	json_begin_report(&j, stdout, "run", false);
+	json_string(&j, "engine", q->slurm ? "slurm" : "local");
+	/* with Slurm, the cluster's are the CPUs and the memory */
 	json_u64_or_null(&j, "slots", q->sched.slots, q->sched.slots);
-	json_u64(&j, "cpus", (uint64_t)q->sched.cpus);
-	json_u64(&j, "budget_bytes", q->sched.budget);
+	json_u64_or_null(&j, "cpus", !q->slurm, (uint64_t)q->sched.cpus);
+	json_u64_or_null(&j, "budget_bytes", !q->slurm, q->sched.budget);
 	json_begin_array(&j, "jobs");
 	for (size_t i = 0; i < q->n; i++) {
 		struct qjob *jb = &q->jobs[i];
@@ -789,6 +747,7 @@ static void json_report(struct queue *q)
 		json_string(&j, "wait_reason", jb->first_wait);
 		json_bool(&j, "warmed", jb->warmed);
 		json_string(&j, "log", jb->log);
+		json_u64_or_null(&j, "slurm_job_id", jb->slurm_job > 0, (uint64_t)jb->slurm_job);
 		json_end_object(&j);
 	}
 	json_end_array(&j);
@@ -881,6 +840,46 @@ static void dry_run(struct queue *q)
 
 /* ---- the command ---------------------------------------------------------------- */
 
+/*
+ * A regular file, or a pipe the shell made (<(...), /dev/stdin): a named
+ * FIFO is refused, since with no writer its read would wait for ever, and
+ * a device, directory or socket is no job file.
+ */
+static int open_jobfile(const char *path)
+{
+	char link[64], target[16];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
+		return error("%s: %s", path, strerror(errno)), -1;
+	if (fstat(fd, &st) < 0) {
+		error("%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (S_ISFIFO(st.st_mode)) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target));
+		if (n < 5 || memcmp(target, "pipe:", 5)) {
+			error("%s: a named FIFO: give a regular file, or pipe the job file in "
+			      "(hotset run /dev/stdin < FILE)", path);
+			goto fail;
+		}
+		if (fcntl(fd, F_SETFL, 0) < 0) {
+			error("%s: %s", path, strerror(errno));
+			goto fail;
+		}
+	} else if (!S_ISREG(st.st_mode)) {
+		error("%s: not a regular file", path);
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
 static int load_jobfile(struct queue *q, const char *path)
 {
 	struct hs_error err = { 0 };
@@ -889,8 +888,8 @@ static int load_jobfile(struct queue *q, const char *path)
 	ssize_t got;
 	int fd, rc;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return error("%s: %s", path, strerror(errno)), EXIT_USAGE;
+	if ((fd = open_jobfile(path)) < 0)
+		return EXIT_USAGE;
 	for (;;) {
 		if (hs_grow(&text, &cap, len + 65536, 1)) {
 			close(fd);
@@ -997,14 +996,27 @@ static int resume(struct queue *q, bool act)
 			     "changed since): run it without --resume", q->jobfile, q->state,
 			     st.jobfile), EXIT_USAGE;
 	}
+	if (st.slurm != q->slurm) {
+		hs_queue_free(&st);
+		return error("the queue in %s ran with --engine %s: resume it with that engine",
+			     q->state, st.slurm ? "slurm" : "local"), EXIT_USAGE;
+	}
 	for (size_t i = 0; i < st.n; i++) {
 		for (size_t k = 0; k < q->n; k++) {
 			struct qjob *j = &q->jobs[k];
 
 			if (strcmp(j->def->name, st.jobs[i].name))
 				continue;
+			/* in Slurm, a job goes on without the queue: the resumed one adopts it */
+			if (q->slurm && st.jobs[i].state == HS_Q_RUNNING) {	/* id 0: being submitted */
+				j->s.state = HS_Q_RUNNING;
+				j->ran = true;
+				j->slurm_job = (int)st.jobs[i].supervisor;
+				j->start_ns = st.jobs[i].start_ns;
+				continue;
+			}
 			/* a job that was running is run again: its supervisor died with the queue */
-			if (act && st.jobs[i].state == HS_Q_RUNNING) {
+			if (act && !q->slurm && st.jobs[i].state == HS_Q_RUNNING) {
 				unsigned n = stop_leftovers(j);
 
 				if (n)
@@ -1050,8 +1062,82 @@ static int setup_jobs(struct queue *q)
 			j->s.need = hs_sched_need(&j->hist);
 			j->s.cpu_bound = hs_sched_cpu_bound(&j->hist);
 			j->s.cpu = hs_sched_cpu(&j->hist);
+			j->s.wall = j->hist.wall_s;
 		}
 	}
+	return 0;
+}
+
+/*
+ * --step NAME: job NAME of the job file, in the foreground, as a
+ * supervisor runs it: what each batch job of --engine slurm runs. The
+ * queue that submitted it holds the state directory's lock.
+ */
+static int run_step(struct queue *q, const char *name)
+{
+	const int stops[] = { SIGINT, SIGTERM, SIGHUP };
+	struct qjob *j = NULL;
+	int rc;
+
+	for (size_t i = 0; i < q->n; i++)
+		if (!strcmp(q->jobs[i].def->name, name))
+			j = &q->jobs[i];
+	if (!j)
+		return error("%s: no job named '%s'", q->jobfile, name), EXIT_USAGE;
+	if ((rc = hs_mkdirs(j->dir)))
+		return error("%s: cannot make the directory: %s", j->dir, strerror(-rc)), EXIT_HOTSET;
+	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
+		signal(stops[i], SIG_DFL);
+	hs_profile_catch_signals();
+	return run_one(j);
+}
+
+/*
+ * --engine slurm: sbatch at hand (not for a dry run), and the state and log
+ * directories named by absolute paths, which the nodes use.
+ */
+static int slurm_ready(struct queue *q, bool dry)
+{
+	char *argv[] = { "sbatch", "--version", NULL }, cwd[PATH_MAX], state[PATH_MAX], logs[PATH_MAX];
+	pid_t pid;
+	int status, rc;
+
+	if (!dry && (pid = fork()) == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1), dup2(null, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (!dry && (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+		     WEXITSTATUS(status) == 127))
+		return error("--engine slurm: sbatch cannot be run (is Slurm's client installed, "
+			     "and in PATH?)"), EXIT_HOTSET;
+	if ((q->state[0] != '/' || q->logs[0] != '/') && !getcwd(cwd, sizeof(cwd)))
+		return error("cannot tell the working directory: %s", strerror(errno)), EXIT_HOTSET;
+	if (path_of(state, sizeof(state), q->state[0] == '/' ? "" : cwd,
+		    q->state[0] == '/' ? "" : "/", q->state, "") ||
+	    path_of(logs, sizeof(logs), q->logs[0] == '/' ? "" : cwd, q->logs[0] == '/' ? "" : "/",
+		    q->logs, ""))
+		return error("%s: the path is too long", q->state), EXIT_USAGE;
+	/* sbatch reads %j and the like in --output; scontrol's lines are split at blanks */
+	if (strpbrk(state, "% \t\n") || strpbrk(logs, "% \t\n"))
+		return error("--engine slurm: the paths of the state and log directories may not "
+			     "hold '%%' (sbatch's file name patterns) or blanks"), EXIT_USAGE;
+	snprintf(q->state_buf, sizeof(q->state_buf), "%s", state);
+	snprintf(q->logs_buf, sizeof(q->logs_buf), "%s", logs);
+	q->state = q->state_buf, q->logs = q->logs_buf;
+	snprintf(q->queue_path, sizeof(q->queue_path), "%s/queue", q->state);
+	for (size_t i = 0; i < q->n; i++) {
+		struct qjob *j = &q->jobs[i];
+
+		if (path_of(j->dir, sizeof(j->dir), q->state, "/jobs/", j->def->name, "") ||
+		    path_of(j->log, sizeof(j->log), q->logs, "/", j->def->name, ".log"))
+			return error("%s: the path is too long", q->state), EXIT_USAGE;
+	}
+	if (!dry && ((rc = hs_mkdirs(q->state)) || (rc = hs_mkdirs(q->logs))))
+		return error("%s: cannot make the directory: %s", rc == 0 ? q->logs : q->state,
+			     strerror(-rc)), EXIT_HOTSET;
 	return 0;
 }
 
@@ -1067,12 +1153,14 @@ static int run_run(int argc, char **argv)
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "resume", no_argument, NULL, OPT_RESUME },
 		{ "name", required_argument, NULL, OPT_NAME },
+		{ "engine", required_argument, NULL, OPT_ENGINE },
+		{ "step", required_argument, NULL, OPT_STEP },
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
 	struct queue q = { .warm_fd = -1 };
-	const char *name = NULL;
-	bool dry = false, resuming = false, budget_set = false;
+	const char *name = NULL, *step = NULL;
+	bool dry = false, resuming = false, budget_set = false, j_set = false;
 	unsigned slots = 0;
 	uint64_t budget = 0;
 	int opt, rc, lock = -1, code = EXIT_OK;
@@ -1082,6 +1170,7 @@ static int run_run(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+" OPTS_START "j:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
+			j_set = true;
 			if (strcmp(optarg, "auto") && option_count(&cmd_run, "-j", optarg, 1, 4096, &slots))
 				return EXIT_USAGE;
 			break;
@@ -1096,6 +1185,12 @@ static int run_run(int argc, char **argv)
 		case OPT_DRY_RUN: dry = true; break;
 		case OPT_RESUME: resuming = true; break;
 		case OPT_NAME: name = optarg; break;
+		case OPT_ENGINE:
+			if (strcmp(optarg, "local") && strcmp(optarg, "slurm"))
+				return usage_error(&cmd_run, "--engine: give local or slurm");
+			q.slurm = !strcmp(optarg, "slurm");
+			break;
+		case OPT_STEP: step = optarg; break;
 		case 'J': q.json = true; break;
 		case 'q': q.quiet = true; break;
 		default: return option_other(&cmd_run, opt, argv, longopts);
@@ -1103,6 +1198,11 @@ static int run_run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error(&cmd_run, "give a job file, or -- and a command");
+	if (q.slurm && (j_set || budget_set))
+		return usage_error(&cmd_run, "-j and --budget are the local engine's: with --engine "
+				   "slurm, Slurm schedules the jobs by their --mem");
+	if (step && (q.slurm || dry || resuming || !strcmp(argv[optind - 1], "--")))
+		return usage_error(&cmd_run, "--step runs one job of a job file, alone");
 	if (!strcmp(argv[optind - 1], "--")) {
 		/* one job: its name is the command's basename, or --name */
 		char *cmdline = shell_join(argv + optind), *base = strrchr(argv[optind], '/');
@@ -1155,6 +1255,12 @@ static int run_run(int argc, char **argv)
 	snprintf(q.queue_path, sizeof(q.queue_path), "%s/queue", q.state);
 	if ((rc = setup_jobs(&q)))
 		goto out;
+	if (step) {
+		rc = run_step(&q, step);
+		goto out;
+	}
+	if (q.slurm && (rc = slurm_ready(&q, dry)))
+		goto out;
 	/* -j N: N jobs; auto: the jobs share the CPUs by what they use of them */
 	q.sched.slots = slots;
 	q.sched.cpus = (double)sysconf(_SC_NPROCESSORS_ONLN);
@@ -1164,8 +1270,12 @@ static int run_run(int argc, char **argv)
 	if (dry) {
 		if (resuming && (rc = resume(&q, false)))
 			goto out;
-		read_pressure(&q);
-		dry_run(&q);
+		if (q.slurm) {
+			slurm_plan(&q);
+		} else {
+			read_pressure(&q);
+			dry_run(&q);
+		}
 		rc = finish_stdout(EXIT_OK);
 		goto out;
 	}
@@ -1202,6 +1312,10 @@ static int run_run(int argc, char **argv)
 	}
 	if (resuming && (rc = resume(&q, true)))
 		goto out;
+	if (q.slurm && !resuming && slurm_leftovers(&q)) {
+		rc = EXIT_HOTSET;
+		goto out;
+	}
 
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK)) {
 		error("pipe: %s", strerror(errno));
@@ -1220,7 +1334,7 @@ static int run_run(int argc, char **argv)
 		rc = EXIT_HOTSET;
 		goto out;
 	}
-	if (run_queue(&q) < 0)
+	if ((q.slurm ? slurm_queue(&q) : run_queue(&q)) < 0 || q.state_lost)
 		code = EXIT_HOTSET;
 	for (size_t i = 0; i < q.n; i++) {
 		struct qjob *j = &q.jobs[i];

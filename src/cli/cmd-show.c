@@ -103,6 +103,8 @@ static void print_header(struct show *s, const char *path, const struct hs_profi
 		json_string(&s->j, "host", h->host[0] ? h->host : NULL);
 		json_string(&s->j, "kernel", h->kernel[0] ? h->kernel : NULL);
 		json_u64(&s->j, "page_size", h->page_size);
+		json_u64_or_null(&s->j, "max_rss_bytes", h->max_rss_known, h->max_rss);
+		json_u64_or_null(&s->j, "write_bytes", h->write_bytes_known, h->write_bytes);
 		return;
 	}
 	fputs("Profile:  ", stdout);
@@ -119,6 +121,13 @@ static void print_header(struct show *s, const char *path, const struct hs_profi
 		fputs("Command:  ", stdout);
 		print_text(stdout, h->command, strlen(h->command));
 		putchar('\n');
+	}
+	if (h->max_rss_known || h->write_bytes_known) {
+		char a[16], b[16];
+
+		printf("Run:      peak RSS %s, wrote %s\n",
+		       h->max_rss_known ? human_size(h->max_rss, a) : "unknown",
+		       h->write_bytes_known ? human_size(h->write_bytes, b) : "unknown");
 	}
 	if (h->cwd) {
 		fputs("Cwd:      ", stdout);

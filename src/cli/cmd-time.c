@@ -36,12 +36,6 @@ static const char usage[] =
 
 const struct cmd cmd_time;
 
-/* In the child: give the command the signal mask hotset had. */
-static int restore_mask(void *ctx)
-{
-	return sigprocmask(SIG_SETMASK, ctx, NULL) < 0 ? -errno : 0;
-}
-
 static void json_report(FILE *f, char *const *argv, const int *status, int code,
 			const char *error_msg, const struct hs_usage *u)
 {
@@ -82,14 +76,11 @@ static int run_time(int argc, char **argv)
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
-	const char *output = NULL, *stage = "exec";
-	struct hs_usage_probe *probe;
+	const char *output = NULL;
 	struct hs_job_spec spec = { 0 };
-	struct hs_job job;
 	struct hs_usage u;
-	sigset_t forwarded, saved_mask;
 	bool json = false, quiet = false, reported = false;
-	int opt, rc, running, status = 0, code;
+	int opt, rc, status = 0, code;
 	char msg[PATH_MAX + 128];
 	FILE *out = stderr;
 
@@ -108,52 +99,9 @@ static int run_time(int argc, char **argv)
 	/* as record does for its profile: 125, before the command runs */
 	if ((rc = report_open(output, &out)))
 		return rc;
-	if ((rc = hs_usage_begin(&probe))) {
-		snprintf(msg, sizeof(msg), "cannot measure the command: %s", strerror(-rc));
-		code = EXIT_HOTSET;
+	if ((code = time_command(&spec, quiet, NULL, NULL, &status, &u, msg, sizeof(msg))))
 		goto not_run;
-	}
-	if ((rc = hs_job_become_subreaper()) && !quiet)
-		warning("processes orphaned by the command will not be counted: %s", strerror(-rc));
-
-	/*
-	 * A signal sent to hotset between fork and the forwarding set-up would
-	 * kill hotset and leave the command running unmeasured: hold them
-	 * until forwarding is in place. The child gets its mask back.
-	 */
-	hs_job_signal_set(&forwarded);
-	sigprocmask(SIG_BLOCK, &forwarded, &saved_mask);
-	spec.before_exec = restore_mask;
-	spec.ctx = &saved_mask;
-	spec.cgroup_procs = hs_usage_cgroup_procs(probe);
-	rc = hs_job_start(&spec, &job);
-	if (rc == 0)
-		hs_job_forward_signals(job.pid);
-	sigprocmask(SIG_SETMASK, &saved_mask, NULL);
-	if (rc) {
-		snprintf(msg, sizeof(msg), "cannot start %s: %s", spec.argv[0], strerror(-rc));
-		hs_usage_end(probe, 0, NULL);
-		code = EXIT_HOTSET;
-		goto not_run;
-	}
-
-	rc = hs_job_exec_result(&job, &stage);
-	running = hs_job_wait_all(&job, &status);
-	hs_job_stop_forwarding();
-	if (rc || running < 0) {
-		hs_usage_end(probe, 0, NULL);
-		if (rc) {
-			start_failure_text(msg, sizeof(msg), spec.argv[0], -rc, stage);
-			code = hs_job_failure_code(-rc, stage);
-		} else {
-			snprintf(msg, sizeof(msg), "cannot wait for %s: %s", spec.argv[0],
-				 strerror(-running));
-			code = EXIT_HOTSET;
-		}
-		goto not_run;
-	}
-	/* the cgroup goes before anything is written: a closed stderr must not leak it */
-	hs_usage_end(probe, running, &u);
+	/* the probe's cgroup is gone before anything is written: a closed stderr cannot leak it */
 	code = hs_job_exit_code(status);
 	write_report(out, json, quiet, spec.argv, status, &u);
 	reported = true;

@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -217,4 +219,61 @@ int report_close(FILE *f, const char *path, int code)
 		error("cannot write the report to %s: %s", path ? path : "standard error",
 		      strerror(errno));
 	return code ? code : EXIT_HOTSET;
+}
+
+static int restore_mask(void *ctx)
+{
+	return sigprocmask(SIG_SETMASK, ctx, NULL) < 0 ? -errno : 0;
+}
+
+int time_command(struct hs_job_spec *spec, bool quiet, void (*started)(void *ctx, const char *procs),
+		 void *ctx, int *status, struct hs_usage *u, char *msg, size_t cap)
+{
+	struct hs_usage_probe *probe;
+	struct hs_job job;
+	sigset_t forwarded, saved_mask;
+	const char *stage = "exec";
+	int rc, running;
+
+	if ((rc = hs_usage_begin(&probe))) {
+		snprintf(msg, cap, "cannot measure the command: %s", strerror(-rc));
+		return EXIT_HOTSET;
+	}
+	if ((rc = hs_job_become_subreaper()) && !quiet)
+		warning("processes orphaned by the command will not be counted: %s", strerror(-rc));
+	/*
+	 * A signal sent to hotset between fork and the forwarding set-up would
+	 * kill hotset and leave the command running unmeasured: hold them
+	 * until forwarding is in place. The child gets its mask back.
+	 */
+	hs_job_signal_set(&forwarded);
+	sigprocmask(SIG_BLOCK, &forwarded, &saved_mask);
+	spec->before_exec = restore_mask;
+	spec->ctx = &saved_mask;
+	spec->cgroup_procs = hs_usage_cgroup_procs(probe);
+	if (started)
+		started(ctx, spec->cgroup_procs);
+	rc = hs_job_start(spec, &job);
+	if (rc == 0)
+		hs_job_forward_signals(job.pid);
+	sigprocmask(SIG_SETMASK, &saved_mask, NULL);
+	if (rc) {
+		snprintf(msg, cap, "cannot start %s: %s", spec->argv[0], strerror(-rc));
+		hs_usage_end(probe, 0, NULL);
+		return EXIT_HOTSET;
+	}
+	rc = hs_job_exec_result(&job, &stage);
+	running = hs_job_wait_all(&job, status);
+	hs_job_stop_forwarding();
+	if (rc || running < 0) {
+		hs_usage_end(probe, 0, NULL);
+		if (rc) {
+			start_failure_text(msg, cap, spec->argv[0], -rc, stage);
+			return hs_job_failure_code(-rc, stage);
+		}
+		snprintf(msg, cap, "cannot wait for %s: %s", spec->argv[0], strerror(-running));
+		return EXIT_HOTSET;
+	}
+	hs_usage_end(probe, running, u);
+	return 0;
 }

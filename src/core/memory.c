@@ -421,3 +421,10 @@ uint64_t hs_rerun_need(uint64_t read_pages, uint64_t page_size, const struct hs_
 	n->total = n->read + n->written + n->anon;
 	return n->total;
 }
+
+uint64_t hs_slurm_mem_mib(uint64_t bytes)
+{
+	uint64_t mib = bytes / (1 << 20) + (bytes % (1 << 20) != 0);
+
+	return mib ? mib : 1;
+}

@@ -553,7 +553,8 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 	unsigned seen = 0;
 	int rc;
 	enum { K_CREATED = 1, K_HOST = 2, K_KERNEL = 4, K_PAGE = 8, K_SOURCE = 16,
-	       K_BACKEND = 32, K_MMAP = 64, K_COMMAND = 128, K_CWD = 256 };
+	       K_BACKEND = 32, K_MMAP = 64, K_COMMAND = 128, K_CWD = 256, K_MAX_RSS = 512,
+	       K_WRITE_BYTES = 1024 };
 	static const char *const sources[] = { "record", "snapshot", NULL },
 		*const backends[] = { "ptrace", "bpf", NULL },
 		*const mmap_pages[] = { "faulted", "touched", NULL };
@@ -607,6 +608,10 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 			bit = K_COMMAND;
 		else if (keyword(&c, "cwd"))
 			bit = K_CWD;
+		else if (keyword(&c, "max-rss"))
+			bit = K_MAX_RSS;
+		else if (keyword(&c, "write-bytes"))
+			bit = K_WRITE_BYTES;
 		else
 			return fail(err, &c, "unknown header line (expected a key such as page-size, or a file line \"f ...\")");
 		if (seen & bit)
@@ -635,6 +640,14 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 			if (v < 512 || v > (1u << 24) || (v & (v - 1)))
 				rc = fail(err, &c, "page-size must be a power of two from 512 to 16M");
 			h->page_size = (uint32_t)v;
+			break;
+		case K_MAX_RSS:
+			rc = parse_u64(&c, &h->max_rss, err, "max-rss");
+			h->max_rss_known = !rc;
+			break;
+		case K_WRITE_BYTES:
+			rc = parse_u64(&c, &h->write_bytes, err, "write-bytes");
+			h->write_bytes_known = !rc;
 			break;
 		case K_COMMAND:
 		case K_CWD:
@@ -1168,6 +1181,16 @@ static void put_header(struct hs_profile_writer *w, const struct hs_profile_head
 	put_str(w, "page-size ");
 	put_u64(w, h->page_size ? h->page_size : hs_page_size());
 	put(w, "\n", 1);
+	if (h->max_rss_known) {
+		put_str(w, "max-rss ");
+		put_u64(w, h->max_rss);
+		put(w, "\n", 1);
+	}
+	if (h->write_bytes_known) {
+		put_str(w, "write-bytes ");
+		put_u64(w, h->write_bytes);
+		put(w, "\n", 1);
+	}
 	if (h->command && *h->command) {
 		put_str(w, "command ");
 		put_escaped(w, h->command, strlen(h->command));

@@ -311,6 +311,13 @@ static int queue_kv(void *ctx, const char *key, size_t klen, const char *v, size
 			return hs_error_set(err, EINVAL, "jobfile: the path is too long");
 		memcpy(q->jobfile, v, n);
 		q->jobfile[n] = '\0';
+	} else if (key_is(key, klen, "engine")) {
+		if (n == 5 && !memcmp(v, "local", 5))
+			q->slurm = false;
+		else if (n == 5 && !memcmp(v, "slurm", 5))
+			q->slurm = true;
+		else
+			return hs_error_set(err, EINVAL, "engine: give local or slurm");
 	} else if (key_is(key, klen, "hash")) {
 		uint64_t h = 0;
 
@@ -382,10 +389,11 @@ int hs_queue_parse(const char *text, size_t len, struct hs_queue *q, struct hs_e
 
 void hs_queue_print(FILE *f, const struct hs_queue *q)
 {
-	fprintf(f, "# hotset run: the queue (job NAME STATE EXIT START_NS END_NS PID)\n");
+	fprintf(f, "# hotset run: the queue (job NAME STATE EXIT START_NS END_NS PID-OR-SLURM-JOB)\n");
 	if (q->jobfile[0])	/* an empty value would not read back */
 		fprintf(f, "jobfile %s\n", q->jobfile);
 	fprintf(f, "hash %016" PRIx64 "\n", q->hash);
+	fprintf(f, "engine %s\n", q->slurm ? "slurm" : "local");
 	for (size_t i = 0; i < q->n; i++) {
 		const struct hs_queue_job *j = &q->jobs[i];
 

@@ -77,6 +77,43 @@ static bool cpu_free(const struct hs_sched *s, const struct hs_sched_job *j, uns
 	return cpu_used + cpus_of(s, j) <= (s->cpus > 0 ? s->cpus : 1.0) + 1e-9;
 }
 
+/* A running job's end as its last run's wall time foretells it: seconds from now, or -1. */
+static double time_left(const struct hs_sched_job *r)
+{
+	if (r->state != HS_Q_RUNNING || !r->known || r->wall <= 0)
+		return -1;
+	return r->wall > r->elapsed ? r->wall - r->elapsed : 0;
+}
+
+/*
+ * Seconds until the running jobs, ending as their last runs foretell,
+ * leave room for job h (whose charge is h_charge) beside those still
+ * running; -1 when no end in sight makes room.
+ */
+static double room_in(const struct hs_sched *s, const struct hs_sched_job *jobs, size_t n,
+		      uint64_t used, uint64_t h_charge)
+{
+	double best = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		double t = time_left(&jobs[i]);
+		uint64_t freed = 0;
+
+		if (t < 0)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			double tk = time_left(&jobs[k]);
+
+			if (tk >= 0 && tk <= t)
+				freed = add(freed, charge(s, &jobs[k]));
+		}
+		if (add(used - (freed < used ? freed : used), h_charge) <= s->budget &&
+		    (best < 0 || t < best))
+			best = t;
+	}
+	return best;
+}
+
 ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_t n)
 {
 	unsigned running = 0;
@@ -85,6 +122,7 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 	double cpu_used = 0;
 	bool held = false;	/* a job waits for memory: later ones must fit beside it */
 	bool alone_held = false;	/* that job has no history: no one passes */
+	double room = -1;	/* seconds until there is room for the held job, or -1 */
 	ssize_t chosen = -1;
 
 	for (size_t i = 0; i < n; i++) {
@@ -131,16 +169,33 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 			chosen = (ssize_t)i;
 			continue;
 		}
-		if (j->wait == HS_WAIT_MEMORY && held)
-			j->wait = HS_WAIT_ORDER;	/* it would not fit beside the one held */
+		if (j->wait == HS_WAIT_MEMORY && held) {
+			/*
+			 * It would not fit beside the one held. It may still run
+			 * now if it fits, and its last run says it ends before
+			 * the running jobs leave room for the held one: it then
+			 * delays nobody (backfilling, as EASY schedulers do).
+			 */
+			if (room > 0 && j->wall > 0 && j->wall <= room &&
+			    add(used, charge(s, j)) <= s->budget &&
+			    (j->cpu_bound || !high_pressure)) {
+				j->wait = HS_WAIT_NONE;
+				chosen = (ssize_t)i;
+				continue;
+			}
+			j->wait = HS_WAIT_ORDER;
+		}
 		if (!held && (j->wait == HS_WAIT_MEMORY || j->wait == HS_WAIT_NO_HISTORY ||
 			      j->wait == HS_WAIT_UNKNOWN_RUNNING)) {
 			/* the first job that waits for room keeps its place */
 			held = true;
-			if (!j->known)
+			if (!j->known) {
 				alone_held = true;
-			else
+			} else {
 				reserved = charge(s, j);
+				if (j->wait == HS_WAIT_MEMORY)
+					room = room_in(s, jobs, n, used, reserved);
+			}
 		}
 	}
 	return chosen;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make install puts the binary under test, every man page, the bash and
-# zsh completion and the systemd units under DESTDIR/PREFIX; the installed
-# binary runs; make uninstall removes them.
+# zsh completion, the systemd units and the Slurm prolog under
+# DESTDIR/PREFIX; the installed binary runs; make uninstall removes them.
 . "$(dirname "$0")/../lib.sh"
 
 HOTSET=$HOTSET_BUILT	# the binary in the build tree, which make install copies
@@ -26,7 +26,7 @@ test_expect_success MAKE 'make install puts bin/hotset and every man page under 
 		check_eq "$(stat -c %a "$dest/usr/local/share/man/man1/$m")" 644 || return 1
 	done < want &&
 	(cd "$dest" && find . -type f | sort) > files &&
-	check_eq "$(wc -l < files)" $(( $(wc -l < want) + 5 + $(units | wc -l) ))
+	check_eq "$(wc -l < files)" $(( $(wc -l < want) + 6 + $(units | wc -l) ))
 '
 
 test_expect_success MAKE 'make install puts the JSON schema and the option table in the doc directory' '
@@ -66,6 +66,18 @@ test_expect_success MAKE 'make install puts the systemd units in UNITDIR, naming
 	grep -q "^ExecStop=/opt/hs/bin/hotset snapshot " "$u" &&
 	! grep -n /usr/local/bin "$u" &&
 	test ! -e "$PWD/other/usr/local/lib/systemd"
+'
+
+test_expect_success MAKE 'make install puts the Slurm prolog in LIBEXECDIR, naming the installed binary' '
+	dest=$PWD/dest &&
+	hs_make install DESTDIR="$dest" &&
+	s=$dest/usr/local/libexec/hotset/hotset-slurm &&
+	check_eq "$(stat -c %a "$s")" 755 &&
+	! grep -n @BINDIR@ "$s" &&
+	grep -q "^HOTSET=/usr/local/bin/hotset" "$s" &&
+	sh -n "$s" &&
+	hs_make install DESTDIR="$PWD/other" BINDIR=/opt/hs/bin LIBEXECDIR=/opt/hs/libexec &&
+	grep -q "^HOTSET=/opt/hs/bin/hotset" "$PWD/other/opt/hs/libexec/hotset-slurm"
 '
 
 test_expect_success MAKE 'a man page is installed for every command' '

@@ -6,7 +6,6 @@
 # before they are looked at.
 . "$(dirname "$0")/../lib.sh"
 
-prereq_MOUNT() { [ "$(id -u)" -eq 0 ] && mkdir -p "$TRASH/m" && mount -t tmpfs none "$TRASH/m" 2>/dev/null && umount "$TRASH/m"; }
 prereq_STRACE() { command -v strace >/dev/null; }
 
 test_expect_success REALFS 'counts are exact to the page (readahead off)' '

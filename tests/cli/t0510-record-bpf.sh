@@ -86,6 +86,13 @@ test_expect_success BPF 'the summary says bpf; auto picks bpf here' '
 	check_eq "$(json sum "\"%s %d %d\" % (j[\"backend\"], j[\"lost_events\"], j[\"exit_status\"])")" "bpf 0 0"
 '
 
+test_expect_success BPF 'the job'"'"'s peak RSS is its own, not the ring buffer'"'"'s hotset had mapped' '
+	hotset record --json -o p -- true 2> sum && hotset time -J -- true 2> t.json &&
+	rec=$(json sum "j[\"max_rss_bytes\"]") && timed=$(json t.json "j[\"max_rss_bytes\"]") &&
+	echo "record $rec, time $timed" &&
+	test "$rec" -lt $((timed + (4 << 20)))
+'
+
 test_expect_success NOBODY,BPF 'without privileges: a message that names them' '
 	expect_code 1 as_nobody "$HOTSET" record --backend=bpf --probe 2> err &&
 	grep -q "needs root: CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)" err &&

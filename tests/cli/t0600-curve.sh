@@ -2,7 +2,8 @@
 # hotset curve: the miss curve of a profile's trace, exact against known
 # traces and against an LRU simulated here (over a job recorded for real);
 # its CSV, JSON and SVG; sampling; the kernel model (readahead, --sizes,
-# which model the default picks); a profile without a trace; usage errors.
+# which model the default picks); a profile without a trace; usage errors;
+# --mem-request, from the curve and the run figures record writes.
 . "$(dirname "$0")/../lib.sh"
 
 HEAD='hotset-profile 1
@@ -223,6 +224,50 @@ test_expect_success REALFS 'a recorded job: cat reading a 64-page file twice' '
 	check_eq "$(json j "(j[\"points\"][-1][\"cache_bytes\"] == $ws, j[\"points\"][-1][\"miss_bytes_cold\"] == $ws, j[\"points\"][-1][\"miss_bytes_rerun\"])")" "(True, True, 0)" &&
 	check_eq "$(json j "all(p[\"miss_bytes_rerun\"] >= 128 * $ps for p in j[\"points\"] if p[\"cache_bytes\"] < 64 * $ps)")" 1 &&
 	check_eq "$(json j "j[\"rerun_zero_bytes\"] >= 64 * $ps")" 1
+'
+
+test_expect_success '--mem-request: the cache a re-run needs, what the run wrote and its RSS, as --mem' '
+	twice &&
+	# without the run figures: the cache alone, at least 1M; the rest unknown
+	hotset curve --model lru --mem-request twice.prof > out && cat out &&
+	grep -q "^--mem=1M: the memory a warm re-run of twice.prof needs" out &&
+	grep -q "^  cache  *256.0 KiB  the least cache at which a re-run reads nothing$" out &&
+	grep -q "^  written  *unknown" out && grep -q "^  own memory  *unknown" out &&
+	check_eq "$(hotset curve --model lru --mem-request -q twice.prof)" 1M &&
+	hotset curve --model lru -J twice.prof > j &&
+	check_eq "$(json j "(j[\"memory_needed_bytes\"], j[\"memory_needed_read_bytes\"], j[\"memory_needed_written_bytes\"], j[\"memory_needed_rss_bytes\"])")" \
+		"(262144, 262144, None, None)" &&
+	check_eq "$(json j "j[\"memory_needed_source\"] + \" \" + j[\"mem_request\"]")" "curve 1M" &&
+	# with them, as record writes them: 256K + 1M + 10M = 11.25M, rounded up
+	sed -e "s/^page-size 4096$/&\nmax-rss 10485760\nwrite-bytes 1048576/" twice.prof > run.prof &&
+	hotset curve --model lru --mem-request run.prof > out && cat out &&
+	grep -q "^--mem=12M: " out &&
+	grep -q "^  written  *1.0 MiB  what its recorded run wrote" out &&
+	grep -q "^  own memory  *10.0 MiB  the peak RSS of its largest process$" out &&
+	check_eq "$(hotset curve --model lru --mem-request -q run.prof)" 12M &&
+	hotset curve --model lru -J run.prof > j &&
+	check_eq "$(json j "(j[\"memory_needed_bytes\"], j[\"memory_needed_written_bytes\"], j[\"memory_needed_rss_bytes\"])")" \
+		"(11796480, 1048576, 10485760)" &&
+	check_eq "$(json j "j[\"mem_request\"]")" 12M &&
+	hotset curve --model lru run.prof > out &&
+	grep -q "^Memory:       11.2 MiB for a re-run to read nothing (sbatch --mem=12M)$" out &&
+	# exactly 1 MiB is 1M, not 2M
+	sed -e "s/^page-size 4096$/&\nmax-rss 786432/" twice.prof > mib.prof &&
+	check_eq "$(hotset curve --model lru --mem-request -q mib.prof)" 1M &&
+	expect_code 2 hotset curve --mem-request --csv twice.prof 2> err && grep -q "choose one" err
+'
+
+test_expect_success REALFS 'record writes the max-rss and write-bytes of the run, which --mem-request counts' '
+	mkpages f 64 &&
+	hotset record --trace -q -o p.prof -- sh -c "cat f > /dev/null; head -c 1M /dev/zero > out; sync out" &&
+	rss=$(sed -n "s/^max-rss //p" p.prof) && wb=$(sed -n "s/^write-bytes //p" p.prof) &&
+	test "$rss" -gt 0 && test "$wb" -ge 1048576 &&
+	hotset curve -J --model lru p.prof > j &&
+	check_eq "$(json j "(j[\"memory_needed_rss_bytes\"], j[\"memory_needed_written_bytes\"])")" "($rss, $wb)" &&
+	check_eq "$(json j "j[\"memory_needed_bytes\"] == j[\"memory_needed_read_bytes\"] + $rss + $wb")" 1 &&
+	hotset show -J p.prof > show.json &&
+	check_eq "$(json show.json "(j[\"max_rss_bytes\"], j[\"write_bytes\"])")" "($rss, $wb)" &&
+	hotset show p.prof | grep -q "^Run:      peak RSS .*, wrote "
 '
 
 test_expect_success 'bad profiles: missing, a FIFO (never opened), malformed with its line; exit 2' '

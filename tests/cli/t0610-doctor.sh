@@ -47,15 +47,18 @@ test_expect_success SLOWDISK,REALFS 'the text says the same, with the command to
 # A job that writes: its new file takes page cache too, and a limit must
 # leave room for it (the index build of docs/doctor.md); without a run
 # (-p) what it writes is not known, and null.
-test_expect_success REALFS 'what a re-run needs counts what the job writes; -p: not known' '
+test_expect_success REALFS 'what a re-run needs counts what the job writes; -p: the recorded run'"'"'s, or not known' '
 	mktree &&
 	hotset doctor -J --profile-output p.prof -- sh -c "cat tree/*/* > copy" > d.json &&
 	check_eq "$(json d.json "j[\"memory_needed_written_bytes\"] >= 24 * 1048576")" True &&
 	check_eq "$(json d.json "j[\"memory_needed_bytes\"] >= j[\"memory_needed_read_bytes\"] + 24 * 1048576")" True &&
 	finding d.json working-set | grep -q "for what it writes" &&
-	hotset doctor -J -p p.prof > d.json &&
-	check_eq "$(json d.json "j[\"memory_needed_written_bytes\"], j[\"memory_needed_rss_bytes\"], j[\"memory_needed_bytes\"] == j[\"memory_needed_read_bytes\"]")" "None None True" &&
-	finding d.json working-set | grep -q "not known without a run"
+	hotset doctor -J -p p.prof > p.json &&
+	keys="[j[\"memory_needed_written_bytes\"], j[\"memory_needed_rss_bytes\"]]" &&
+	check_eq "$(json p.json "$keys")" "$(json d.json "$keys")" &&
+	hotset snapshot -q -o s.prof tree && hotset doctor -J -p s.prof > s.json &&
+	check_eq "$(json s.json "j[\"memory_needed_written_bytes\"], j[\"memory_needed_rss_bytes\"], j[\"memory_needed_bytes\"] == j[\"memory_needed_read_bytes\"]")" "None None True" &&
+	finding s.json working-set | grep -q "not known: no run, and not in the profile"
 '
 
 # The page cache is shared: warm, then diagnose, until nothing was taken between.

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# hotset run: a bad job file is refused with its line and nothing runs; a
+# hotset run: a bad job file is refused with its line and nothing runs (a
+# named FIFO, a device, a file it may not read too; a pipe is read); a
 # queue of small jobs gives each job's exit status, log and figures (table
-# and JSON); --halt, --dry-run, -- CMD; SIGTERM reaches each running job
-# once and leaves no temporary file; a state directory is locked against a
-# second queue; --resume runs each job once in all; jobs whose needs
-# together exceed the budget never overlap, small ones do; as nobody.
+# and JSON); --halt, --dry-run, -- CMD; SIGTERM, and SIGINT to the whole
+# process group, reach each running job once and leave no temporary file;
+# a state directory is locked against a second queue; --resume runs each
+# job once in all; jobs whose needs together exceed the budget never
+# overlap, small ones do, a short one passes the one held; the status
+# line on a terminal; as nobody.
 . "$(dirname "$0")/../lib.sh"
 
 ROOT=$(cd "$TESTS_DIR/.." && pwd)
@@ -26,6 +29,34 @@ test_expect_success 'a bad job file: its line and what is wrong, exit 2, nothing
 	bad_file "ok touch ran\nname-only   \n" 2 "has no command" &&
 	: > empty && expect_code 2 run empty 2> err && grep -q "no job" err &&
 	expect_code 2 run missing 2> err && grep -q "missing: No such file" err
+'
+
+test_expect_success 'a named FIFO, a directory or a device is refused at once; a pipe is read' '
+	mkfifo fifo &&
+	expect_code 2 timeout 10 "$HOTSET" run -q --state "$PWD/st" fifo 2> err &&
+	grep -q "fifo: a named FIFO" err &&
+	expect_code 2 run . 2> err && grep -q "not a regular file" err &&
+	expect_code 2 run /dev/null 2> err && grep -q "not a regular file" err &&
+	test ! -e st &&
+	printf "%s\n" "p1 echo one" "p2 echo two" | run /dev/stdin &&
+	grep -qx two st/logs/p2.log
+'
+
+test_expect_success NOBODY 'a job file nobody may read: the reason, exit 2, nothing runs' '
+	mkdir -m 777 nr && echo "a touch $PWD/nr/ran" > nr/jobs && chmod 600 nr/jobs &&
+	expect_code 2 as_nobody env HOME=/nonexistent "$HOTSET" run -q --state "$PWD/nr/st" nr/jobs 2> err &&
+	grep -q "nr/jobs: Permission denied" err && test ! -e nr/ran && test ! -e nr/st
+'
+
+test_expect_success MOUNT 'a full state directory: no job starts after, the running one is seen to its end' '
+	mkdir full && mount -t tmpfs -o size=64k none full && trap "umount -l $PWD/full" EXIT &&
+	printf "%s\n" "a true" "b dd if=/dev/zero of=$PWD/full/fill bs=1k count=256; sleep 0.5; exit 3" \
+		"c touch ran" > jobs &&
+	expect_code 125 "$HOTSET" run -J --state "$PWD/full" --logs "$PWD/logs" jobs > r.json 2> err &&
+	cat err >&2 && check_eq "$(grep -c "cannot write the queue" err)" 1 &&
+	grep -q "No space left on device; no job starts" err &&
+	check_eq "$(json r.json "[j[\"exit_status\"] for j in j[\"jobs\"]]")" "[0, 3, None]" &&
+	test ! -e ran && test -z "$(find full -name "*hotset-tmp*")"
 '
 
 test_expect_success 'a queue: exit statuses, logs, the table; 1 when a job failed' '
@@ -99,6 +130,23 @@ test_expect_success 'SIGTERM: each running job gets it once, none starts, no tem
 	test -z "$(find st -name "*hotset-tmp*")"
 '
 
+test_expect_success 'SIGINT to the whole process group (Ctrl-C): each job gets it once' '
+	cat > job.sh <<-\EOF &&
+	trap "echo INT >> $1.sig; exit 1" INT
+	touch $1.started
+	for i in $(seq 100); do sleep 0.1; done
+	EOF
+	printf "%s\n" "a true" "b true" > quick && run -j 2 quick > /dev/null &&
+	printf "%s\n" "a sh $PWD/job.sh a" "b sh $PWD/job.sh b" > jobs &&
+	{ env --default-signal=INT setsid "$HOTSET" run -q --state "$PWD/st" -j 2 jobs \
+		> table 2> err & } && pid=$! &&
+	for i in $(seq 100); do [ -e a.started ] && [ -e b.started ] && break; sleep 0.1; done &&
+	test -e a.started && test -e b.started && check_eq "$(ps -o pgid= $pid | tr -d " ")" $pid &&
+	kill -INT -- -$pid && rc=0 && { wait $pid || rc=$?; } && check_eq $rc 130 &&
+	cat table err &&
+	check_eq "$(cat a.sig)" INT && check_eq "$(cat b.sig)" INT
+'
+
 test_expect_success 'kill -9 of run, then --resume: every job completes once in all' '
 	printf "%s\n" "a sleep 0.1; echo a >> $PWD/count" "b sleep 2; echo b >> $PWD/count" \
 		"c echo c >> $PWD/count" > jobs &&
@@ -126,10 +174,10 @@ test_expect_success ROOT 'the queue and a supervisor killed: --resume stops what
 	sleep 2.5 && check_eq "$(cat count2)" b
 '
 
-test_expect_success 'jobs whose needs exceed the budget together never overlap; small ones do' '
+test_expect_success 'jobs whose needs exceed the budget together never overlap; small ones do; a short one passes' '
 	mkpages big1 8192 && mkpages big2 8192 &&
-	printf "%s\n" "big1 cat $PWD/big1 > /dev/null; sleep 0.5" "big2 cat $PWD/big2 > /dev/null; sleep 0.5" \
-		"s1 sleep 0.5" "s2 sleep 0.5" > jobs &&
+	printf "%s\n" "big1 cat $PWD/big1 > /dev/null; sleep 1" "big2 cat $PWD/big2 > /dev/null; sleep 0.5" \
+		"s1 sleep 2.5" "s2 sleep 2.5" "q1 sleep 0.1" > jobs &&
 	run -j 4 jobs > /dev/null &&
 	python3 - > budget <<-\PY &&
 	def rec(name):
@@ -137,7 +185,7 @@ test_expect_success 'jobs whose needs exceed the budget together never overlap; 
 	    c = d["rerun_cache_bytes"] if d["rerun_cache_bytes"] != "-" else d["working_set_bytes"]
 	    return int(c) + int(d["max_rss_bytes"])
 	big = [rec("big1"), rec("big2")]
-	small = max(rec("s1"), rec("s2"))
+	small = max(rec("s1"), rec("s2"), rec("q1"))
 	b = max(big) + 2 * small
 	assert b < sum(big), (big, small)
 	print(b)
@@ -151,6 +199,10 @@ test_expect_success 'jobs whose needs exceed the budget together never overlap; 
 	assert not overlap("big1", "big2"), j
 	assert overlap("s1", "s2"), j
 	assert j["big2"]["wait_reason"] == "memory", j
+	# q1 ends before big1 leaves room for big2 (its last run says so): it passes
+	# big2 beside big1; s1, 2.5 s, would not, and waits
+	assert overlap("q1", "big1") and j["q1"]["wait_reason"] is None, j
+	assert not overlap("s1", "big1") and j["s1"]["wait_reason"] == "order", j
 	PY
 '
 
@@ -166,6 +218,18 @@ test_expect_success REALFS 'the next job is warmed while a CPU-bound one runs' '
 	r = json.load(open("w.json"))["jobs"][1]
 	assert r["disk_read_bytes"] is None or r["disk_read_bytes"] < os.path.getsize("big") / 2, r
 	PY
+'
+
+test_expect_success 'on a terminal: a status line (running, waiting and why, done), wiped before the table' '
+	printf "%s\n" "a sleep 0.3" "b sleep 0.3" > jobs &&
+	script -qec "\"$HOTSET\" run --state \"$PWD/st\" jobs" /dev/null > tty.out &&
+	tr "\r" "\n" < tty.out > lines && cat lines &&
+	grep -q "^.\[Krun: 1 running, 1 waiting (no-history), 0 done" lines &&
+	grep -q "^.\[Krun: 0 running, 0 waiting, 2 done" lines &&
+	grep -q "^.\[KNAME  *START" lines &&
+	script -qec "\"$HOTSET\" run -q --state \"$PWD/st\" jobs" /dev/null > quiet.out &&
+	! grep -q "running" quiet.out &&
+	"$HOTSET" run --state "$PWD/st" jobs 2> err > /dev/null && ! grep -q "running" err
 '
 
 test_expect_success NOBODY 'as nobody, with a state directory of its own: it runs, I/O wait unknown' '

@@ -89,7 +89,8 @@ static void queue(const char *buf, size_t size)
 	if (!strchr(a.jobfile, '\n')) {
 		text = printed(print_queue, &a, &len);
 		assert(hs_queue_parse(text, len, &b, &err) == 0);
-		assert(a.n == b.n && a.hash == b.hash && !strcmp(a.jobfile, b.jobfile));
+		assert(a.n == b.n && a.hash == b.hash && a.slurm == b.slurm &&
+		       !strcmp(a.jobfile, b.jobfile));
 		for (size_t i = 0; i < a.n; i++)
 			assert(!memcmp(&a.jobs[i], &b.jobs[i], sizeof(a.jobs[i])));
 		hs_queue_free(&b);

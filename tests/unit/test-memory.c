@@ -73,9 +73,20 @@ TEST(rerun_need_counts_reads_writes_and_rss)
 	CHECK(!n.written_known && n.anon_known && n.total == 40960 + (36ull << 20));
 }
 
+/* Slurm's --mem: MiB rounded up, never 0 (which would ask for a whole node). */
+TEST(slurm_mem_rounds_up_to_mib)
+{
+	CHECK_EQ_U64(hs_slurm_mem_mib(0), 1);
+	CHECK_EQ_U64(hs_slurm_mem_mib(1), 1);
+	CHECK_EQ_U64(hs_slurm_mem_mib(1 << 20), 1);
+	CHECK_EQ_U64(hs_slurm_mem_mib((1 << 20) + 1), 2);
+	CHECK_EQ_U64(hs_slurm_mem_mib(468ull << 20), 468);
+	CHECK_EQ_U64(hs_slurm_mem_mib(UINT64_MAX), UINT64_C(1) << 44);
+}
+
 int main(void)
 {
 	return RUN_TESTS(meminfo_fields_in_bytes, meminfo_refuses_what_is_not_a_size,
 			 meminfo_of_this_machine, meminfo_fuzz_corpus_replays,
-			 rerun_need_counts_reads_writes_and_rss);
+			 rerun_need_counts_reads_writes_and_rss, slurm_mem_rounds_up_to_mib);
 }

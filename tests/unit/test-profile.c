@@ -266,6 +266,10 @@ static void full_header(struct hs_profile_header *h)
 	snprintf(h->kernel, sizeof(h->kernel), "6.18.44-test");
 	h->command = "make -j2 'a b' \\ \n \xff";
 	h->cwd = "/src/with\nnewline";
+	h->max_rss_known = true;
+	h->max_rss = 52428800;
+	h->write_bytes_known = true;
+	h->write_bytes = 0;
 }
 
 TEST(roundtrip_header_and_items)
@@ -325,6 +329,9 @@ TEST(roundtrip_header_and_items)
 	CHECK_STR(g->kernel, "6.18.44-test");
 	CHECK_STR(g->command, h.command);
 	CHECK_STR(g->cwd, h.cwd);
+	CHECK(g->max_rss_known && g->write_bytes_known);
+	CHECK_EQ_U64(g->max_rss, 52428800);
+	CHECK_EQ_U64(g->write_bytes, 0);
 	CHECK_EQ_U64(hs_profile_totals(r)->files, n);
 	CHECK_EQ_U64(hs_profile_totals(r)->outputs, 2);
 	CHECK_EQ_U64(hs_profile_totals(r)->trace_lines, 3);
@@ -577,6 +584,9 @@ TEST(rejects_bad_header)
 	BAD("hotset-profile 1\nsource record\nbackend strace\npage-size 4096\nend 0 0 0\n", 3, "unknown backend");
 	BAD("hotset-profile 1\nsource record\nmmap-pages some\npage-size 4096\nend 0 0 0\n", 3, "unknown mmap-pages");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\ncolour blue\nend 0 0 0\n", 4, "unknown header line");
+	BAD("hotset-profile 1\npage-size 4096\nsource record\nmax-rss 1M\nend 0 0 0\n", 4, "unexpected text after the value");
+	BAD("hotset-profile 1\npage-size 4096\nsource record\nwrite-bytes -1\nend 0 0 0\n", 4, "write-bytes");
+	BAD("hotset-profile 1\npage-size 4096\nsource record\nmax-rss 1\nmax-rss 1\nend 0 0 0\n", 5, "given twice");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\n\nend 0 0 0\n", 4, "unknown header line");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\nsources x\nend 0 0 0\n", 4, "unknown header line");
 	BAD("hotset-profile 1\npage-size 4095\nsource snapshot\nend 0 0 0\n", 2, "power of two");

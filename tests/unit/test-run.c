@@ -168,6 +168,30 @@ TEST(a_later_job_passes_one_waiting_for_memory_only_if_both_fit)
 	CHECK(hs_sched_next(&s, j, 4) == 1);
 }
 
+TEST(a_job_that_ends_before_there_is_room_for_the_held_one_passes_it)
+{
+	struct hs_sched s = { .slots = 4, .budget = 100 };
+	struct hs_sched_job j[4] = { known(80, false), known(90, false), known(15, true),
+				     known(15, true) };
+
+	j[0].state = HS_Q_RUNNING, j[0].wall = 60, j[0].elapsed = 20;	/* 40 s left */
+	j[2].wall = 30;		/* ends in 30 s: before 1 could start */
+	j[3].wall = 50;		/* would end after: it waits */
+	CHECK(hs_sched_next(&s, j, 4) == 2);
+	CHECK(j[1].wait == HS_WAIT_MEMORY && j[2].wait == HS_WAIT_NONE);
+	j[2].state = HS_Q_RUNNING, j[2].elapsed = 0;
+	CHECK(hs_sched_next(&s, j, 4) == -1 && j[3].wait == HS_WAIT_ORDER);
+	/* the running job outlived its last run: room any moment, no one passes */
+	j[2].state = HS_Q_PENDING, j[0].elapsed = 70;
+	CHECK(hs_sched_next(&s, j, 4) == -1 && j[2].wait == HS_WAIT_ORDER);
+	/* no wall time known for the running job: never */
+	j[0].wall = 0, j[0].elapsed = 0;
+	CHECK(hs_sched_next(&s, j, 4) == -1 && j[2].wait == HS_WAIT_ORDER);
+	/* nor for the one that would pass; the next one ends in time (50 of 60 s) */
+	j[0].wall = 60, j[2].wall = 0;
+	CHECK(hs_sched_next(&s, j, 4) == 3 && j[2].wait == HS_WAIT_ORDER);
+}
+
 TEST(a_job_with_no_history_runs_alone_or_beside_cpu_bound_ones)
 {
 	struct hs_sched s = { .slots = 4, .budget = 1000 };
@@ -228,6 +252,7 @@ int main(void)
 			 a_record_reads_back_as_written, jobs_start_while_they_fit_the_budget,
 			 a_job_larger_than_the_budget_leaves_only_the_slack_and_is_not_passed,
 			 without_slots_jobs_share_the_cpus_by_what_they_use,
+			 a_job_that_ends_before_there_is_room_for_the_held_one_passes_it,
 			 a_later_job_passes_one_waiting_for_memory_only_if_both_fit,
 			 a_job_with_no_history_runs_alone_or_beside_cpu_bound_ones,
 			 io_pressure_holds_io_bound_jobs_only,

@@ -257,6 +257,28 @@ struct session {
  * each page of a table that grows with the job would pay. Returns NULL on
  * failure; release with munmap(p, bytes).
  */
+/*
+ * The job's first process is forked from this one, and the kernel counts
+ * the pages it had before exec in its peak RSS (ru_maxrss): the ring
+ * buffer's 16 MiB, mapped and resident, would be the job's. The maps'
+ * mappings are not inherited, then.
+ */
+static void maps_not_inherited(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (strstr(line, "anon_inode:bpf-map") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			madvise((void *)lo, hi - lo, MADV_DONTFORK);
+	}
+	fclose(f);
+}
+
 static void *populated(size_t bytes)
 {
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
@@ -901,6 +923,7 @@ int hs_record_bpf(const struct hs_record_opts *o, struct hs_recording *rec,
 		rc = hs_error_set(err, errno, "cannot read the eBPF ring buffer: %s", strerror(errno));
 		goto out;
 	}
+	maps_not_inherited();
 	if ((rc = hs_job_gate_init(&hold))) {
 		rc = hs_error_set(err, -rc, "cannot make a pipe: %s", strerror(-rc));
 		goto out;
