@@ -1077,7 +1077,7 @@ static int run_step(struct queue *q, const char *name)
 {
 	const int stops[] = { SIGINT, SIGTERM, SIGHUP };
 	struct qjob *j = NULL;
-	int rc;
+	int rc, sig;
 
 	for (size_t i = 0; i < q->n; i++)
 		if (!strcmp(q->jobs[i].def->name, name))
@@ -1088,6 +1088,12 @@ static int run_step(struct queue *q, const char *name)
 		return error("%s: cannot make the directory: %s", j->dir, strerror(-rc)), EXIT_HOTSET;
 	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
 		signal(stops[i], SIG_DFL);
+	/* the queue was stopped while Slurm started this step (its prolog ran) */
+	if ((sig = slurm_stopped(q->state))) {
+		error("job '%s': the queue was stopped (%s) before it started: not run", name,
+		      strsignal(sig));
+		return 128 + sig;
+	}
 	hs_profile_catch_signals();
 	return run_one(j);
 }

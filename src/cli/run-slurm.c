@@ -32,13 +32,40 @@
 #define POLL_MS 1000		/* squeue's load on the controller: once a second */
 #define OUT_MAX 65536
 
+extern char **environ;
+
 /*
- * Run argv, its output and errors into out (NUL-terminated, cut at size).
- * Returns its exit status, 127 when it could not run, or -errno.
+ * The child's environment for Slurm's tools: the user's SQUEUE_* settings
+ * would filter or reshape the lines read here (SQUEUE_STATES, _NAMES,
+ * _PARTITION...), and SLURM_TIME_FORMAT the times slurm_time() parses.
+ */
+static void slurm_environment(void)
+{
+	for (size_t i = 0; environ[i];) {
+		char name[256];
+
+		if (strncmp(environ[i], "SQUEUE_", 7)) {
+			i++;
+			continue;
+		}
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(environ[i], "="), environ[i]);
+		if (unsetenv(name))
+			i++;
+	}
+	setenv("SLURM_TIME_FORMAT", "standard", 1);
+}
+
+/*
+ * Run argv, its output and errors into out (NUL-terminated). It runs in a
+ * process group of its own: a terminal's ^C stops the queue, which then
+ * cancels its jobs, not an sbatch whose job would go on untold. Returns
+ * its exit status, 127 when it could not run, -E2BIG when its output did
+ * not fit in size (nothing is concluded from part of it), or -errno.
  */
 static int capture(char *const argv[], char *out, size_t size)
 {
 	size_t len = 0;
+	bool cut = false;
 	int p[2], status;
 	pid_t pid;
 
@@ -55,6 +82,8 @@ static int capture(char *const argv[], char *out, size_t size)
 			dup2(null, 0);
 		dup2(p[1], 1);
 		dup2(p[1], 2);
+		setpgid(0, 0);
+		slurm_environment();
 		execvp(argv[0], argv);
 		dprintf(2, "%s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -68,15 +97,27 @@ static int capture(char *const argv[], char *out, size_t size)
 			continue;
 		if (n <= 0)
 			break;
-		for (ssize_t i = 0; i < n && len + 1 < size; i++)
-			out[len++] = buf[i];
+		for (ssize_t i = 0; i < n; i++) {
+			if (len + 1 < size)
+				out[len++] = buf[i];
+			else
+				cut = true;
+		}
 	}
 	close(p[0]);
 	out[len] = '\0';
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
+	if (cut)
+		return -E2BIG;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Slurm's answer for a job it no longer knows (MinJobAge after its end) */
+static bool forgotten(const char *out)
+{
+	return strstr(out, "Invalid job id") != NULL;
 }
 
 /* The first line of s, for a message. */
@@ -88,14 +129,19 @@ static const char *first_line(char *s)
 
 /*
  * The sbatch command line of job j, into argv (strings in bufs). The
- * batch job runs `hotset run --step NAME`, with this hotset binary.
+ * batch job runs `hotset run --step NAME`, with this hotset binary. Its
+ * comment holds hotset:PROFILE for the prolog, when it has one, and
+ * hotset-submit:NS, the time the queue saved before sbatch (j->start_ns):
+ * what finds the job again when the queue died as sbatch ran.
  */
 struct submission {
 	char *argv[12];
 	char name[HS_JOB_NAME_MAX + 16], output[PATH_MAX + 16], mem[32];
-	char comment[PATH_MAX + 48];
+	char comment[PATH_MAX + 96];
 	char *wrap;
 };
+
+#define SUBMIT_TOKEN "hotset-submit:"
 
 static int build(struct queue *q, struct qjob *j, const char *hotset, struct submission *s)
 {
@@ -124,10 +170,13 @@ static int build(struct queue *q, struct qjob *j, const char *hotset, struct sub
 		s->argv[k++] = s->mem;
 	}
 	snprintf(profile, sizeof(profile), "%s/profile", j->dir);
-	if (j->s.known && access(profile, R_OK) == 0) {
-		snprintf(s->comment, sizeof(s->comment), "--comment=hotset:%s", profile);
-		s->argv[k++] = s->comment;
-	}
+	if (j->s.known && access(profile, R_OK) == 0)
+		snprintf(s->comment, sizeof(s->comment), "--comment=hotset:%s " SUBMIT_TOKEN "%" PRId64,
+			 profile, j->start_ns);
+	else
+		snprintf(s->comment, sizeof(s->comment), "--comment=" SUBMIT_TOKEN "%" PRId64,
+			 j->start_ns);
+	s->argv[k++] = s->comment;
 	s->argv[k++] = s->wrap;
 	s->argv[k] = NULL;
 	return 0;
@@ -181,6 +230,27 @@ static void print_jobfile(FILE *f, const void *ctx)
 		fprintf(f, "%s %s\n", q->jobs[i].def->name, q->jobs[i].def->command);
 }
 
+/*
+ * sbatch --parsable's job id: the line "ID" or "ID;CLUSTER" of its output
+ * (warnings and a job_submit plugin's message come on lines of their own,
+ * before or after it); 0 when there is none.
+ */
+static long parsable_id(const char *out)
+{
+	long id = 0;
+
+	for (const char *l = out; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != '\0')) {
+		char *e;
+		long v = strtol(l, &e, 10);
+
+		if (e != l && *l >= '0' && *l <= '9' && (*e == ';' || *e == '\n' || !*e))
+			id = v;
+	}
+	return id;
+}
+
+static int find_submitted(const struct qjob *j);
+
 static int submit(struct queue *q, struct qjob *j, const char *hotset)
 {
 	struct submission s = { 0 };
@@ -188,6 +258,7 @@ static int submit(struct queue *q, struct qjob *j, const char *hotset)
 	long id;
 	int rc;
 
+	j->start_ns = now_ns();	/* submitted after this; its token (find_submitted) */
 	if (!out || build(q, j, hotset, &s)) {
 		free(out);
 		free(s.wrap);
@@ -199,14 +270,16 @@ static int submit(struct queue *q, struct qjob *j, const char *hotset)
 	}
 	snprintf(path, sizeof(path), "%s/result", j->dir);
 	unlink(path);
-	/* a queue killed while sbatch runs finds the job by its log (find_submitted) */
+	/* a queue killed while sbatch runs finds the job by its token (find_submitted) */
 	j->s.state = HS_Q_RUNNING;
 	j->slurm_job = 0;
-	j->start_ns = now_ns();	/* submitted after this: find_submitted() */
 	save_queue(q);
 	rc = capture(s.argv, out, OUT_MAX);
-	id = rc == 0 ? strtol(out, NULL, 10) : 0;	/* "ID" or "ID;CLUSTER" */
-	if (rc || id <= 0 || id > INT32_MAX) {
+	id = rc == 0 ? parsable_id(out) : 0;
+	/* it said nothing readable, or was killed: the controller may have the job all the same */
+	if ((rc == 0 && id <= 0) || rc >= 128 || rc == -E2BIG)
+		id = find_submitted(j);
+	if (id <= 0 || id > INT32_MAX) {
 		error("job '%s': sbatch failed%s%s", j->def->name, rc < 0 ? "" : ": ",
 		      rc < 0 ? "" : first_line(out));
 		snprintf(j->slurm_wait, sizeof(j->slurm_wait), "slurm:sbatch-failed");
@@ -257,49 +330,82 @@ static bool field(const char *line, const char *key, char *buf, size_t size)
 	return false;
 }
 
-/*
- * Job j has left squeue: its end, from the step's result file, else from
- * what scontrol says of it (a job cancelled, or killed before its step
- * could write; cancelled before it started: not run). Returns false when
- * neither tells (scontrol has forgotten it).
- */
-static bool finish(struct qjob *j)
+/* Job j's step wrote its result (its end, as the step saw it): done. */
+static bool result_of(struct qjob *j)
 {
-	char path[PATH_MAX + 16], id[16], *out = malloc(OUT_MAX), val[64];
+	char path[PATH_MAX + 16];
 	struct hs_error err = { 0 };
-	char *argv[] = { "scontrol", "-o", "show", "job", id, NULL };
-	int code = 0, sig = 0;
 
 	snprintf(path, sizeof(path), "%s/result", j->dir);
-	if (hs_run_record_load(path, &j->res, &err) == 0) {
-		free(out);
-		j->res_known = true;
-		j->exit_status = j->res.exit_status;
-		j->start_ns = j->res.start_ns;
-		j->end_ns = j->res.end_ns;
-		j->s.state = HS_Q_DONE;
-		return true;
-	}
-	snprintf(id, sizeof(id), "%d", j->slurm_job);
-	if (!out || capture(argv, out, OUT_MAX) || !field(out, "JobState", val, sizeof(val))) {
-		free(out);
+	if (hs_run_record_load(path, &j->res, &err))
 		return false;
+	j->res_known = true;
+	j->exit_status = j->res.exit_status;
+	j->start_ns = j->res.start_ns;
+	j->end_ns = j->res.end_ns;
+	j->s.state = HS_Q_DONE;
+	return true;
+}
+
+/* Slurm's states of a job that has ended (squeue(1), JOB STATE CODES) */
+static bool final_state(const char *state)
+{
+	static const char *const final[] = { "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT",
+		"NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED", NULL };
+
+	for (size_t i = 0; final[i]; i++)
+		if (!strcmp(state, final[i]))
+			return true;
+	return false;
+}
+
+enum end { END_TOLD, END_NOT_YET, END_FORGOTTEN };
+
+/*
+ * Job j has left squeue's list: its end, from the step's result file, else
+ * from what scontrol says of it (a job cancelled, or killed before its
+ * step could write; cancelled before it started: not run). END_NOT_YET
+ * when it has not ended after all (squeue's answer was short) or scontrol
+ * did not answer: looked at again later. END_FORGOTTEN when Slurm no
+ * longer knows the job and it left no result.
+ */
+static enum end finish(struct qjob *j)
+{
+	char id[16], *out, state[64], val[256];
+	char *argv[] = { "scontrol", "-o", "show", "job", id, NULL };
+	int code = 0, sig = 0, rc;
+
+	if (result_of(j))
+		return END_TOLD;
+	if (!(out = malloc(OUT_MAX)))
+		return END_NOT_YET;
+	snprintf(id, sizeof(id), "%d", j->slurm_job);
+	rc = capture(argv, out, OUT_MAX);
+	if (rc == 1 && forgotten(out)) {
+		free(out);
+		return result_of(j) ? END_TOLD : END_FORGOTTEN;	/* it may have ended since */
 	}
-	if (!field(out, "BatchHost", path, sizeof(path))) {	/* it never started */
+	if (rc || !field(out, "JobState", state, sizeof(state)) || !final_state(state)) {
+		free(out);
+		return END_NOT_YET;
+	}
+	if (result_of(j)) {	/* written as it ended, after the first look */
+		free(out);
+		return END_TOLD;
+	}
+	if (!field(out, "BatchHost", val, sizeof(val))) {	/* it never started */
 		if (!j->first_wait) {
-			snprintf(j->slurm_wait, sizeof(j->slurm_wait), "slurm:%s", val);
+			snprintf(j->slurm_wait, sizeof(j->slurm_wait), "slurm:%s", state);
 			j->first_wait = j->slurm_wait;
 		}
 		j->ran = false;
 		j->s.state = HS_Q_PENDING;	/* not run; its id keeps it from a second sbatch */
 		free(out);
-		return true;
+		return END_TOLD;
 	}
-	if (strcmp(val, "COMPLETED") && field(out, "ExitCode", val, sizeof(val)))
+	if (strcmp(state, "COMPLETED") && field(out, "ExitCode", val, sizeof(val)))
 		sscanf(val, "%d:%d", &code, &sig);
-	else if (strcmp(val, "COMPLETED"))
-		code = 1;
-	j->exit_status = sig ? 128 + sig : code ? code : strcmp(val, "COMPLETED") ? 1 : 0;
+	j->exit_status = sig ? 128 + sig : code ? code : strcmp(state, "COMPLETED") ? 1 : 0;
 	if (field(out, "StartTime", val, sizeof(val)) && slurm_time(val))
 		j->start_ns = slurm_time(val);
 	if (field(out, "EndTime", val, sizeof(val)) && slurm_time(val))
@@ -308,7 +414,28 @@ static bool finish(struct qjob *j)
 		j->end_ns = now_ns();
 	j->s.state = HS_Q_DONE;
 	free(out);
-	return true;
+	return END_TOLD;
+}
+
+/* STATE/stop: the signal the queue was stopped by, for the steps not yet started */
+static void print_stop(FILE *f, const void *ctx)
+{
+	fprintf(f, "%d\n", *(const int *)ctx);
+}
+
+int slurm_stopped(const char *state)
+{
+	char path[PATH_MAX + 8];
+	int sig = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/stop", state);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	if (fscanf(f, "%d", &sig) != 1 || sig <= 0 || sig >= 65)
+		sig = 0;
+	fclose(f);
+	return sig;
 }
 
 /*
@@ -317,7 +444,9 @@ static bool finish(struct qjob *j)
  * (--state), so that a job that starts meanwhile is signalled, not
  * cancelled; --batch signals the batch step's own process alone, the
  * step of hotset that passes it to the job (--full would signal the job's
- * processes too: twice).
+ * processes too: twice). A job that Slurm counts as running may have no
+ * batch step yet (its prolog runs: --batch finds no one to signal), so
+ * STATE/stop tells its step, once it starts, not to run the job.
  */
 static void cancel(struct queue *q, int sig)
 {
@@ -327,6 +456,12 @@ static void cancel(struct queue *q, int sig)
 
 	if (!argv || !out || !ids)
 		goto out;
+	if (sig) {
+		char path[PATH_MAX + 8];
+
+		snprintf(path, sizeof(path), "%s/stop", q->state);
+		write_atomically(path, print_stop, &sig);
+	}
 	snprintf(signame, sizeof(signame), "--signal=%d", sig);
 	argv[k++] = "scancel";
 	argv[k++] = "--state=PENDING";
@@ -382,11 +517,14 @@ static int look(struct queue *q, bool adopting)
 		goto out;
 	}
 	argv[5] = ids;
-	/* squeue exits 1 for ids it no longer knows, listing the others */
-	if (capture(argv, out, OUT_MAX) < 0)
+	/* squeue exits 1 for ids it no longer knows, listing the others; killed, it said nothing */
+	rc = capture(argv, out, OUT_MAX);
+	rc = rc == 0 || rc == 1 ? 0 : -1;
+	if (rc)
 		goto out;
+	rc = -1;
 	/* it knows none of them (Slurm forgets a job MinJobAge after its end): none listed */
-	if (!strncmp(out, "slurm_load_jobs error: Invalid job id", 37))
+	if (forgotten(out) && !strncmp(out, "slurm_load_jobs error", 21))
 		out[0] = '\0';
 	/* any other line than "ID STATE REASON": the controller did not answer, no conclusion */
 	for (char *line = out; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0))
@@ -394,28 +532,38 @@ static int look(struct queue *q, bool adopting)
 			goto out;
 	for (size_t i = 0; i < q->n; i++) {
 		struct qjob *j = &q->jobs[i];
-		char *line = out, state[32], reason[48];
+		char *line = out, state[32];
 		bool listed = false;
 
 		if (j->s.state != HS_Q_RUNNING)
 			continue;
 		for (; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
 			long id = strtol(line, NULL, 10);
+			const char *reason;	/* the rest of the line: some hold blanks */
+			int at = 0, rlen;	/* ("ReqNodeNotAvail, UnavailableNodes:n1") */
 
 			if (id != j->slurm_job)
 				continue;
-			if (sscanf(line, "%*s %31s %47s", state, reason) != 2)
+			if (sscanf(line, "%*s %31s%n", state, &at) != 1)
 				break;
 			listed = true;
-			if (!strcmp(state, "PENDING") && strcmp(reason, "None") && !j->first_wait) {
-				snprintf(j->slurm_wait, sizeof(j->slurm_wait), "slurm:%s", reason);
+			reason = line + at + strspn(line + at, " \t");
+			rlen = (int)strcspn(reason, "\n");
+			if (!strcmp(state, "PENDING") && rlen && !(rlen == 4 && !strncmp(reason, "None", 4)) &&
+			    !j->first_wait) {
+				snprintf(j->slurm_wait, sizeof(j->slurm_wait), "slurm:%.*s", rlen, reason);
 				j->first_wait = j->slurm_wait;
 			}
 			break;
 		}
 		if (listed)
 			continue;
-		if (!finish(j)) {
+		switch (finish(j)) {
+		case END_TOLD:
+			break;
+		case END_NOT_YET:
+			continue;
+		case END_FORGOTTEN:
 			if (adopting) {
 				j->s.state = HS_Q_PENDING, j->ran = false, j->slurm_job = 0;
 			} else {
@@ -423,6 +571,7 @@ static int look(struct queue *q, bool adopting)
 				j->exit_status = 125;	/* ended, and nothing says how */
 				j->end_ns = now_ns();
 			}
+			break;
 		}
 		if (j->s.state == HS_Q_DONE && j->exit_status && q->halt)
 			q->halted = true;
@@ -437,32 +586,43 @@ out:
 
 /*
  * A job that a killed queue was submitting when it died: Slurm may have
- * it. It is the newest job of the job's name whose output is the job's log
- * (a path of this state directory's alone), submitted since the queue
- * said so (start_ns; not the job of a run before). Returns its id, or 0.
+ * it. It is the job of the job's name whose output is the job's log (a
+ * path of this state directory's alone) and whose comment holds the
+ * submission's token (hotset-submit: and the start_ns the queue saved
+ * before sbatch ran: not the job of a run before). Returns its id, 0 when
+ * Slurm has no such job, or -1 when it cannot tell (squeue failed).
  */
 static int find_submitted(const struct qjob *j)
 {
 	/* the jobs of its name first (squeue -t all: those ended too), then each one's fields */
 	char *list[] = { "squeue", "-h", "-t", "all", "-n", j->def->name, "-o", "%i", NULL };
 	char id[16], *show[] = { "scontrol", "-o", "show", "job", id, NULL };
-	char *ids = malloc(OUT_MAX), *out = malloc(OUT_MAX), val[PATH_MAX];
-	int64_t since = j->start_ns / 1000000000 * 1000000000;	/* Slurm's are in seconds */
-	int found = 0;
+	char *ids = malloc(OUT_MAX), *out = malloc(OUT_MAX), val[PATH_MAX], token[64];
+	int found = -1, rc;
 
-	if (!ids || !out || capture(list, ids, OUT_MAX))
+	snprintf(token, sizeof(token), SUBMIT_TOKEN "%" PRId64, j->start_ns);
+	if (!ids || !out)
 		goto out;
+	rc = capture(list, ids, OUT_MAX);
+	if (rc == 1 && forgotten(ids))
+		ids[0] = '\0';
+	else if (rc)
+		goto out;
+	found = 0;
 	for (char *p = ids; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != '\0')) {
 		int n = atoi(p);
+		const char *t;
 
-		if (n <= found)
-			continue;
 		snprintf(id, sizeof(id), "%d", n);
-		if (capture(show, out, OUT_MAX) == 0 &&
-		    field(out, "JobName", val, sizeof(val)) && !strcmp(val, j->def->name) &&
-		    field(out, "StdOut", val, sizeof(val)) && !strcmp(val, j->log) &&
-		    field(out, "SubmitTime", val, sizeof(val)) && slurm_time(val) >= since)
-			found = n;
+		if (n <= 0 || capture(show, out, OUT_MAX) ||
+		    !field(out, "JobName", val, sizeof(val)) || strcmp(val, j->def->name) ||
+		    !field(out, "StdOut", val, sizeof(val)) || strcmp(val, j->log))
+			continue;
+		/* the comment's words: the token whole, not the start of a longer one */
+		for (t = out; (t = strstr(t, token)); t += strlen(token))
+			if ((t == out || t[-1] == ' ' || t[-1] == '=') &&
+			    strchr(" \n", t[strlen(token)]))
+				found = n;
 	}
 out:
 	free(ids);
@@ -478,31 +638,45 @@ int slurm_leftovers(struct queue *q)
 	char *ids = NULL, *out = NULL;
 	size_t len = 0;
 	FILE *m;
-	int found = 0;
+	int found = 0, rc, left = 0;
 
 	if (hs_queue_load(q->queue_path, &st, &err))
 		return 0;	/* no queue, or none to read: nothing left */
 	if (st.slurm && (m = open_memstream(&ids, &len))) {
-		for (size_t i = 0; i < st.n; i++)
-			if (st.jobs[i].state == HS_Q_RUNNING && st.jobs[i].supervisor > 0)
+		for (size_t i = 0; i < st.n; i++) {
+			if (st.jobs[i].state != HS_Q_RUNNING)
+				continue;
+			if (st.jobs[i].supervisor > 0)
 				fprintf(m, "%s%d", ftell(m) ? "," : "", (int)st.jobs[i].supervisor);
+			else
+				left = -1;	/* killed as sbatch ran: Slurm may have it */
+		}
 		fclose(m);
 		argv[5] = ids;
-		if (len && (out = malloc(OUT_MAX)) && capture(argv, out, OUT_MAX) == 0 &&
-		    (found = atoi(out)) > 0)
-			error("the queue in %s left jobs in Slurm that have not ended (job %d%s): "
-			      "go on with --resume, or scancel them", q->state, found,
-			      strchr(out, '\n') && strchr(out, '\n')[1] ? " and others" : "");
+		if (len && !(out = malloc(OUT_MAX)))
+			left = -1;
+		else if (len && (rc = capture(argv, out, OUT_MAX)) == 0 && (found = atoi(out)) > 0)
+			left = found;
+		else if (len && !(rc == 1 && forgotten(out)) && rc != 0)
+			left = -1;	/* squeue failed: it cannot tell */
 	}
+	if (left > 0)
+		error("the queue in %s left jobs in Slurm that have not ended (job %d%s): "
+		      "go on with --resume, or scancel them", q->state, found,
+		      strchr(out, '\n') && strchr(out, '\n')[1] ? " and others" : "");
+	else if (left < 0)
+		error("the queue in %s was killed with jobs that Slurm may still have, and it "
+		      "cannot tell%s%s: go on with --resume", q->state, out && *out ? ": " : "",
+		      out && *out ? first_line(out) : "");
 	free(ids);
 	free(out);
 	hs_queue_free(&st);
-	return found > 0;
+	return left != 0;
 }
 
 int slurm_queue(struct queue *q)
 {
-	char hotset[PATH_MAX], jobfile[PATH_MAX + 16];
+	char hotset[PATH_MAX], jobfile[PATH_MAX + 16], stop[PATH_MAX + 16];
 	bool adopting = false, cancelled = false;
 
 	if (self_path(hotset, sizeof(hotset)))
@@ -510,12 +684,23 @@ int slurm_queue(struct queue *q)
 	snprintf(jobfile, sizeof(jobfile), "%s/jobfile", q->state);
 	if (write_atomically(jobfile, print_jobfile, q))
 		return -1;
+	snprintf(stop, sizeof(stop), "%s/stop", q->state);	/* a stop of a queue before */
+	if (unlink(stop) && errno != ENOENT)
+		return error("%s: %s", stop, strerror(errno)), -1;
 	for (size_t i = 0; i < q->n; i++) {
 		struct qjob *j = &q->jobs[i];
 
-		if (j->s.state == HS_Q_RUNNING && !j->slurm_job &&
-		    !(j->slurm_job = find_submitted(j)))
-			j->s.state = HS_Q_PENDING, j->ran = false;
+		if (j->s.state == HS_Q_RUNNING && !j->slurm_job) {	/* killed as sbatch ran */
+			int id = find_submitted(j);
+
+			if (id < 0)
+				return error("job '%s': cannot tell whether Slurm has it (squeue "
+					     "failed): --resume again later", j->def->name), -1;
+			if (id > 0)
+				j->slurm_job = id;
+			else if (!result_of(j))	/* ended, and forgotten: it left its result */
+				j->s.state = HS_Q_PENDING, j->ran = false;
+		}
 		adopting |= j->s.state == HS_Q_RUNNING;	/* --resume: still in Slurm? */
 	}
 	for (;;) {
@@ -523,10 +708,11 @@ int slurm_queue(struct queue *q)
 
 		if (look(q, adopting) == 0)
 			adopting = false;
-		if (!stop_signal && !q->halted && !q->state_lost && !adopting)
-			for (size_t i = 0; i < q->n; i++)
-				if (q->jobs[i].s.state == HS_Q_PENDING && !q->jobs[i].slurm_job)
-					submit(q, &q->jobs[i], hotset);
+		/* a stop signal between two submissions stops the next */
+		for (size_t i = 0; i < q->n && !adopting; i++)
+			if (!stop_signal && !q->halted && !q->state_lost &&
+			    q->jobs[i].s.state == HS_Q_PENDING && !q->jobs[i].slurm_job)
+				submit(q, &q->jobs[i], hotset);
 		if ((stop_signal || q->halted) && !cancelled) {
 			cancel(q, stop_signal);	/* --halt: the running ones finish */
 			cancelled = true;
@@ -543,5 +729,6 @@ int slurm_queue(struct queue *q)
 			}
 		}
 	}
+	unlink(stop);	/* every job has ended: none is left to start */
 	return 0;
 }

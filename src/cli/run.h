@@ -75,6 +75,8 @@ int slurm_queue(struct queue *q);
  * killed with jobs still in Slurm: said, and 1 (they would run twice).
  */
 int slurm_leftovers(struct queue *q);
+/* --step: the signal that stopped the queue of state before the step began, or 0. */
+int slurm_stopped(const char *state);
 /* --dry-run with --engine slurm: the sbatch command line of each job. */
 void slurm_plan(struct queue *q);
 

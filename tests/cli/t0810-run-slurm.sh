@@ -3,10 +3,12 @@
 # a job file runs to the same table and JSON as the local queue, each job
 # submitted with its --mem from its history (what curve --mem-request
 # gives for its profile) and its profile named for the prolog; a stop
-# signal cancels what waits and reaches what runs once; kill -9 of run,
+# signal cancels what waits and reaches what runs once (a job in its
+# prolog too: its step does not run it); kill -9 of run,
 # then --resume adopts the jobs that went on in the cluster (found by
-# their log when the queue died as sbatch returned), so that each
-# completes once; sbatch's refusal is told.
+# their token when the queue died as sbatch returned), so that each
+# completes once; a queue run by an unprivileged user; sbatch's refusal
+# is told.
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/lib-slurm.sh"
 
@@ -14,8 +16,11 @@ ROOT=$(cd "$TESTS_DIR/.." && pwd)
 check_report() { python3 "$TESTS_DIR/helpers/json-schema.py" "$ROOT/docs/json.md" "$@"; }
 srun_q() { "$HOTSET" run -q --engine slurm --state "$PWD/st" "$@"; }
 
-# Two CPUs, so that a third job waits for one; memory for all.
-SLURM_CPUS=2 SLURM_REAL_MEMORY=2048 slurm_cluster_start
+# Two CPUs, so that a third job waits for one; memory for all. A prolog
+# that takes 4 s while $TRASH/slow-prolog is there, as a staging one may.
+printf '#!/bin/sh\n[ -e %s/slow-prolog ] || exit 0\ntouch %s/prolog.started\nsleep 4\n' \
+	"$TRASH" "$TRASH" > "$TRASH/prolog" && chmod 755 "$TRASH/prolog"
+SLURM_CPUS=2 SLURM_REAL_MEMORY=2048 SLURM_PROLOG=$TRASH/prolog slurm_cluster_start
 prereq_SLURM() { [ -n "$SLURM_CLUSTER_DIR" ]; }
 
 test_expect_success 'the local engine'\''s options are refused with slurm, before anything runs' '
@@ -74,6 +79,18 @@ test_expect_success SLURM 'SIGTERM: the running jobs get it once, the waiting on
 	case $(json r.json "j[\"jobs\"][2][\"wait_reason\"]") in slurm:Resources|slurm:Priority) ;; *) false;; esac
 '
 
+test_expect_success SLURM 'SIGTERM while a job'\''s prolog runs: its step, once started, does not run it' '
+	touch "$TRASH/slow-prolog" && rm -f "$TRASH/prolog.started" &&
+	printf "%s\n" "a touch $PWD/a.ran" > jobs &&
+	{ "$HOTSET" run -q -J --engine slurm --state "$PWD/st" jobs > r.json 2> err & } && pid=$! &&
+	for i in $(seq 100); do [ -e "$TRASH/prolog.started" ] && break; sleep 0.1; done &&
+	test -e "$TRASH/prolog.started" &&
+	kill -TERM $pid && rc=0 && { wait $pid || rc=$?; } && rm -f "$TRASH/slow-prolog" &&
+	cat r.json err st/logs/a.log && check_eq $rc 143 && test ! -e a.ran && test ! -e st/stop &&
+	check_eq "$(json r.json "j[\"jobs\"][0][\"exit_status\"]")" 143 &&
+	grep -q "stopped (Terminated) before it started: not run" st/logs/a.log
+'
+
 test_expect_success SLURM 'kill -9 of run, then --resume: it adopts what went on, each job completes once' '
 	printf "%s\n" "a sh -c \"echo a >> $PWD/count; sleep 3\"" \
 		"b sh -c \"echo b >> $PWD/count; sleep 3\"" "c sh -c \"echo c >> $PWD/count\"" > jobs &&
@@ -87,12 +104,16 @@ test_expect_success SLURM 'kill -9 of run, then --resume: it adopts what went on
 	check_eq "$(json r.json "[x[\"exit_status\"] for x in j[\"jobs\"]]")" "[0, 0, 0]"
 '
 
-test_expect_success SLURM 'a queue killed as sbatch returned: --resume finds the job by its log' '
+test_expect_success SLURM 'a queue killed as sbatch returned: --resume finds the job by its token' '
 	printf "%s\n" "a sh -c \"echo a >> $PWD/count\"" > jobs &&
-	srun_q jobs > /dev/null && : > count &&
-	sed -i "s/^job a done .*/job a running 0 0 0 0/" st/queue && cat st/queue &&
+	srun_q jobs > /dev/null && : > count && rm st/jobs/a/result &&
+	ns=$(date +%s%N) &&
+	sed -i "s/^job a done .*/job a running 0 $ns 0 0/" st/queue && cat st/queue &&
+	expect_code 125 srun_q jobs 2> err && grep -q "go on with --resume" err &&
+	other=$(slurm_submit --job-name=a --output="$PWD/st/logs/a.log" --mem=8M \
+		--comment=hotset-submit:$((ns - 1)) --wrap "sleep 1") &&
 	id=$(slurm_submit --job-name=a --output="$PWD/st/logs/a.log" --mem=8M \
-		--wrap "echo a >> $PWD/count; sleep 1") &&
+		--comment="hotset:/nonesuch hotset-submit:$ns" --wrap "echo a >> $PWD/count; sleep 1") &&
 	srun_q -J --resume jobs > r.json && cat r.json &&
 	check_eq "$(json r.json "j[\"jobs\"][0][\"slurm_job_id\"]")" "$id" &&
 	check_eq "$(cat count)" a
@@ -109,10 +130,44 @@ test_expect_success SLURM '--resume of a job Slurm has forgotten: submitted agai
 
 test_expect_success SLURM '--resume of a queue killed before sbatch: the job of the run before is not adopted' '
 	printf "%s\n" "a sh -c \"echo a >> $PWD/count\"" > jobs &&
-	srun_q jobs > /dev/null && : > count && sleep 1 &&
-	sed -i "s/^job a done .*/job a running 0 $(date +%s)000000000 0 0/" st/queue &&
+	srun_q jobs > /dev/null && : > count && rm st/jobs/a/result &&
+	sed -i "s/^job a done .*/job a running 0 $(date +%s%N) 0 0/" st/queue &&
 	srun_q -J --resume jobs > r.json &&
 	check_eq "$(cat count)" a
+'
+
+test_expect_success SLURM,NOBODY 'as nobody: the queue submits as its user, the jobs run as it' '
+	mkdir -m 777 nob && printf "%s\n" "a id -un" "b sh -c \"exit 4\"" > nob/jobs &&
+	expect_code 1 as_nobody "$HOTSET" run -q -J --engine slurm --state "$PWD/nob/st" \
+		nob/jobs > nob.json && cat nob.json && check_report run nob.json &&
+	check_eq "$(json nob.json "[x[\"exit_status\"] for x in j[\"jobs\"]]")" "[0, 4]" &&
+	grep -qx nobody nob/st/logs/a.log && check_eq "$(stat -c %U nob/st/queue)" nobody &&
+	id=$(json nob.json "j[\"jobs\"][0][\"slurm_job_id\"]") &&
+	slurm_job_field $id UserId | grep -q "^nobody("
+'
+
+test_expect_success 'a pending reason with blanks is kept whole (squeue and scontrol faked)' '
+	mkdir -p fake && printf "%s\n" "a true" > jobs &&
+	cat > fake/sbatch <<-\EOF &&
+	#!/bin/sh
+	echo 4242
+	EOF
+	cat > fake/squeue <<-EOF &&
+	#!/bin/sh
+	n=\$(cat $PWD/fake/n 2>/dev/null || echo 0); echo \$((n + 1)) > $PWD/fake/n
+	[ \$n -lt 2 ] && echo "4242 PENDING ReqNodeNotAvail, UnavailableNodes:n1" && exit 0
+	echo "slurm_load_jobs error: Invalid job id specified"; exit 1
+	EOF
+	cat > fake/scontrol <<-\EOF &&
+	#!/bin/sh
+	echo "JobId=4242 JobName=a JobState=CANCELLED Reason=None ExitCode=0:0"
+	EOF
+	chmod 755 fake/sbatch fake/squeue fake/scontrol &&
+	expect_code 1 env PATH="$PWD/fake:$PATH" "$HOTSET" run -q -J --engine slurm \
+		--state "$PWD/fst" jobs > r.json && cat r.json &&
+	check_eq "$(json r.json "j[\"jobs\"][0][\"state\"]")" not-run &&
+	check_eq "$(json r.json "j[\"jobs\"][0][\"wait_reason\"]")" \
+		"slurm:ReqNodeNotAvail, UnavailableNodes:n1"
 '
 
 test_expect_success SLURM 'sbatch refuses: each job not run, with why; exit 1' '
