@@ -7,7 +7,9 @@
 # a profile of another user's unreadable file, a warm that overruns the
 # timeout: the job still runs, promptly, and its output says why; the task
 # prolog warms $HOTSET_PROFILE; the epilog evicts or hands the profile to
-# keep; sbatch takes curve --mem-request's --mem. As root.
+# keep (never a FIFO, never a profile too large); a settings file with a
+# shell error is left out and drains no node; sbatch takes curve
+# --mem-request's --mem. As root.
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/lib-slurm.sh"
 
@@ -165,6 +167,37 @@ test_expect_success SLURM 'the epilog: evict drops the profile, keep hands it to
 	retry_until 10 cmp job.profile "$TRASH/keep/slurm.profile" &&
 	check_eq "$(ls -A "$TRASH/keep")" slurm.profile
 '
+
+# the hooks have ended: none of them runs (an epilog may outlive its job's end)
+hooks_done() { retry_until 20 sh -c "! pgrep -f '$HOOKS/[h]otset-slurm' > /dev/null"; }
+
+test_expect_success SLURM 'the epilog keeps no FIFO, and no profile over HOTSET_SLURM_KEEP_MAX' '
+	hotset record -q -o job.profile -- cat "$DATA"/f4 > /dev/null &&
+	rm -rf "$TRASH/keep" && mkdir -p "$TRASH/keep" &&
+	hooks_conf 20 keep && echo HOTSET_SLURM_KEEP_MAX=16 >> "$HOOKS/conf" &&
+	job big --comment=hotset:job.profile -- "true" && hooks_done &&
+	check_eq "$(ls -A "$TRASH/keep")" "" &&
+	hooks_conf 20 keep && mkfifo fifo.profile && start=$SECONDS &&
+	job fifo --comment=hotset:fifo.profile -- "true" && hooks_done &&
+	hooks_conf && echo "# hooks done $((SECONDS - start)) s after the submission" &&
+	test $((SECONDS - start)) -lt 15 && check_eq "$(ls -A "$TRASH/keep")" ""
+'
+
+# the default report directory, which the defaults below make: removed after, if new
+run_had=$(test -d /run/hotset-slurm && echo yes || :)
+test_expect_success SLURM 'a settings file with a shell error: left out (the defaults), the job runs, the node stays up' '
+	printf "HOTSET_SLURM_TIMEOUT=5\nif then fi\n" > "$HOOKS/conf" &&
+	job badconf --comment=hotset:job.profile -- "echo ran" &&
+	hooks_done && hooks_conf &&
+	grep -qx ran "$OUT/badconf" &&
+	why badconf "@BINDIR@/hotset: no hotset binary" &&
+	printf "HOTSET_SLURM_TIMEOUT=5\nif then fi\n" > "$TRASH/badconf" &&
+	HOTSET_SLURM_CONF=$TRASH/badconf SLURM_SCRIPT_CONTEXT=epilog_slurmd \
+		"$HOOKS/hotset-slurm" 2> err && cat err &&
+	grep -q "hotset-slurm: $TRASH/badconf: not read, it fails as a shell fragment" err &&
+	case $(sinfo -h -n "$SLURM_CLUSTER_NODE" -o %t) in idle|mix) ;; *) false;; esac
+'
+[ -n "$run_had" ] || rm -rf /run/hotset-slurm
 
 test_expect_success SLURM 'sbatch --mem from curve --mem-request' '
 	hotset record --trace -q -o t.profile -- cat "$DATA"/f1 "$DATA"/f1 > /dev/null &&
