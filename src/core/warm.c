@@ -12,7 +12,7 @@
  *
  * Requests wait in one of two lanes, each drained by threads of its own:
  *
- *   small  pieces of at most 256 KiB, a file's worth each: they cost the
+ *   small  pieces of at most 64 KiB, a file's worth each: they cost the
  *          device an operation apiece. By default a pool of `depth`
  *          threads, each doing one synchronous read: one syscall per
  *          file, completion included (sendfile(2) into /dev/null, so that
@@ -32,7 +32,11 @@
  * report): under 150 IOPS + 20 MiB/s, a tree whose bytes need 28 s and
  * whose reads need 26 s took 43 s with a deep small lane, 30 s with the
  * default mix (32 small reads per 4 MiB in flight, the ratio of that
- * throttle); vmtouch -t took 48.5 s.
+ * throttle); vmtouch -t took 48.5 s. Pieces of 64 KiB to 256 KiB cost the
+ * throttle bytes more than a request: in the small lane, 32 of them at
+ * once made a deep queue of large reads (128 files of 256 KiB and 48 MiB,
+ * bench/slurm-stagein.sh's: 4.5 to 4.9 s where the bytes need 4.0 s); in
+ * the bulk lane, 3.9 s.
  *
  * Other methods, for comparison and for odd devices: WILLNEED or PREAD in
  * both lanes, or io_uring reads (HAVE_URING), which did no better than
@@ -76,7 +80,7 @@
 #define SMALL_BUF	(128u << 10)	/* scratch buffer of a small-lane thread */
 #define SMALL_WAIT	(64u << 10)	/* pieces up to this are waited for with pread */
 #define QUEUE_ITEMS	4096		/* pieces queued for the I/O threads */
-#define SMALL_PIECE	(256u << 10)	/* pieces up to this go to the small lane */
+#define SMALL_PIECE	(64u << 10)	/* pieces up to this go to the small lane */
 #define DEFAULT_DEPTH	32		/* small lane: pieces in flight (per thread but pread's) */
 #define DEFAULT_INFLIGHT (4u << 20)	/* bulk lane: bytes in flight per thread */
 #define BATCH_ITEMS	65536		/* physical order: pieces sorted at once */
