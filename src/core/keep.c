@@ -1315,11 +1315,18 @@ static void touch_read_back(struct hs_keep *k, uint64_t began)
 
 	for (size_t i = 0; i < k->set.n; i++) {
 		struct kfile *f = &k->set.files[i];
+		struct stat st;
 		int fd;
 
 		if (f->state != F_WATCHED || f->read_at < began ||
 		    (fd = open(f->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0)
 			continue;
+		/* the file it read back, not what took its name since (a FIFO, say) */
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_dev != f->dev ||
+		    (uint64_t)st.st_ino != f->ino) {
+			close(fd);
+			continue;
+		}
 		for (size_t r = 0; r < f->nranges; r++) {
 			uint64_t off = f->ranges[r].first * ps, end = (f->ranges[r].last + 1) * ps;
 
