@@ -1744,7 +1744,8 @@ static void lock_pending(struct hs_keep *k, uint64_t period)
 	k->npend = kept;
 	if (prio >= 0)
 		ioprio_set_self(prio);
-	if (!k->npend)
+	/* done, or stuck on files that cannot be opened now: those wait for the rate's passes */
+	if (!k->npend || !pages)
 		k->initial = false;
 	if (!pages)
 		return;
@@ -2335,8 +2336,8 @@ int hs_keep_run(struct hs_keep *k)
 			if (k->dirty)
 				write_state(k);
 			now = hs_monotonic_ns();
-			/* the first locking goes on at once, a burst a tick */
-			next = k->initial && k->npend ? now :
+			/* the first locking goes on at once, a burst a tick (not while backed off) */
+			next = k->initial && k->npend && !k->sched.backed_off ? now :
 			       now + hs_keep_sched_period(&k->sched, k->set.nlarge);
 		}
 		if (k->ndue && !k->sched.backed_off &&
