@@ -19,9 +19,12 @@
  *    CPU-bound ("no-history"), and while it runs only such jobs join it
  *    ("unknown-running");
  *  - jobs start in the order of the job file, first fit, except that the
- *    first job that waits for memory holds its place: a later job passes
- *    it only if both would fit together with the running ones, so that
- *    a large job is not starved by a stream of small ones ("order").
+ *    first job that waits for memory or a CPU holds its place: a later job
+ *    passes it only if both would fit together with the running ones, or
+ *    (waiting for memory) if its last run says it ends, with a tenth and a
+ *    second to spare, before the running ones leave room for it
+ *    (backfilling), so that a large job is not starved by a stream of
+ *    small ones ("order").
  *
  * With nothing running, the first pending job always starts.
  */
@@ -40,6 +43,8 @@
  * I/O) above which an I/O-bound job waits.
  */
 #define HS_SCHED_IO_PRESSURE 40.0
+/* backfilling: a job passes one held only if 1.1 x its last wall time + 1 s ends in time */
+#define HS_SCHED_BACKFILL_SLACK 1.1
 
 /* The share of the budget left beside a job larger than the budget. */
 #define HS_SCHED_SLACK 10

@@ -80,9 +80,21 @@ static bool cpu_free(const struct hs_sched *s, const struct hs_sched_job *j, uns
 /* A running job's end as its last run's wall time foretells it: seconds from now, or -1. */
 static double time_left(const struct hs_sched_job *r)
 {
+	double elapsed = r->elapsed > 0 ? r->elapsed : 0;	/* a clock set back */
+
 	if (r->state != HS_Q_RUNNING || !r->known || r->wall <= 0)
 		return -1;
-	return r->wall > r->elapsed ? r->wall - r->elapsed : 0;
+	return r->wall > elapsed ? r->wall - elapsed : 0;
+}
+
+/*
+ * Whether a job whose last run took wall seconds ends within room: with
+ * the slack a re-run takes (a colder cache, a busier machine), so that a
+ * job that runs a little longer than last time still delays nobody.
+ */
+static bool ends_within(double wall, double room)
+{
+	return wall > 0 && wall * HS_SCHED_BACKFILL_SLACK + 1.0 <= room;
 }
 
 /*
@@ -148,6 +160,15 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 			continue;	/* decided on the next call, once it runs */
 		if (running && !cpu_free(s, j, running, cpu_used)) {
 			j->wait = HS_WAIT_CPU;
+			/*
+			 * The first job that waits keeps its place for memory
+			 * too: those after it start only if they fit beside it,
+			 * or it would find the memory taken once a CPU is free.
+			 */
+			if (!held && j->known) {
+				held = true;
+				reserved = charge(s, j);
+			}
 			continue;
 		}
 		if (running == 0) {
@@ -176,7 +197,7 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 			 * the running jobs leave room for the held one: it then
 			 * delays nobody (backfilling, as EASY schedulers do).
 			 */
-			if (room > 0 && j->wall > 0 && j->wall <= room &&
+			if (room > 0 && ends_within(j->wall, room) &&
 			    add(used, charge(s, j)) <= s->budget &&
 			    (j->cpu_bound || !high_pressure)) {
 				j->wait = HS_WAIT_NONE;

@@ -176,7 +176,7 @@ test_expect_success ROOT 'the queue and a supervisor killed: --resume stops what
 
 test_expect_success 'jobs whose needs exceed the budget together never overlap; small ones do; a short one passes' '
 	mkpages big1 8192 && mkpages big2 8192 &&
-	printf "%s\n" "big1 cat $PWD/big1 > /dev/null; sleep 1" "big2 cat $PWD/big2 > /dev/null; sleep 0.5" \
+	printf "%s\n" "big1 cat $PWD/big1 > /dev/null; sleep 3" "big2 cat $PWD/big2 > /dev/null; sleep 0.5" \
 		"s1 sleep 2.5" "s2 sleep 2.5" "q1 sleep 0.1" > jobs &&
 	run -j 4 jobs > /dev/null &&
 	python3 - > budget <<-\PY &&
@@ -199,8 +199,9 @@ test_expect_success 'jobs whose needs exceed the budget together never overlap; 
 	assert not overlap("big1", "big2"), j
 	assert overlap("s1", "s2"), j
 	assert j["big2"]["wait_reason"] == "memory", j
-	# q1 ends before big1 leaves room for big2 (its last run says so): it passes
-	# big2 beside big1; s1, 2.5 s, would not, and waits
+	# q1 ends before big1 leaves room for big2 (its last run says so, with a
+	# tenth and a second to spare): it passes big2 beside big1; s1, 2.5 s of 3,
+	# would not, and waits
 	assert overlap("q1", "big1") and j["q1"]["wait_reason"] is None, j
 	assert not overlap("s1", "big1") and j["s1"]["wait_reason"] == "order", j
 	PY

@@ -192,6 +192,37 @@ TEST(a_job_that_ends_before_there_is_room_for_the_held_one_passes_it)
 	CHECK(hs_sched_next(&s, j, 4) == 3 && j[2].wait == HS_WAIT_ORDER);
 }
 
+TEST(a_job_passes_the_held_one_only_with_time_to_spare)
+{
+	struct hs_sched s = { .slots = 4, .budget = 100 };
+	struct hs_sched_job j[3] = { known(50, false), known(60, false), known(10, true) };
+
+	j[0].state = HS_Q_RUNNING, j[0].wall = 60, j[0].elapsed = 20;	/* 40 s left */
+	/* it fits beside the running one, not beside the held one: 1.1 x 36 + 1 s > 40 s */
+	j[2].wall = 36;
+	CHECK(hs_sched_next(&s, j, 3) == -1);
+	CHECK(j[1].wait == HS_WAIT_MEMORY && j[2].wait == HS_WAIT_ORDER);
+	j[2].wall = 35.4;	/* 39.94 s: in time */
+	CHECK(hs_sched_next(&s, j, 3) == 2);
+	/* a clock set back makes the elapsed time negative: no more time left than the wall */
+	j[0].elapsed = -1000, j[2].wall = 100;
+	CHECK(hs_sched_next(&s, j, 3) == -1 && j[2].wait == HS_WAIT_ORDER);
+}
+
+TEST(the_first_job_waiting_for_a_cpu_keeps_its_memory)
+{
+	struct hs_sched s = { .cpus = 2, .budget = 100 };
+	struct hs_sched_job j[3] = { known(30, true), known(60, false), known(30, false) };
+
+	j[0].cpu = 1.5, j[1].cpu = 1.0, j[2].cpu = 0.2;
+	j[0].state = HS_Q_RUNNING;
+	/* 1 waits for a CPU; 2 would fit now (30 + 30), not beside 1's 60 */
+	CHECK(hs_sched_next(&s, j, 3) == -1);
+	CHECK(j[1].wait == HS_WAIT_CPU && j[2].wait == HS_WAIT_ORDER);
+	j[2].need = 10;		/* 30 + 10 + 60: beside it */
+	CHECK(hs_sched_next(&s, j, 3) == 2);
+}
+
 TEST(a_job_with_no_history_runs_alone_or_beside_cpu_bound_ones)
 {
 	struct hs_sched s = { .slots = 4, .budget = 1000 };
@@ -254,6 +285,8 @@ int main(void)
 			 without_slots_jobs_share_the_cpus_by_what_they_use,
 			 a_job_that_ends_before_there_is_room_for_the_held_one_passes_it,
 			 a_later_job_passes_one_waiting_for_memory_only_if_both_fit,
+			 a_job_passes_the_held_one_only_with_time_to_spare,
+			 the_first_job_waiting_for_a_cpu_keeps_its_memory,
 			 a_job_with_no_history_runs_alone_or_beside_cpu_bound_ones,
 			 io_pressure_holds_io_bound_jobs_only,
 			 the_need_is_a_warm_reruns_cache_writes_and_peak_memory,
