@@ -5,8 +5,9 @@
 # same job without it reads it all; the prolog's time is in the job's
 # output; a bad profile name, a deleted, malformed or unreadable profile,
 # a profile of another user's unreadable file, a warm that overruns the
-# timeout: the job still runs, promptly, and its output says why; the task
-# prolog warms $HOTSET_PROFILE; the epilog evicts or hands the profile to
+# timeout: the job still runs, promptly, and its output says why; the
+# report once a job, not again for its srun steps; the task prolog warms
+# $HOTSET_PROFILE; the epilog evicts or hands the profile to
 # keep (never a FIFO, never a profile too large); a settings file with a
 # shell error is left out and drains no node; sbatch takes curve
 # --mem-request's --mem. As root.
@@ -95,6 +96,19 @@ test_expect_success SLURM 'the comment may hold other words; the report goes onc
 	job words --comment="nightly hotset:$PWD/job.profile run=3" -- "$read_all > /dev/null" &&
 	grep -q "^hotset: warmed $PWD/job.profile in " "$OUT/words" &&
 	check_eq "$(ls -A "$TRASH/run")" ""
+'
+
+test_expect_success SLURM 'the report is printed once, not again for a batch job'"'"'s own srun steps' '
+	hotset record -q -o job.profile -- cat "$DATA"/f1 > /dev/null &&
+	hotset evict -q -p job.profile &&
+	job steps --comment=hotset:job.profile -- "srun true; srun true; echo ran" &&
+	grep -qx ran "$OUT/steps" &&
+	check_eq "$(grep -c "^hotset: warmed " "$OUT/steps")" 1 &&
+	# an interactive job (srun alone): its first step has it
+	hotset evict -q -p job.profile &&
+	timeout 60 srun --chdir="$PWD" --mem=200M --comment=hotset:job.profile echo ran > srun.out &&
+	cat srun.out && grep -qx ran srun.out &&
+	check_eq "$(grep -c "^hotset: warmed " srun.out)" 1
 '
 
 # why JOB-NAME WORDS: the job ran, its output says WORDS after "hotset: "
