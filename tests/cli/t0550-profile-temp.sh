@@ -12,7 +12,8 @@ prereq_PYTHON() { command -v python3 >/dev/null; }
 # an entry appears in DIR, which must be empty: the profile's temporary
 # file, while CMD writes. With SIG, send it, continue CMD, and print CMD's
 # exit status (-N: killed by signal N) and what DIR holds then. Without,
-# leave CMD stopped and print its pid and the entry.
+# leave CMD stopped and print its pid and the entry. A CMD that got past
+# the file before it was stopped is run again (5 tries).
 cat > "$TRASH/catch.py" <<'EOF'
 import errno, fcntl, os, signal, subprocess, sys, time
 args = sys.argv[1:]
@@ -28,18 +29,33 @@ def locked(name):
         return e.errno in (errno.EWOULDBLOCK, errno.EAGAIN)
     return False
 
-p = subprocess.Popen(cmd)
-deadline = time.time() + 30
-while p.poll() is None and time.time() < deadline:
-    seen = os.listdir(d)
-    if seen and locked(seen[0]):
-        os.kill(p.pid, signal.SIGSTOP)
+def attempt():
+    # the entry, CMD stopped while it holds it; or None, CMD ended, DIR emptied
+    p = subprocess.Popen(cmd)
+    deadline = time.time() + 30
+    while p.poll() is None and time.time() < deadline:
+        seen = os.listdir(d)
+        if seen and locked(seen[0]):
+            os.kill(p.pid, signal.SIGSTOP)
+            # it may have renamed the file between the look and the stop
+            if os.path.exists(os.path.join(d, seen[0])):
+                return p, seen[0]
+            os.kill(p.pid, signal.SIGCONT)
+            break
+    p.wait()
+    for e in os.listdir(d):
+        os.unlink(os.path.join(d, e))
+    return p, None
+
+for _ in range(5):
+    p, entry = attempt()
+    if entry:
         break
 else:
     print("missed: the writer ended first, or never wrote")
     sys.exit(1)
 if sig is None:
-    print(p.pid, seen[0])
+    print(p.pid, entry)
     sys.exit(0)
 os.kill(p.pid, sig)
 os.kill(p.pid, signal.SIGCONT)
