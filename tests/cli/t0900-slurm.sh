@@ -131,13 +131,17 @@ test_expect_success SLURM 'a bad name, a deleted or malformed profile: the job r
 test_expect_success SLURM,NOBODY 'warmed as the job user: another user'"'"'s unreadable file stays cold' '
 	head -c 1M /dev/urandom > secret && chmod 600 secret &&
 	hotset record -q -o secret.profile -- cat secret "$DATA"/f2 > /dev/null && chmod 644 secret.profile &&
-	hotset evict -q secret "$DATA"/f2 &&
-	job other --uid=nobody --gid=nogroup --comment=hotset:secret.profile -- "cat secret; id -un" &&
-	grep -qx nobody "$OUT/other" &&
-	why other "warmed $PWD/secret.profile in [0-9.]* s (the prolog, as nobody), but not all of it" &&
-	why other "secret: cannot open: Permission denied" &&
-	check_eq "$(resident secret)" 0 &&
-	test "$(resident "$DATA"/f2)" -eq $((MB * 256)) &&
+	# exact residency, checked after the job: again if the machine took pages meanwhile
+	warmed_as_nobody() {
+		hotset evict -q secret "$DATA"/f2 &&
+		job other --uid=nobody --gid=nogroup --comment=hotset:secret.profile -- "cat secret; id -un" &&
+		grep -qx nobody "$OUT/other" &&
+		why other "warmed $PWD/secret.profile in [0-9.]* s (the prolog, as nobody), but not all of it" &&
+		why other "secret: cannot open: Permission denied" &&
+		check_eq "$(resident secret)" 0 &&
+		check_eq "$(resident "$DATA"/f2)" $((MB * 256))
+	} &&
+	retry warmed_as_nobody &&
 	# a profile the job user cannot read: nothing warmed, as root would have
 	chmod 600 secret.profile && hotset evict -q secret "$DATA"/f2 &&
 	job unreadable --uid=nobody --gid=nogroup --comment=hotset:secret.profile -- "id -un" &&
