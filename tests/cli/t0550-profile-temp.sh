@@ -13,7 +13,8 @@ prereq_PYTHON() { command -v python3 >/dev/null; }
 # file, while CMD writes. With SIG, send it, continue CMD, and print CMD's
 # exit status (-N: killed by signal N) and what DIR holds then. Without,
 # leave CMD stopped and print its pid and the entry. A CMD that got past
-# the file before it was stopped is run again (5 tries).
+# the file before it was stopped is run again (5 tries); CMD's own output
+# is dropped: a try that ended first must not add to what this prints.
 cat > "$TRASH/catch.py" <<'EOF'
 import errno, fcntl, os, signal, subprocess, sys, time
 args = sys.argv[1:]
@@ -31,7 +32,7 @@ def locked(name):
 
 def attempt():
     # the entry, CMD stopped while it holds it; or None, CMD ended, DIR emptied
-    p = subprocess.Popen(cmd)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
     deadline = time.time() + 30
     while p.poll() is None and time.time() < deadline:
         seen = os.listdir(d)
