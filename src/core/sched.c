@@ -176,7 +176,10 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 			continue;
 		}
 		if (!j->known) {
-			j->wait = all_cpu_bound ? HS_WAIT_NONE : HS_WAIT_NO_HISTORY;
+			/* its memory is not known: it could take what the held one needs */
+			j->wait = held		? HS_WAIT_ORDER
+				  : all_cpu_bound ? HS_WAIT_NONE
+						  : HS_WAIT_NO_HISTORY;
 		} else if (unknown_running && !j->cpu_bound) {
 			j->wait = HS_WAIT_UNKNOWN_RUNNING;
 		} else if (alone_held) {

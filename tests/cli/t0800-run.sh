@@ -21,6 +21,13 @@ bad_file() {
 	grep -q "jobs:$2: .*$3" err && test ! -e ran && test ! -e st
 }
 
+# sig_job SIG: job.sh NAME, a job that says it started, then waits 10 s,
+# and writes SIG to NAME.sig on each SIG it gets
+sig_job() {
+	printf '%s\n' "trap \"echo $1 >> \$1.sig; exit 1\" $1" 'touch $1.started' \
+		'for i in $(seq 100); do sleep 0.1; done' > job.sh
+}
+
 test_expect_success 'a bad job file: its line and what is wrong, exit 2, nothing runs' '
 	bad_file "ok touch ran\nonly-a-name\n" 2 "has no command" &&
 	bad_file "ok touch ran\n# c\n\nok touch ran\n" 4 "already named on line 1" &&
@@ -113,11 +120,7 @@ test_expect_success 'a second queue on the same state directory is refused, nami
 '
 
 test_expect_success 'SIGTERM: each running job gets it once, none starts, no temporary file' '
-	cat > job.sh <<-\EOF &&
-	trap "echo TERM >> $1.sig; exit 1" TERM
-	touch $1.started
-	for i in $(seq 100); do sleep 0.1; done
-	EOF
+	sig_job TERM &&
 	printf "%s\n" "a true" "b true" "c true" > quick && run -j 2 quick > /dev/null &&
 	printf "%s\n" "a sh $PWD/job.sh a" "b sh $PWD/job.sh b" "c sh $PWD/job.sh c" > jobs &&
 	{ "$HOTSET" run -q --state "$PWD/st" -j 2 jobs > table 2> err & } && pid=$! &&
@@ -131,11 +134,7 @@ test_expect_success 'SIGTERM: each running job gets it once, none starts, no tem
 '
 
 test_expect_success 'SIGINT to the whole process group (Ctrl-C): each job gets it once' '
-	cat > job.sh <<-\EOF &&
-	trap "echo INT >> $1.sig; exit 1" INT
-	touch $1.started
-	for i in $(seq 100); do sleep 0.1; done
-	EOF
+	sig_job INT &&
 	printf "%s\n" "a true" "b true" > quick && run -j 2 quick > /dev/null &&
 	printf "%s\n" "a sh $PWD/job.sh a" "b sh $PWD/job.sh b" > jobs &&
 	{ env --default-signal=INT setsid "$HOTSET" run -q --state "$PWD/st" -j 2 jobs \

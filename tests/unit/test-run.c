@@ -240,6 +240,26 @@ TEST(a_job_with_no_history_runs_alone_or_beside_cpu_bound_ones)
 	CHECK(hs_sched_next(&s, j, 3) == -1 && j[2].wait == HS_WAIT_UNKNOWN_RUNNING);
 }
 
+TEST(a_job_with_no_history_does_not_pass_one_held)
+{
+	struct hs_sched s = { .slots = 4, .budget = 100 };
+	struct hs_sched_job j[3] = { known(60, true), known(60, false), { .state = HS_Q_PENDING } };
+
+	j[0].state = HS_Q_RUNNING;
+	/* beside CPU-bound jobs only, but its memory could be what 1 waits for */
+	CHECK(hs_sched_next(&s, j, 3) == -1);
+	CHECK(j[1].wait == HS_WAIT_MEMORY && j[2].wait == HS_WAIT_ORDER);
+	/* nor one waiting for a CPU */
+	s.slots = 1;
+	CHECK(hs_sched_next(&s, j, 3) == -1);
+	CHECK(j[1].wait == HS_WAIT_CPU && j[2].wait == HS_WAIT_CPU);
+	s.slots = 0, s.cpus = 2, j[0].cpu = 0.5, j[1].cpu = 2;
+	CHECK(hs_sched_next(&s, j, 3) == -1);
+	CHECK(j[1].wait == HS_WAIT_CPU && j[2].wait == HS_WAIT_ORDER);
+	j[0].state = HS_Q_DONE;
+	CHECK(hs_sched_next(&s, j, 3) == 1);
+}
+
 TEST(io_pressure_holds_io_bound_jobs_only)
 {
 	struct hs_sched s = { .slots = 4, .budget = 1000, .pressure_known = true,
@@ -288,6 +308,7 @@ int main(void)
 			 a_job_passes_the_held_one_only_with_time_to_spare,
 			 the_first_job_waiting_for_a_cpu_keeps_its_memory,
 			 a_job_with_no_history_runs_alone_or_beside_cpu_bound_ones,
+			 a_job_with_no_history_does_not_pass_one_held,
 			 io_pressure_holds_io_bound_jobs_only,
 			 the_need_is_a_warm_reruns_cache_writes_and_peak_memory,
 			 jobfile_fuzz_corpus_replays);
