@@ -443,35 +443,4 @@ test_expect_success REALFS 'holes of a sparse file are not read' '
 	retry_once sparse_holes
 '
 
-# Scale (HOTSET_TEST_SCALE=1, minutes): a tree of 1,000,000 files and a
-# profile of as many (every 100th file holds a page, the rest are empty).
-# Files are open only while their reads are in flight and physical sorting
-# works on bounded batches, so peak RSS stays small: about 4 MiB measured,
-# bounded here at 32 MiB (64 MiB under ASan).
-prereq_SCALE() { [ "${HOTSET_TEST_SCALE:-0}" = 1 ]; }
-prereq_INODES() { [ "$(df --output=iavail "$TRASH" | tail -n 1)" -gt 1100000 ]; }
-peak_rss() {	# peak_rss OUT CMD...: CMD's peak RSS in KiB, its stdout to OUT
-	/usr/bin/python3 -c '
-import resource, subprocess, sys
-with open(sys.argv[1], "wb") as out:
-    rc = subprocess.call(sys.argv[2:], stdout=out)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-sys.exit(rc)' "$@"
-}
-test_expect_success SCALE,INODES,REALFS 'warm a tree of 1,000,000 files and a profile of as many' '
-	if ldd "$HOTSET" | grep -q libasan; then bound=65536; else bound=32768; fi &&
-	trap "\"$HELPERS/mkfiles\" remove \"$PWD/tree\" 1000 1000" EXIT &&
-	"$HELPERS/mkfiles" make tree 1000 1000 100 p.prof &&
-	hotset evict -q tree > /dev/null &&
-	rss=$(peak_rss j "$HOTSET" warm --json tree) &&
-	echo "warm tree: $rss KiB" &&
-	check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"skipped_files\"])")" "(1000000, 10000, 0)" &&
-	test "$rss" -le $bound &&
-	hotset evict -q tree > /dev/null &&
-	rss=$(peak_rss j "$HOTSET" warm --json --order=physical -p p.prof) &&
-	echo "warm -p, physical order: $rss KiB" &&
-	check_eq "$(json j "(j[\"files\"], j[\"read_pages\"], j[\"skipped_files\"])")" "(1000000, 10000, 0)" &&
-	test "$rss" -le $bound
-'
-
 test_done

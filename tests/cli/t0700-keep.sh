@@ -24,9 +24,10 @@ mkpsi() {
 }
 
 # start_keep ARGS...: a keeper in the background (log keep.log, pid $kpid),
-# stopped when the test ends whatever happens
+# stopped when the test ends whatever happens; memory pressure from the
+# start if START_PSI is set (an avg10)
 start_keep() {
-	mkpsi || return
+	mkpsi "${START_PSI:-0.00}" || return
 	HOTSET_PSI_DIR=$PWD/psi "$HOTSET" keep --interval 0.2s --state "$PWD/s.state" "$@" 2> keep.log &
 	kpid=$!
 	# (set -e holds in the trap too: a keeper already gone is no failure)
@@ -418,6 +419,23 @@ test_expect_success REALFS,ROOT,PLAIN 'lock mode: a restart after kill -9 locks 
 	start_keep --mode lock p.prof && wait_for locked 16 &&
 	check_eq "$(st "j[\"since_ns\"]")" "$since" &&
 	evict_all && resident d/a 0-7 && resident d/b 0-7 &&
+	stop_keep
+'
+
+# reads: the read calls the keeper made so far (/proc/PID/io's syscr)
+reads() { sed -n "s/^syscr: //p" /proc/$kpid/io; }
+
+# Backed off from the start, the first locking waits, and so does the
+# keeper: it reads the pressure a few times a second, where a keeper that
+# went on at once with each burst would read it thousands of times.
+test_expect_success REALFS,ROOT,PLAIN 'lock mode: pressure before the first locking: it waits, idle, then locks' '
+	mktree && START_PSI=50.00 start_keep --mode lock p.prof &&
+	wait_for grep -q "^backing off: memory pressure" keep.log &&
+	r0=$(reads) && sleep 2 && r1=$(reads) &&
+	echo "$((r1 - r0)) reads in 2 s" && test $((r1 - r0)) -lt 1000 &&
+	status_json && check_eq "$(json st.json "j[\"locked_bytes\"]")" 0 &&
+	mkpsi && wait_for grep -q "^resuming: " keep.log &&
+	wait_for locked 16 &&
 	stop_keep
 '
 
