@@ -100,12 +100,15 @@ static bool ends_within(double wall, double room)
 /*
  * Seconds until the running jobs, ending as their last runs foretell,
  * leave room for job h (whose charge is h_charge) beside those still
- * running; -1 when no end in sight makes room.
+ * running; -1 when no end in sight makes room. *spare: the memory left
+ * beside h then, which a job started now may hold without delaying it.
  */
 static double room_in(const struct hs_sched *s, const struct hs_sched_job *jobs, size_t n,
-		      uint64_t used, uint64_t h_charge)
+		      uint64_t used, uint64_t h_charge, uint64_t *spare)
 {
 	double best = -1;
+
+	*spare = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		double t = time_left(&jobs[i]);
@@ -119,9 +122,12 @@ static double room_in(const struct hs_sched *s, const struct hs_sched_job *jobs,
 			if (tk >= 0 && tk <= t)
 				freed = add(freed, charge(s, &jobs[k]));
 		}
-		if (add(used - (freed < used ? freed : used), h_charge) <= s->budget &&
-		    (best < 0 || t < best))
+		uint64_t then = add(used - (freed < used ? freed : used), h_charge);
+
+		if (then <= s->budget && (best < 0 || t < best)) {
 			best = t;
+			*spare = s->budget - then;
+		}
 	}
 	return best;
 }
@@ -135,6 +141,7 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 	bool held = false;	/* a job waits for memory: later ones must fit beside it */
 	bool alone_held = false;	/* that job has no history: no one passes */
 	double room = -1;	/* seconds until there is room for the held job, or -1 */
+	uint64_t spare = 0;	/* the memory left beside it then */
 	ssize_t chosen = -1;
 
 	for (size_t i = 0; i < n; i++) {
@@ -195,12 +202,14 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 		}
 		if (j->wait == HS_WAIT_MEMORY && held) {
 			/*
-			 * It would not fit beside the one held. It may still run
-			 * now if it fits, and its last run says it ends before
-			 * the running jobs leave room for the held one: it then
-			 * delays nobody (backfilling, as EASY schedulers do).
+			 * It would not fit beside the one held and all that runs
+			 * now. It may still run now if it fits, and its last run
+			 * says it ends before the running jobs leave room for the
+			 * held one, or it fits in what is left beside the held
+			 * one then: it delays nobody (backfilling, as EASY
+			 * schedulers do).
 			 */
-			if (room > 0 && ends_within(j->wall, room) &&
+			if (room > 0 && (ends_within(j->wall, room) || charge(s, j) <= spare) &&
 			    add(used, charge(s, j)) <= s->budget &&
 			    (j->cpu_bound || !high_pressure)) {
 				j->wait = HS_WAIT_NONE;
@@ -218,7 +227,7 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 			} else {
 				reserved = charge(s, j);
 				if (j->wait == HS_WAIT_MEMORY)
-					room = room_in(s, jobs, n, used, reserved);
+					room = room_in(s, jobs, n, used, reserved, &spare);
 			}
 		}
 	}

@@ -195,7 +195,7 @@ TEST(a_job_that_ends_before_there_is_room_for_the_held_one_passes_it)
 TEST(a_job_passes_the_held_one_only_with_time_to_spare)
 {
 	struct hs_sched s = { .slots = 4, .budget = 100 };
-	struct hs_sched_job j[3] = { known(50, false), known(60, false), known(10, true) };
+	struct hs_sched_job j[3] = { known(50, false), known(60, false), known(45, true) };
 
 	j[0].state = HS_Q_RUNNING, j[0].wall = 60, j[0].elapsed = 20;	/* 40 s left */
 	/* it fits beside the running one, not beside the held one: 1.1 x 36 + 1 s > 40 s */
@@ -207,6 +207,28 @@ TEST(a_job_passes_the_held_one_only_with_time_to_spare)
 	/* a clock set back makes the elapsed time negative: no more time left than the wall */
 	j[0].elapsed = -1000, j[2].wall = 100;
 	CHECK(hs_sched_next(&s, j, 3) == -1 && j[2].wait == HS_WAIT_ORDER);
+}
+
+TEST(a_job_that_fits_beside_the_held_one_once_it_starts_passes_it)
+{
+	struct hs_sched s = { .slots = 4, .budget = 300 };
+	struct hs_sched_job j[4] = { known(500, false), known(500, false), known(4, true),
+				     known(44, false) };
+
+	/* each large one counted as 270; 20 s until the held one starts, 30 left then */
+	j[0].state = HS_Q_RUNNING, j[0].wall = 20;
+	j[2].wall = 30;		/* it runs on beside the held one, in what is left */
+	j[3].wall = 8;		/* it would end in time, but does not fit now */
+	CHECK(hs_sched_next(&s, j, 4) == 2);
+	CHECK(j[1].wait == HS_WAIT_MEMORY && j[2].wait == HS_WAIT_NONE);
+	j[2].state = HS_Q_RUNNING;
+	CHECK(hs_sched_next(&s, j, 4) == -1 && j[3].wait == HS_WAIT_ORDER);
+	/* more than is left beside the held one: it waits */
+	j[2].state = HS_Q_PENDING, j[2].need = 31;
+	CHECK(hs_sched_next(&s, j, 4) == -1 && j[2].wait == HS_WAIT_ORDER);
+	/* no end of the running one in sight: no one passes */
+	j[2].need = 4, j[0].wall = 0;
+	CHECK(hs_sched_next(&s, j, 4) == -1 && j[2].wait == HS_WAIT_ORDER);
 }
 
 TEST(the_first_job_waiting_for_a_cpu_keeps_its_memory)
@@ -306,6 +328,7 @@ int main(void)
 			 a_job_that_ends_before_there_is_room_for_the_held_one_passes_it,
 			 a_later_job_passes_one_waiting_for_memory_only_if_both_fit,
 			 a_job_passes_the_held_one_only_with_time_to_spare,
+			 a_job_that_fits_beside_the_held_one_once_it_starts_passes_it,
 			 the_first_job_waiting_for_a_cpu_keeps_its_memory,
 			 a_job_with_no_history_runs_alone_or_beside_cpu_bound_ones,
 			 a_job_with_no_history_does_not_pass_one_held,
