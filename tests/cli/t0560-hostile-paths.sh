@@ -186,11 +186,13 @@ test_expect_success ASAN 'keep: a bad PROFILE after good ones frees them (no lea
 	grep -q "an empty PROFILE names no file" err && ! grep -q LeakSanitizer err
 '
 
-test_expect_success 'keep --daemon --pidfile: removed at exit, also through a link of ones own' '
+test_expect_success 'keep --daemon --pidfile: a stale 0600 one stays 0600; removed at exit, also through a link of ones own' '
 	"$HOTSET" snapshot -q -o p.prof "$TESTS_DIR/../README.md" > /dev/null &&
 	mkdir pids && ln -s pids/k.pid k.pid &&
+	echo $(( $(cat /proc/sys/kernel/pid_max) + 1 )) > pids/k.pid && chmod 600 pids/k.pid &&
 	"$HOTSET" keep --daemon --pidfile "$PWD/k.pid" --state "$PWD/s.state" p.prof 2> /dev/null &&
 	pid=$(cat pids/k.pid) && test -L k.pid && kill -0 $pid &&
+	check_eq "$(stat -c %a pids/k.pid)" 600 &&
 	kill -TERM $pid && wait_gone $pid && test ! -e pids/k.pid
 '
 
