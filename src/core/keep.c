@@ -481,8 +481,9 @@ int hs_keep_lock_own(int fd)
 	char pid[32];
 	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 
+	errno = 0;
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n)
-		return -errno;
+		return errno ? -errno : -EIO;	/* a short write says no errno */
 	return 0;
 }
 

@@ -477,8 +477,9 @@ int hs_runstate_lock(const char *dir, pid_t *holder)
 		return -e;
 	}
 	len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	errno = 0;
 	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)len, 0) != len) {
-		int e = errno;
+		int e = errno ? errno : EIO;	/* a short write says no errno: never "fd 0" */
 
 		close(fd);
 		return -e;

@@ -196,6 +196,27 @@ test_expect_success 'keep --daemon --pidfile: a stale 0600 one stays 0600; remov
 	kill -TERM $pid && wait_gone $pid && test ! -e pids/k.pid
 '
 
+# fsize1 CMD...: CMD with files limited to one byte (a write of more is cut
+# short, without an errno); its stderr through a pipe, which no limit cuts,
+# into err, its exit status into code
+fsize1() {
+	{ python3 -c "
+import resource, os, sys
+resource.setrlimit(resource.RLIMIT_FSIZE, (1, 1))
+os.execv(sys.argv[1], sys.argv[1:])" "$@" 2>&1 > /dev/null; echo $? > code; } | cat > err
+}
+
+test_expect_success PYTHON 'a lock whose pid is written short: an error, for keep (2) and run (125)' '
+	"$HOTSET" snapshot -q -o p.prof "$TESTS_DIR/../README.md" > /dev/null &&
+	fsize1 "$HOTSET" keep --pidfile "$PWD/k.pid" --state "$PWD/s" p.prof &&
+	check_eq "$(cat code)" 2 && grep -q "^hotset: cannot lock $PWD/s.lock: Input/output error" err &&
+	test ! -e k.pid &&
+	echo "a touch $PWD/ran" > jobs &&
+	fsize1 "$HOTSET" run -q --state "$PWD/st" jobs &&
+	check_eq "$(cat code)" 125 && grep -q "^hotset: $PWD/st/lock: Input/output error" err &&
+	test ! -e ran
+'
+
 # ---- run: modes, messages -------------------------------------------------------
 
 test_expect_success 'run: the state and logs it makes are 0700, the files in them 0600' '
