@@ -161,19 +161,19 @@ check test:
 #   make fuzz-NAME       one target, for all of FUZZ_SECONDS
 # A new target: its name in FUZZ_TARGETS, its sources in FUZZ_SRC_NAME.
 FUZZ_TARGETS := profile fdinfo mountinfo psi size names keepstate meminfo jobfile
-FUZZ_SRC_profile := src/core/profile.c src/core/util.c
+FUZZ_SRC_profile := src/core/profile.c src/core/atomic.c src/core/util.c
 FUZZ_SRC_fdinfo := src/core/procfs.c src/core/util.c
 FUZZ_SRC_mountinfo := src/core/procfs.c src/core/util.c
 FUZZ_SRC_psi := src/core/procfs.c src/core/util.c
-FUZZ_SRC_size := src/cli/output.c src/core/util.c src/core/profile.c
+FUZZ_SRC_size := src/cli/output.c src/core/util.c src/core/profile.c src/core/atomic.c
 FUZZ_SRC_names := src/core/names.c
 # keep.c's state parser is one function of the daemon: it links the daemon's modules
 FUZZ_SRC_keepstate := src/core/keep.c src/core/keep-evict.c src/core/warm.c src/core/residency.c \
-	src/core/targets.c src/core/names.c src/core/profile.c src/core/procfs.c src/core/memory.c \
+	src/core/targets.c src/core/names.c src/core/profile.c src/core/atomic.c src/core/procfs.c src/core/memory.c \
 	src/core/u64map.c src/core/util.c
 FUZZ_LIBS_keepstate := $(LDLIBS)
 FUZZ_SRC_meminfo := src/core/memory.c src/core/procfs.c src/core/util.c
-FUZZ_SRC_jobfile := src/core/jobfile.c src/core/runstate.c src/core/profile.c src/core/util.c
+FUZZ_SRC_jobfile := src/core/jobfile.c src/core/runstate.c src/core/atomic.c src/core/util.c
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 4096
 FUZZ_BIN := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)

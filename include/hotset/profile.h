@@ -188,22 +188,12 @@ void hs_profile_close(struct hs_profile_reader *r);
 struct hs_profile_writer;
 
 /*
- * Whether a profile could be written to path: an existing file there must be
- * a regular file (through a symlink, the file it names is replaced), and a
- * file can be made in its directory (one is made and removed). For a check
- * before long work. Returns 0 or -errno with err saying why.
- */
-int hs_profile_check_target(const char *path, struct hs_error *err);
-
-/*
  * Start writing a profile to path ("-" for standard output, which cannot be
- * atomic). Nothing appears at path until hs_profile_writer_commit(); then
- * the profile replaces the file at path, or the one a symlink there names.
- * Fails (see hs_profile_check_target) rather than replace anything else.
- * The profile is written to ".NAME.hotset-tmp.XXXXXX" beside the target
- * NAME, locked (flock) while the writer lives; opening a writer removes
- * such files of the same target that nobody holds locked, left by writers
- * that died (SIGKILL, a crash).
+ * atomic), as hs_atomic_open() writes files (atomic.h: links followed only
+ * under its rule, never anything but a regular file replaced, a temporary
+ * file beside the target renamed over it). Nothing appears at path until
+ * hs_profile_writer_commit(). hs_atomic_check() tells why a path would be
+ * refused, before long work.
  */
 int hs_profile_writer_open(const char *path, const struct hs_profile_header *h,
 			   struct hs_profile_writer **out);
@@ -230,41 +220,11 @@ int hs_profile_writer_commit(struct hs_profile_writer *w);
 void hs_profile_writer_abort(struct hs_profile_writer *w);
 
 /*
- * Make each catchable signal that would end the process (SIGHUP, SIGINT,
- * SIGQUIT, SIGTERM, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ,
- * SIGVTALRM, SIGPROF, SIGIO, SIGPWR) first remove the temporary files of
- * the profiles being written, then end the process as it would have.
- * Process-wide: call once, early. A signal the caller ignores or handles
- * is left alone; a handler installed later replaces this one for its
- * signal (and should put it back when done).
- */
-void hs_profile_catch_signals(void);
-
-/*
  * The descriptor w writes to (the temporary file, or standard output), so
  * that a caller walking a tree can tell the profile being written from the
  * files it profiles. It belongs to w.
  */
 int hs_profile_writer_fd(const struct hs_profile_writer *w);
-
-/*
- * Any file written as profiles are: to ".NAME.hotset-tmp.XXXXXX" beside
- * path (the same checks, lock and removal on a fatal signal), renamed over
- * path when done; "-" is standard output. *fd is the descriptor to write
- * to, which belongs to the file.
- */
-struct hs_atomic_file;
-int hs_atomic_open(const char *path, struct hs_atomic_file **out, int *fd);
-
-/*
- * Done writing: with rc 0, fsync and rename into place; otherwise (a
- * write that failed with rc) remove the temporary file. Frees f; returns
- * rc or the error of the fsync or rename.
- */
-int hs_atomic_commit(struct hs_atomic_file *f, int rc);
-
-/* Give up: remove the temporary file and free f (NULL is ignored). */
-void hs_atomic_abort(struct hs_atomic_file *f);
 
 /* ---- text helpers shared with the CLI ----------------------------------- */
 

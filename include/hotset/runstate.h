@@ -87,9 +87,6 @@ void hs_queue_free(struct hs_queue *q);
  */
 int hs_runstate_default_dir(char *buf, size_t size);
 
-/* mkdir -p, mode 0755 (0700 for ones that are not root's). Returns 0 or -errno. */
-int hs_mkdirs(const char *path);
-
 /*
  * Lock DIR/lock against another queue, without waiting: returns the
  * lock's descriptor (kept open as long as the queue runs), -EWOULDBLOCK

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Exit codes that scripts can rely on (see hotset(1), EXIT STATUS). */
 enum {
@@ -53,6 +54,14 @@ int finish_stdout(int code);
 /* The exit code that mirrors the job's wait status; killed by a signal,
  * hotset raises it instead of returning (see hotset.c). */
 int exit_as_job(int wait_status);
+/*
+ * Make each catchable signal that would end hotset (SIGHUP, SIGINT, SIGQUIT,
+ * SIGTERM, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM,
+ * SIGPROF, SIGIO, SIGPWR) first remove the temporary files of the files
+ * being written (hs_atomic_cleanup()). A signal ignored or handled is left
+ * alone; a handler installed later replaces this one for its signal.
+ */
+void catch_fatal_signals(void);
 
 /*
  * A message line for stderr, built whole and written with one write(2):
@@ -193,10 +202,14 @@ void progress_end(struct progress *p);
 
 /*
  * Write what fn prints to f into path as profiles are written (whole, then
- * renamed into place: hs_atomic_open(); "-" is standard output). Returns
- * 0, or -1 after printing an error naming path.
+ * renamed into place, never through another user's link nor over anything
+ * but a regular file: hs_atomic_open(); "-" is standard output). A new
+ * file gets mode 0666 less the umask (write_atomically_mode(): the mode
+ * given). Returns 0, or -1 after printing an error naming path.
  */
 int write_atomically(const char *path, void (*fn)(FILE *f, const void *ctx), const void *ctx);
+int write_atomically_mode(const char *path, mode_t mode, void (*fn)(FILE *f, const void *ctx),
+			  const void *ctx);
 
 /* ---- JSON ----------------------------------------------------------------- */
 

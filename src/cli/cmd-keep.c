@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hotset/atomic.h"
 #include "hotset/keep.h"
 #include "hotset/procfs.h"
 #include "operands.h"
@@ -306,7 +307,7 @@ static int state_dir(char **dir, bool create)
 	}
 	if (!*dir)
 		return error("out of memory");
-	if (create && mkdir(*dir, geteuid() == 0 ? 0755 : 0700) < 0 && errno != EEXIST) {
+	if (create && mkdir(*dir, 0700) < 0 && errno != EEXIST) {
 		error("cannot create %s: %s; give --state FILE", *dir, strerror(errno));
 		free(*dir);
 		return -1;
@@ -546,15 +547,19 @@ static int signal_fd(void)
 
 /* ---- --pidfile, --log, --daemon ---------------------------------------------------- */
 
-static pid_t pidfile_pid(const char *path)
+/*
+ * The pid a pid file holds (0 if none), and which file it is in *st: a
+ * regular file, reached through no link of another user's (atomic.h).
+ */
+static pid_t pidfile_pid(const char *path, struct stat *st)
 {
 	char buf[32];
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = hs_open_regular(path, O_RDONLY, 0, NULL);
 
 	if (fd < 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = fstat(fd, st) < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
 		return 0;
@@ -578,7 +583,8 @@ static bool runs(pid_t pid)
 /* A pid file naming a live process other than this one is refused; a stale one is replaced. */
 static int pidfile_check(const char *path)
 {
-	pid_t pid = pidfile_pid(path);
+	struct stat st;
+	pid_t pid = pidfile_pid(path, &st);
 
 	if (pid > 0 && pid != getpid() && runs(pid))
 		return error("the pid file %s names pid %d, which runs: another keeper? stop it, or "
@@ -586,16 +592,21 @@ static int pidfile_check(const char *path)
 	return 0;
 }
 
-/* This process's pid into path, atomically (as profiles are written). */
+/*
+ * This process's pid into path, atomically (as profiles are written: a
+ * file of another user's is never replaced through a link, the mode of a
+ * file replaced is kept). A short write is an error too.
+ */
 static int pidfile_write(const char *path)
 {
 	struct hs_atomic_file *af;
+	struct hs_error err = { 0 };
 	char buf[32];
 	int fd, n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid()), rc;
 
-	if ((rc = hs_atomic_open(path, &af, &fd)))
-		return error("cannot write the pid file %s: %s", path, strerror(-rc));
-	rc = write(fd, buf, (size_t)n) == n ? 0 : -errno;
+	if ((rc = hs_atomic_open(path, 0644, &af, &fd, &err)))
+		return error("cannot write the pid file %s: %s", path, err.msg);
+	rc = hs_write_all(fd, buf, (size_t)n);	/* a short write is no pid file */
 	if ((rc = hs_atomic_commit(af, rc)))
 		return error("cannot write the pid file %s: %s", path, strerror(-rc));
 	return 0;
@@ -604,8 +615,10 @@ static int pidfile_write(const char *path)
 /* At exit: removed, unless another process has written its own there since. */
 static void pidfile_remove(const char *path)
 {
-	if (pidfile_pid(path) == getpid())
-		unlink(path);
+	struct stat st;
+
+	if (pidfile_pid(path, &st) == getpid())
+		hs_remove_if_same(path, st.st_dev, st.st_ino);
 }
 
 /*
@@ -702,6 +715,42 @@ static int daemonize(struct keep *c, bool quiet, const char *log)
 	return 0;
 }
 
+/*
+ * The state file must be one keep can write (hs_atomic_check()) in a
+ * directory safe for it (hs_dir_check(): the user's own, or sticky with
+ * the state, its lock and the default log, if used, the user's own).
+ */
+static int state_check(const char *state, const char *own_log)
+{
+	const char *slash = strrchr(state, '/'), *base = slash ? slash + 1 : state;
+	char *dir = slash ? strndup(state, slash == state ? 1 : (size_t)(slash - state)) : strdup(".");
+	char *lock = NULL;
+	const char *entries[4] = { base };
+	struct hs_error err = { 0 };
+	int rc = -1;
+
+	if (!dir || asprintf(&lock, "%s.lock", base) < 0) {
+		lock = NULL;
+		error("out of memory");
+		goto out;
+	}
+	entries[1] = lock;
+	if (own_log)	/* the default log, beside the state */
+		entries[2] = strrchr(own_log, '/') ? strrchr(own_log, '/') + 1 : own_log;
+	if (hs_dir_check(dir, entries, &err))
+		error("%s: not a safe place for the keeper's state: %s", state, err.msg);
+	else if ((rc = hs_atomic_check(state, &err)) == -EISDIR || rc == -EINVAL)
+		error("%s: %s: give --state a file of its own", state,
+		      rc == -EISDIR ? "not a regular file (a directory)" : err.msg);
+	else if (rc)
+		error("%s: cannot write the state: %s", state, err.msg);
+	rc = rc ? -1 : 0;
+out:
+	free(dir);
+	free(lock);
+	return rc;
+}
+
 static int run_keep(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -724,10 +773,9 @@ static int run_keep(int argc, char **argv)
 	struct hs_error err = { 0 };
 	struct hs_keep *k;
 	char **profiles, *state = NULL, *log = NULL;
-	const char *pidfile = NULL, *io_cgroup = NULL;
+	const char *pidfile = NULL, *io_cgroup = NULL, *log_arg = NULL, *state_arg = NULL;
 	bool status = false, json = false, daemon = false;
 	int opt, n, rc, lock, log_fd = -1;
-	struct stat sb;
 	pid_t holder;
 
 	while ((opt = getopt_long(argc, argv, OPTS_START "v", longopts, NULL)) != -1) {
@@ -747,7 +795,7 @@ static int run_keep(int argc, char **argv)
 		case OPT_STATE:
 			if (!*optarg)
 				return usage_error(&cmd_keep, "an empty --state names no file");
-			state = optarg;
+			state_arg = optarg;
 			break;
 		case OPT_STATUS: status = true; break;
 		case OPT_MODE:
@@ -771,7 +819,7 @@ static int run_keep(int argc, char **argv)
 				return usage_error(&cmd_keep, "an empty --%s names no file",
 						   opt == OPT_LOG ? "log" : "pidfile");
 			if (opt == OPT_LOG)
-				log = optarg;
+				log_arg = optarg;
 			else
 				pidfile = optarg;
 			break;
@@ -784,7 +832,7 @@ static int run_keep(int argc, char **argv)
 	n = argc - optind;
 	if (json && !status)
 		return usage_error(&cmd_keep, "--json goes with --status (the keeper logs lines)");
-	if (status && (daemon || pidfile || log || o.protect || o.mode || io_cgroup))
+	if (status && (daemon || pidfile || log_arg || o.protect || o.mode || io_cgroup))
 		return usage_error(&cmd_keep, "--status only reads a state: --mode, --protect, "
 				   "--io-cgroup, --daemon, --pidfile and --log go with keeping");
 	c.lock = o.mode == HS_KEEP_LOCK;
@@ -797,21 +845,24 @@ static int run_keep(int argc, char **argv)
 		const char *p = argv[optind + i];
 
 		if (!*p || !strcmp(p, "-")) {
-			free(profiles);
-			return usage_error(&cmd_keep, "%s", *p ? "keep reads its profiles again on SIGHUP: "
-					   "give files, not -" : "an empty PROFILE names no file");
+			usage_error(&cmd_keep, "%s", *p ? "keep reads its profiles again on SIGHUP: "
+				    "give files, not -" : "an empty PROFILE names no file");
+			n = i;	/* the ones made so far are freed */
+			rc = EXIT_USAGE;
+			goto out;
 		}
 		if (!(profiles[i] = absolute_path(p, false))) {
-			free(profiles);
 			error("%s: %s", p, strerror(errno));
-			return EXIT_USAGE;
+			n = i;
+			rc = EXIT_USAGE;
+			goto out;
 		}
 	}
 	rc = EXIT_USAGE;
-	if (!state)
+	if (!state_arg)
 		state = n ? default_state(profiles, (size_t)n, !status) : only_state();
-	else
-		state = strdup(state);
+	else if (!(state = strdup(state_arg)))
+		error("out of memory");
 	if (!state)
 		goto out;
 	c.state = state;
@@ -825,23 +876,25 @@ static int run_keep(int argc, char **argv)
 		o.budget = sysinfo(&si) == 0 ? (uint64_t)si.totalram * si.mem_unit / DEFAULT_BUDGET_SHARE
 					     : UINT64_C(1) << 30;
 	}
-	/* a state it could never write is refused now, before its lock is made beside it */
-	if (stat(state, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-		error("%s: not a regular file: give --state a file of its own", state);
+	/* logs: to --log FILE; --daemon's own file if stderr is a terminal it leaves */
+	if (log_arg)
+		log = strdup(log_arg);
+	else if (daemon && isatty(2))
+		log = default_log(state);
+	if ((log_arg || (daemon && isatty(2))) && !log) {
+		error("out of memory");
 		goto out;
 	}
+	/* a state it could never write is refused now, before its lock is made beside it */
+	if (state_check(state, log_arg ? NULL : log) < 0)
+		goto out;
 	if (pidfile && pidfile_check(pidfile) < 0)
 		goto out;
 	if (io_cgroup && !(o.io_cgroup = io_cgroup_dir(io_cgroup)))
 		goto out;
-	/* logs: to --log FILE; --daemon's own file if stderr is a terminal it leaves */
-	if (!log && daemon && isatty(2))
-		log = default_log(state);
-	else if (log)
-		log = strdup(log);
-	if (log && (log_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-				  O_NOCTTY, 0644)) < 0) {
-		error("cannot open the log %s: %s", log, strerror(errno));
+	/* appended to, never through another user's link, nor into another's file in /tmp */
+	if (log && (log_fd = hs_open_regular(log, O_WRONLY | O_APPEND | O_CREAT, 0600, &err)) < 0) {
+		error("cannot open the log %s: %s", log, err.msg);
 		goto out;
 	}
 	if ((lock = hs_keep_lock(state, &holder)) < 0) {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hotset/atomic.h"
 #include "hotset/job.h"
 #include "hotset/record.h"
 #include "options.h"
@@ -145,7 +146,7 @@ static void report(FILE *f, const char *out, const char *not_written,
 /*
  * Write the profile with the signals hotset forwards held back: one coming
  * now (a second ^C) takes effect once the profile is whole. Any other that
- * ends hotset removes the temporary file first (hs_profile_catch_signals).
+ * ends hotset removes the temporary file first (catch_fatal_signals).
  */
 static int save(struct hs_recording *rec, const char *out, const struct hs_profile_header *h)
 {
@@ -242,7 +243,7 @@ int record_run(struct record_run *r)
 	r->code = EXIT_HOTSET;
 	r->rec = NULL;
 	/* before the job runs, not after: its work must not be wasted */
-	if ((rc = hs_profile_check_target(r->out, &err))) {
+	if ((rc = hs_atomic_check(r->out, &err))) {
 		snprintf(r->msg, sizeof(r->msg), "%s: cannot write the profile: %s", r->out, err.msg);
 		return -1;
 	}

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hotset/atomic.h"
 #include "hotset/curve.h"
 #include "hotset/job.h"
 #include "hotset/jobfile.h"
@@ -175,14 +176,14 @@ static void note_cgroup(void *ctx, const char *procs)
 {
 	const struct qjob *j = ctx;
 	char path[PATH_MAX + 16];
-	FILE *f;
+	int fd;
 
 	if (!procs)
 		return;
 	snprintf(path, sizeof(path), "%s/cgroup", j->dir);
-	if ((f = fopen(path, "we"))) {
-		fprintf(f, "%s\n", procs);
-		fclose(f);
+	if ((fd = hs_open_regular(path, O_WRONLY | O_CREAT | O_TRUNC, 0600, NULL)) >= 0) {
+		dprintf(fd, "%s\n", procs);
+		close(fd);
 	}
 }
 
@@ -289,6 +290,7 @@ static void leave_queue(struct queue *q, pid_t parent)
 /* The child that runs job j for the queue: its own session, its log, then run_one(). */
 static _Noreturn void supervise(struct queue *q, struct qjob *j, pid_t parent)
 {
+	struct hs_error err = { 0 };
 	sigset_t none;
 	int fd;
 
@@ -299,13 +301,14 @@ static _Noreturn void supervise(struct queue *q, struct qjob *j, pid_t parent)
 	 */
 	setsid();
 	leave_queue(q, parent);
-	hs_profile_catch_signals();
+	catch_fatal_signals();
 	if ((fd = open("/dev/null", O_RDONLY)) >= 0 && fd != 0) {
 		dup2(fd, 0);
 		close(fd);
 	}
-	if ((fd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-		error("%s: %s", j->log, strerror(errno));
+	/* the job's output may hold secrets: its own, never through another's link */
+	if ((fd = hs_open_regular(j->log, O_WRONLY | O_CREAT | O_TRUNC, 0600, &err)) < 0) {
+		error("%s: %s", j->log, err.msg);
 		_exit(EXIT_HOTSET);
 	}
 	dup2(fd, 1);
@@ -376,10 +379,10 @@ static int start_job(struct queue *q, struct qjob *j)
 {
 	char path[PATH_MAX + 16];
 	pid_t parent = getpid(), pid;
-	int rc;
+	struct hs_error err = { 0 };
 
-	if ((rc = hs_mkdirs(j->dir))) {
-		error("%s: %s", j->dir, strerror(-rc));
+	if (hs_mkdirs(j->dir, 0700, &err)) {
+		error("%s: %s", j->dir, err.msg);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/result", j->dir);
@@ -1068,6 +1071,95 @@ static int setup_jobs(struct queue *q)
 	return 0;
 }
 
+/* ---- the state and log directories ------------------------------------------ */
+
+/* What run keeps in its state directory (runstate.h), and run-slurm.c's jobfile and stop. */
+static const char *const state_entries[] = { "lock", "queue", "jobs", "logs", "jobfile", "stop", NULL };
+
+/*
+ * A state or log directory given (or the default) must be the user's own
+ * and writable by no one else, or sticky with hotset's entries the user's
+ * own (hs_dir_check()): job output and histories are not to be read, or
+ * planted, by others. One yet to be made (0700) must be made in such a
+ * directory: the nearest that exists is checked, for the name to be made.
+ */
+static int check_dir(const char *dir, const char *const *entries)
+{
+	struct hs_error err = { 0 };
+	const char *made[2] = { NULL, NULL };
+	size_t dlen = strlen(dir);
+	char *at = malloc(dlen + 3), *slash;	/* room for "." or "/" before the name */
+	struct stat st;
+	int rc = 0;
+
+	if (!at)
+		return error("out of memory"), EXIT_HOTSET;
+	memcpy(at, dir, dlen + 1);
+	while (stat(at, &st) < 0 && errno == ENOENT) {
+		size_t len = strlen(at);
+
+		while (len > 1 && at[len - 1] == '/')
+			at[--len] = '\0';
+		if (!(slash = strrchr(at, '/'))) {
+			memmove(at + 2, at, len + 1);
+			memcpy(at, ".", 2);	/* at holds ".\0name": "." */
+			made[0] = at + 2;
+			break;
+		}
+		made[0] = slash + 1;
+		*slash = '\0';
+		if (slash == at) {
+			/* "/name": the root is the directory */
+			memmove(at + 2, slash + 1, strlen(slash + 1) + 1);
+			memcpy(at, "/", 2);
+			made[0] = at + 2;
+			break;
+		}
+	}
+	if (hs_dir_check(at, made[0] ? made : entries, &err)) {
+		if (made[0])
+			error("%s: cannot be made in %s, which is not safe for the queue's state and "
+			      "logs: %s", dir, at, err.msg);
+		else
+			error("%s: not a safe directory for the queue's state and logs: %s", dir,
+			      err.msg);
+		rc = EXIT_USAGE;
+	}
+	free(at);
+	return rc;
+}
+
+/* The log directory, with the names of the jobs' logs as its entries. */
+static int check_logs(struct queue *q)
+{
+	const char **names = calloc(q->n + 1, sizeof(*names));
+	int rc;
+
+	if (!names)
+		return error("out of memory"), EXIT_HOTSET;
+	for (size_t i = 0; i < q->n; i++)
+		names[i] = strrchr(q->jobs[i].log, '/') + 1;
+	rc = check_dir(q->logs, names);
+	free(names);
+	return rc;
+}
+
+/* mkdir -p the state and log directories, 0700 (hs_mkdirs: never through another's link). */
+static int make_dirs(struct queue *q)
+{
+	const char *dirs[] = { q->state, q->logs };
+
+	for (size_t i = 0; i < 2; i++) {
+		struct hs_error err = { 0 };
+		int rc = hs_mkdirs(dirs[i], 0700, &err);
+
+		if (rc)
+			return error("%s: cannot make the directory: %s", dirs[i], err.msg),
+			       rc == -EPERM ? EXIT_USAGE : EXIT_HOTSET;
+	}
+	return 0;
+}
+
 /*
  * --step NAME: job NAME of the job file, in the foreground, as a
  * supervisor runs it: what each batch job of --engine slurm runs. The
@@ -1077,15 +1169,16 @@ static int run_step(struct queue *q, const char *name)
 {
 	const int stops[] = { SIGINT, SIGTERM, SIGHUP };
 	struct qjob *j = NULL;
-	int rc, sig;
+	struct hs_error err = { 0 };
+	int sig;
 
 	for (size_t i = 0; i < q->n; i++)
 		if (!strcmp(q->jobs[i].def->name, name))
 			j = &q->jobs[i];
 	if (!j)
 		return error("%s: no job named '%s'", q->jobfile, name), EXIT_USAGE;
-	if ((rc = hs_mkdirs(j->dir)))
-		return error("%s: cannot make the directory: %s", j->dir, strerror(-rc)), EXIT_HOTSET;
+	if (hs_mkdirs(j->dir, 0700, &err))
+		return error("%s: cannot make the directory: %s", j->dir, err.msg), EXIT_HOTSET;
 	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
 		signal(stops[i], SIG_DFL);
 	/* the queue was stopped while Slurm started this step (its prolog ran) */
@@ -1094,7 +1187,7 @@ static int run_step(struct queue *q, const char *name)
 		      strsignal(sig));
 		return 128 + sig;
 	}
-	hs_profile_catch_signals();
+	catch_fatal_signals();
 	return run_one(j);
 }
 
@@ -1106,7 +1199,7 @@ static int slurm_ready(struct queue *q, bool dry)
 {
 	char *argv[] = { "sbatch", "--version", NULL }, cwd[PATH_MAX], state[PATH_MAX], logs[PATH_MAX];
 	pid_t pid;
-	int status, rc;
+	int status;
 
 	if (!dry && (pid = fork()) == 0) {
 		int null = open("/dev/null", O_WRONLY);
@@ -1141,10 +1234,7 @@ static int slurm_ready(struct queue *q, bool dry)
 		    path_of(j->log, sizeof(j->log), q->logs, "/", j->def->name, ".log"))
 			return error("%s: the path is too long", q->state), EXIT_USAGE;
 	}
-	if (!dry && ((rc = hs_mkdirs(q->state)) || (rc = hs_mkdirs(q->logs))))
-		return error("%s: cannot make the directory: %s", rc == 0 ? q->logs : q->state,
-			     strerror(-rc)), EXIT_HOTSET;
-	return 0;
+	return dry ? 0 : make_dirs(q);
 }
 
 static int run_run(int argc, char **argv)
@@ -1259,7 +1349,8 @@ static int run_run(int argc, char **argv)
 		q.logs = q.logs_buf;
 	}
 	snprintf(q.queue_path, sizeof(q.queue_path), "%s/queue", q.state);
-	if ((rc = setup_jobs(&q)))
+	if ((rc = check_dir(q.state, state_entries)) || (rc = setup_jobs(&q)) ||
+	    (rc = check_logs(&q)))
 		goto out;
 	if (step) {
 		rc = run_step(&q, step);
@@ -1285,11 +1376,8 @@ static int run_run(int argc, char **argv)
 		rc = finish_stdout(EXIT_OK);
 		goto out;
 	}
-	if ((rc = hs_mkdirs(q.state)) || (rc = hs_mkdirs(q.logs))) {
-		error("%s: cannot make the directory: %s", rc == 0 ? q.logs : q.state, strerror(-rc));
-		rc = EXIT_HOTSET;
+	if ((rc = make_dirs(&q)))
 		goto out;
-	}
 	/*
 	 * Supervisors hold the lock too (they inherit it): a queue that was
 	 * killed keeps it until its jobs have stopped, so that none runs

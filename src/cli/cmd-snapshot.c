@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "hotset/atomic.h"
 #include "hotset/residency.h"
 #include "operands.h"
 #include "options.h"
@@ -148,7 +149,7 @@ static int take_snapshot(struct operands *ops, const char *out, bool json, bool 
 	int rc;
 
 	hs_profile_header_init(&h, "snapshot");
-	if ((rc = hs_profile_check_target(out, &err)) ||
+	if ((rc = hs_atomic_check(out, &err)) ||
 	    (rc = hs_profile_writer_open(out, &h, &s.w))) {
 		error("%s: cannot write: %s", out, err.msg[0] ? err.msg : strerror(-rc));
 		return EXIT_FAILED;

@@ -12,9 +12,9 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include "hotset/atomic.h"
 #include "hotset/hotset.h"
 #include "hotset/job.h"
-#include "hotset/profile.h"
 #include "options.h"
 
 const struct cmd *const commands[] = {
@@ -179,6 +179,38 @@ int finish_stdout(int code)
 	return code;
 }
 
+/*
+ * A fatal signal first removes the temporary files of the files being
+ * written (hs_atomic_cleanup(), async-signal-safe), then ends the process
+ * as it would have: SA_RESETHAND and SA_NODEFER, and the signal raised
+ * again.
+ */
+static void on_fatal_signal(int sig)
+{
+	hs_atomic_cleanup();
+	raise(sig);
+}
+
+void catch_fatal_signals(void)
+{
+	static const int fatal[] = {
+		SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2,
+		SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO, SIGPWR,
+	};
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal_signal;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+		/* one ignored stays ignored (nohup), one handled stays its handler's */
+		if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+		    !(old.sa_flags & SA_SIGINFO))
+			sigaction(fatal[i], &sa, NULL);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct cmd *cmd;
@@ -213,6 +245,6 @@ int main(int argc, char **argv)
 		return unknown_command(argv[1]);
 	opterr = 0;	/* option_other() says what is wrong, escaped and with suggestions */
 	hs_job_claim_sigchld();
-	hs_profile_catch_signals();	/* a profile being written leaves no temporary file */
+	catch_fatal_signals();	/* a file being written leaves no temporary file */
 	return cmd->run(argc - 1, argv + 1);
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hotset/atomic.h"
 #include "hotset/hotset.h"
 #include "hotset/profile.h"
 
@@ -775,9 +776,16 @@ void json_finish(struct json *j)
 
 int write_atomically(const char *path, void (*fn)(FILE *f, const void *ctx), const void *ctx)
 {
+	return write_atomically_mode(path, 0666, fn, ctx);
+}
+
+int write_atomically_mode(const char *path, mode_t mode, void (*fn)(FILE *f, const void *ctx),
+			  const void *ctx)
+{
 	struct hs_atomic_file *af;
+	struct hs_error err = { 0 };
 	char *buf = NULL;
-	size_t len = 0, off = 0;
+	size_t len = 0;
 	FILE *mem = open_memstream(&buf, &len);
 	int fd, rc = 0;
 
@@ -788,18 +796,11 @@ int write_atomically(const char *path, void (*fn)(FILE *f, const void *ctx), con
 		free(buf);
 		return error("%s: %s", path, strerror(errno));
 	}
-	if ((rc = hs_atomic_open(path, &af, &fd))) {
+	if ((rc = hs_atomic_open(path, mode, &af, &fd, &err))) {
 		free(buf);
-		return error("%s: cannot write: %s", path, strerror(-rc));
+		return error("%s: cannot write: %s", path, err.msg);
 	}
-	while (off < len && !rc) {
-		ssize_t n = write(fd, buf + off, len - off);
-
-		if (n < 0 && errno != EINTR)
-			rc = -errno;
-		else if (n > 0)
-			off += (size_t)n;
-	}
+	rc = hs_write_all(fd, buf, len);
 	free(buf);
 	if ((rc = hs_atomic_commit(af, rc)))
 		return error("%s: cannot write: %s", path, strerror(-rc));

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hotset/atomic.h"
 #include "hotset/jobfile.h"
 #include "hotset/memory.h"
 #include "hotset/runstate.h"
@@ -254,6 +255,7 @@ static int find_submitted(const struct qjob *j);
 static int submit(struct queue *q, struct qjob *j, const char *hotset)
 {
 	struct submission s = { 0 };
+	struct hs_error err = { 0 };
 	char path[PATH_MAX + 16], *out = malloc(OUT_MAX);
 	long id;
 	int rc;
@@ -264,8 +266,8 @@ static int submit(struct queue *q, struct qjob *j, const char *hotset)
 		free(s.wrap);
 		return error("out of memory"), -ENOMEM;
 	}
-	if ((rc = hs_mkdirs(j->dir))) {
-		error("%s: %s", j->dir, strerror(-rc));
+	if ((rc = hs_mkdirs(j->dir, 0700, &err))) {
+		error("%s: %s", j->dir, err.msg);
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/result", j->dir);
@@ -460,7 +462,7 @@ static void cancel(struct queue *q, int sig)
 		char path[PATH_MAX + 8];
 
 		snprintf(path, sizeof(path), "%s/stop", q->state);
-		write_atomically(path, print_stop, &sig);
+		write_atomically_mode(path, 0600, print_stop, &sig);
 	}
 	snprintf(signame, sizeof(signame), "--signal=%d", sig);
 	argv[k++] = "scancel";
@@ -682,7 +684,7 @@ int slurm_queue(struct queue *q)
 	if (self_path(hotset, sizeof(hotset)))
 		return -1;
 	snprintf(jobfile, sizeof(jobfile), "%s/jobfile", q->state);
-	if (write_atomically(jobfile, print_jobfile, q))
+	if (write_atomically_mode(jobfile, 0600, print_jobfile, q))
 		return -1;
 	snprintf(stop, sizeof(stop), "%s/stop", q->state);	/* a stop of a queue before */
 	if (unlink(stop) && errno != ENOENT)

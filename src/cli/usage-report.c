@@ -3,12 +3,15 @@
  * scripts (shared by `hotset time` and `hotset record`).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include "hotset/atomic.h"
 #include "hotset/job.h"
 #include "usage-report.h"
 
@@ -192,6 +195,9 @@ void json_usage(struct json *j, const struct hs_usage *u)
 
 int report_open(const char *path, FILE **f)
 {
+	struct hs_error err = { 0 };
+	int fd;
+
 	*f = stderr;
 	if (!path)
 		return 0;
@@ -199,8 +205,14 @@ int report_open(const char *path, FILE **f)
 		error("an empty report FILE names no file");
 		return EXIT_HOTSET;
 	}
-	if (!(*f = fopen(path, "we"))) {
+	/* written in place, as a shell's > would, but never through another user's link */
+	if ((fd = hs_open_output(path, O_WRONLY | O_CREAT | O_TRUNC, 0666, &err)) < 0) {
+		error("cannot open %s: %s", path, err.msg);
+		return EXIT_HOTSET;
+	}
+	if (!(*f = fdopen(fd, "w"))) {
 		error("cannot open %s: %s", path, strerror(errno));
+		close(fd);
 		return EXIT_HOTSET;
 	}
 	return 0;

@@ -48,6 +48,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
+#include "hotset/atomic.h"
 #include "hotset/keep.h"
 #include "hotset/memory.h"
 #include "hotset/procfs.h"
@@ -281,7 +282,7 @@ int hs_keep_state_write(const char *path, const struct hs_keep_state *st)
 		free(buf);
 		return -ENOMEM;
 	}
-	rc = hs_atomic_open(path, &af, &fd);
+	rc = hs_atomic_open(path, 0600, &af, &fd, NULL);
 	for (const char *p = buf; !rc && len;) {
 		ssize_t n = write(fd, p, len);
 
@@ -480,8 +481,9 @@ int hs_keep_lock_own(int fd)
 	char pid[32];
 	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 
+	errno = 0;
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n)
-		return -errno;
+		return errno ? -errno : -EIO;	/* a short write says no errno */
 	return 0;
 }
 
@@ -493,10 +495,11 @@ int hs_keep_lock(const char *path, pid_t *holder)
 	*holder = 0;
 	if (!lp)
 		return -ENOMEM;
-	fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	/* a regular file, never through another user's link (atomic.h) */
+	fd = hs_open_regular(lp, O_RDWR | O_CREAT, 0644, NULL);
 	free(lp);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int err = errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
 
@@ -520,10 +523,10 @@ pid_t hs_keep_lock_holder(const char *path)
 
 	if (!lp)
 		return -ENOMEM;
-	fd = open(lp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = hs_open_regular(lp, O_RDONLY, 0, NULL);	/* never a FIFO, which would block */
 	free(lp);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
 		pid = errno == EWOULDBLOCK ? (read_pid(fd) > 0 ? read_pid(fd) : 1) : -errno;
 	close(fd);

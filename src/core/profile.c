@@ -22,20 +22,16 @@
  */
 #include <assert.h>
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -43,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hotset/atomic.h"
 #include "hotset/profile.h"
 
 #define MAGIC "hotset-profile "
@@ -1021,14 +1018,6 @@ void hs_profile_close(struct hs_profile_reader *r)
  * Writer
  * ====================================================================== */
 
-/* A file being written beside its target, to be renamed over it. */
-struct hs_atomic_file {
-	int fd;
-	char *target;		/* NULL when writing to standard output */
-	char *tmp;
-	int slot;		/* tmp's in the table of temporaries, or -1 */
-};
-
 struct hs_profile_writer {
 	struct hs_atomic_file *file;
 	int fd;			/* file's */
@@ -1203,367 +1192,6 @@ static void put_header(struct hs_profile_writer *w, const struct hs_profile_head
 	}
 }
 
-/*
- * The file a profile written to path replaces: path, or what the symlink at
- * path names (renaming onto the link would replace the link). Returns a
- * malloc'd path, or NULL with errno set.
- */
-static char *resolve_target(const char *path)
-{
-	char *cur = strdup(path), *next, link[PATH_MAX];
-	struct stat st;
-	ssize_t n;
-
-	/* follow the chain by hand: its last link may name a file yet to be */
-	for (int hops = 0; cur && lstat(cur, &st) == 0 && S_ISLNK(st.st_mode); hops++) {
-		if (hops == 40 || (n = readlink(cur, link, sizeof(link) - 1)) < 0) {
-			if (hops == 40)
-				errno = ELOOP;
-			free(cur);
-			return NULL;
-		}
-		link[n] = '\0';
-		const char *slash = strrchr(cur, '/');
-
-		if (link[0] == '/' || !slash)
-			next = strdup(link);
-		else if (asprintf(&next, "%.*s/%s", (int)(slash - cur), cur, link) < 0)
-			next = NULL;
-		free(cur);
-		cur = next;
-	}
-	return cur;
-}
-
-/*
- * hs_profile_check_target(), which also gives the file to replace
- * (*target, malloc'd) when path passes.
- */
-static int check_target(const char *path, char **target, struct hs_error *err)
-{
-	char *t, *dir, *slash;
-	struct stat st;
-	int rc = 0;
-
-	if (!*path)
-		return hs_error_set(err, ENOENT, "an empty path");
-	if (!(t = resolve_target(path)))
-		return hs_error_set(err, errno, "%s", strerror(errno));
-	if (stat(t, &st) == 0) {
-		/* a device, FIFO or socket must never be replaced by a file */
-		if (S_ISDIR(st.st_mode))
-			rc = hs_error_set(err, EISDIR, "a directory");
-		else if (!S_ISREG(st.st_mode))
-			rc = hs_error_set(err, EINVAL, "not a regular file (-o - writes to standard output)");
-	} else if (errno != ENOENT) {
-		rc = hs_error_set(err, errno, "%s", strerror(errno));
-	}
-	/* the temporary file is made, and renamed, in the target's directory */
-	if (!rc && (slash = strrchr(t, '/'))) {
-		if (!(dir = strndup(t, slash == t ? 1 : (size_t)(slash - t))))
-			rc = hs_error_set(err, ENOMEM, "out of memory");
-		else if (access(dir, W_OK | X_OK) < 0)
-			rc = hs_error_set(err, errno, "cannot create files in %s: %s", dir,
-					  strerror(errno));
-		free(dir);
-	} else if (!rc && access(".", W_OK | X_OK) < 0) {
-		rc = hs_error_set(err, errno, "cannot create files in .: %s", strerror(errno));
-	}
-	if (rc)
-		free(t);
-	else
-		*target = t;
-	return rc;
-}
-
-/*
- * ---- temporary files ---------------------------------------------------
- *
- * A profile is written to ".NAME.hotset-tmp.XXXXXX" beside its target NAME
- * (NAME cut to fit NAME_MAX), then renamed over it. Two things keep such
- * files from piling up:
- *
- *  - A signal that would end the process (hs_profile_catch_signals())
- *    first removes the temporary files being written: their paths wait in
- *    a table of slots that a handler can read (atomics, fixed buffers).
- *  - Against what no handler sees (SIGKILL, a crash, a power cut), the
- *    writer holds an flock() on its temporary file as long as it lives, and
- *    the next writer of the same target removes the temporaries of NAME it
- *    can lock: their writer is gone. A lock rather than a pid in the name:
- *    it is released by the kernel when the writer dies, cannot be fooled by
- *    a reused pid or another pid namespace, and works over NFS.
- *
- * A writer locks its file just after creating it. A remover that locked it
- * in between (a newborn file is unlocked) removes it; the writer, blocked
- * until then, finds its file unlinked and makes another.
- */
-#define TMP_INFIX ".hotset-tmp."
-#define TMP_SLOTS 8
-
-static atomic_int tmp_state[TMP_SLOTS];	/* 0 free, 1 being filled, 2 live */
-static char tmp_path[TMP_SLOTS][PATH_MAX];
-
-/* Note path as a temporary file to remove on a fatal signal: its slot, or -1. */
-static int tmp_register(const char *path)
-{
-	for (int i = 0; i < TMP_SLOTS; i++) {
-		int expect = 0;
-
-		if (strlen(path) >= PATH_MAX ||
-		    !atomic_compare_exchange_strong(&tmp_state[i], &expect, 1))
-			continue;
-		memcpy(tmp_path[i], path, strlen(path) + 1);
-		atomic_store(&tmp_state[i], 2);
-		return i;
-	}
-	return -1;	/* more writers than slots: the lock still lets it be removed later */
-}
-
-static void tmp_unregister(int slot)
-{
-	if (slot >= 0)
-		atomic_store(&tmp_state[slot], 0);
-}
-
-/* Async-signal-safe: unlink and atomics only. */
-static void remove_live_temporaries(void)
-{
-	for (int i = 0; i < TMP_SLOTS; i++)
-		if (atomic_load(&tmp_state[i]) == 2)
-			unlink(tmp_path[i]);
-}
-
-static void on_fatal_signal(int sig)
-{
-	remove_live_temporaries();
-	/* SA_RESETHAND and SA_NODEFER: this ends the process as the signal would */
-	raise(sig);
-}
-
-void hs_profile_catch_signals(void)
-{
-	static const int fatal[] = {
-		SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2,
-		SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO, SIGPWR,
-	};
-	struct sigaction sa, old;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_fatal_signal;
-	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
-		/* one the caller ignores stays ignored, one it handles stays its own */
-		if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
-		    !(old.sa_flags & SA_SIGINFO))
-			sigaction(fatal[i], &sa, NULL);
-	}
-}
-
-/* The temporary names of target: its directory (malloc'd) and the prefix ".NAME.hotset-tmp.". */
-static int tmp_prefix(const char *target, char **dir, char prefix[NAME_MAX + 1])
-{
-	const char *slash = strrchr(target, '/'), *base = slash ? slash + 1 : target;
-	size_t room = NAME_MAX - 1 - strlen(TMP_INFIX) - 6, len = strlen(base);
-
-	*dir = slash ? strndup(target, slash == target ? 1 : (size_t)(slash - target)) :
-		       strdup(".");
-	if (!*dir)
-		return -ENOMEM;
-	snprintf(prefix, NAME_MAX + 1, ".%.*s%s", (int)(len < room ? len : room), base,
-		 TMP_INFIX);
-	return 0;
-}
-
-/*
- * Remove the temporary files of dead writers of the same target: the
- * entries of dir named prefix + 6 characters, regular files of ours, that
- * nobody holds locked. Best effort: what cannot be checked is left.
- */
-static void remove_stale_temporaries(const char *dir, const char *prefix)
-{
-	size_t plen = strlen(prefix);
-	DIR *d = opendir(dir);
-	struct dirent *de;
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		struct stat st, now;
-		int fd;
-
-		if (strncmp(de->d_name, prefix, plen) || strlen(de->d_name + plen) != 6)
-			continue;
-		/* a look before the open: a FIFO or a device of that name is never opened */
-		if (fstatat(dirfd(d), de->d_name, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(now.st_mode))
-			continue;
-		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-		    flock(fd, LOCK_EX | LOCK_NB) == 0 &&
-		    fstatat(dirfd(d), de->d_name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    now.st_dev == st.st_dev && now.st_ino == st.st_ino)
-			unlinkat(dirfd(d), de->d_name, 0);	/* its writer is gone */
-		close(fd);
-	}
-	closedir(d);
-}
-
-/*
- * Create the temporary file beside target that a profile is written to
- * before it is renamed over target, locked and registered for removal on
- * a fatal signal: its name in *tmp (the caller frees it), its slot in
- * *slot, its descriptor returned; or -errno with *tmp NULL. With
- * clean_up, remove the leftovers of dead writers of target too.
- */
-static int create_temp(const char *target, char **tmp, int *slot, bool clean_up)
-{
-	char prefix[NAME_MAX + 1], *dir;
-	int fd = -ENOENT, rc;
-
-	*tmp = NULL;
-	*slot = -1;
-	if ((rc = tmp_prefix(target, &dir, prefix)))
-		return rc;
-	for (int attempt = 0; attempt < 10; attempt++) {
-		struct stat st;
-
-		free(*tmp);
-		if (asprintf(tmp, "%s/%sXXXXXX", dir, prefix) < 0) {
-			*tmp = NULL;
-			fd = -ENOMEM;
-			break;
-		}
-		if ((fd = mkostemp(*tmp, O_CLOEXEC)) < 0) {
-			fd = -errno;
-			break;
-		}
-		/* a filesystem without flock: no lock, and so never removed by others */
-		if (flock(fd, LOCK_EX) < 0 && errno != ENOLCK && errno != EINVAL &&
-		    errno != EOPNOTSUPP) {
-			int err = errno;
-
-			close(fd);
-			unlink(*tmp);
-			fd = -err;
-			break;
-		}
-		if (fstat(fd, &st) == 0 && st.st_nlink > 0)
-			break;
-		close(fd);	/* removed by a writer that took it for a leftover: again */
-		fd = -EEXIST;
-	}
-	if (fd >= 0) {
-		*slot = tmp_register(*tmp);
-		if (clean_up)
-			remove_stale_temporaries(dir, prefix);
-	} else {
-		free(*tmp);
-		*tmp = NULL;
-	}
-	free(dir);
-	return fd;
-}
-
-int hs_profile_check_target(const char *path, struct hs_error *err)
-{
-	char *target, *tmp;
-	int rc, fd, slot;
-
-	if (strcmp(path, "-") == 0)
-		return 0;
-	if ((rc = check_target(path, &target, err)))
-		return rc;
-	/*
-	 * access() can say yes where no file can be made (/proc, as root):
-	 * make the temporary file the writer would, and remove it.
-	 */
-	if ((fd = create_temp(target, &tmp, &slot, false)) < 0) {
-		rc = hs_error_set(err, -fd, "cannot create files beside it: %s", strerror(-fd));
-	} else {
-		unlink(tmp);
-		tmp_unregister(slot);
-		close(fd);
-		free(tmp);
-	}
-	free(target);
-	return rc;
-}
-
-int hs_atomic_open(const char *path, struct hs_atomic_file **out, int *fd)
-{
-	struct hs_atomic_file *f = calloc(1, sizeof(*f));
-	mode_t mask;
-	int rc;
-
-	if (!f)
-		return -ENOMEM;
-	f->slot = -1;
-	if (strcmp(path, "-") == 0) {
-		f->fd = STDOUT_FILENO;
-	} else if ((rc = check_target(path, &f->target, NULL))) {
-		goto fail;
-	} else {
-		if ((f->fd = create_temp(f->target, &f->tmp, &f->slot, true)) < 0) {
-			rc = f->fd;
-			goto fail;
-		}
-		/* mkostemp makes 0600; give the mode a plain creat() would */
-		mask = umask(0);
-		umask(mask);
-		if (fchmod(f->fd, 0666 & ~mask) < 0) {
-			rc = -errno;
-			unlink(f->tmp);
-			tmp_unregister(f->slot);
-			close(f->fd);
-			goto fail;
-		}
-	}
-	*out = f;
-	*fd = f->fd;
-	return 0;
-fail:
-	free(f->target);
-	free(f->tmp);
-	free(f);
-	return rc;
-}
-
-static void atomic_free(struct hs_atomic_file *f)
-{
-	tmp_unregister(f->slot);	/* renamed or removed by now */
-	if (f->target)
-		close(f->fd);	/* and so unlocked */
-	free(f->target);
-	free(f->tmp);
-	free(f);
-}
-
-int hs_atomic_commit(struct hs_atomic_file *f, int rc)
-{
-	if (f->target) {
-		if (!rc && fsync(f->fd) < 0)
-			rc = -errno;
-		if (!rc && rename(f->tmp, f->target) < 0)
-			rc = -errno;
-		if (rc)
-			unlink(f->tmp);
-	}
-	atomic_free(f);
-	return rc;
-}
-
-void hs_atomic_abort(struct hs_atomic_file *f)
-{
-	if (!f)
-		return;
-	if (f->target)
-		unlink(f->tmp);
-	atomic_free(f);
-}
-
 int hs_profile_writer_open(const char *path, const struct hs_profile_header *h,
 			   struct hs_profile_writer **out)
 {
@@ -1573,7 +1201,7 @@ int hs_profile_writer_open(const char *path, const struct hs_profile_header *h,
 	if (!w)
 		return -ENOMEM;
 	w->sec = SEC_FILES;
-	if ((rc = hs_atomic_open(path, &w->file, &w->fd))) {
+	if ((rc = hs_atomic_open(path, 0666, &w->file, &w->fd, NULL))) {
 		free(w);
 		return rc;
 	}

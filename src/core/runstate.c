@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hotset/profile.h"
+#include "hotset/atomic.h"
 #include "hotset/runstate.h"
 
 /* ---- parsing: "key value" lines ------------------------------------------- */
@@ -273,7 +273,7 @@ static int save_with(const char *path, void (*print)(FILE *, const void *), cons
 	FILE *f;
 	int fd, rc;
 
-	if ((rc = hs_atomic_open(path, &af, &fd)))
+	if ((rc = hs_atomic_open(path, 0600, &af, &fd, NULL)))
 		return rc;
 	if (!(f = fdopen(dup(fd), "w"))) {
 		rc = -errno;
@@ -455,26 +455,6 @@ int hs_runstate_default_dir(char *buf, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-int hs_mkdirs(const char *path)
-{
-	char p[4096];
-	size_t len = strlen(path);
-	mode_t mode = geteuid() == 0 ? 0755 : 0700;
-
-	if (len >= sizeof(p))
-		return -ENAMETOOLONG;
-	memcpy(p, path, len + 1);
-	for (size_t i = 1; i <= len; i++) {
-		if (p[i] != '/' && p[i] != '\0')
-			continue;
-		p[i] = '\0';
-		if (mkdir(p, mode) && errno != EEXIST)
-			return -errno;
-		p[i] = path[i];
-	}
-	return 0;
-}
-
 int hs_runstate_lock(const char *dir, pid_t *holder)
 {
 	char path[4096], pid[32];
@@ -484,8 +464,8 @@ int hs_runstate_lock(const char *dir, pid_t *holder)
 	*holder = 0;
 	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0)
-		return -errno;
+	if ((fd = hs_open_regular(path, O_RDWR | O_CREAT, 0600, NULL)) < 0)
+		return fd;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		int e = errno;
 
@@ -497,8 +477,9 @@ int hs_runstate_lock(const char *dir, pid_t *holder)
 		return -e;
 	}
 	len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	errno = 0;
 	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)len, 0) != len) {
-		int e = errno;
+		int e = errno ? errno : EIO;	/* a short write says no errno: never "fd 0" */
 
 		close(fd);
 		return -e;

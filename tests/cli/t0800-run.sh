@@ -233,7 +233,7 @@ test_expect_success 'on a terminal: a status line (running, waiting and why, don
 '
 
 test_expect_success NOBODY 'as nobody, with a state directory of its own: it runs, I/O wait unknown' '
-	mkdir -m 777 nb &&
+	mkdir -m 1777 nb &&
 	printf "%s\n" "a echo hi" "b true" > nb/jobs &&
 	as_nobody env HOME=/nonexistent "$HOTSET" run -q -J --state "$PWD/nb/st" nb/jobs > nb.json &&
 	check_report run nb.json &&

@@ -137,7 +137,7 @@ test_expect_success SLURM '--resume of a queue killed before sbatch: the job of 
 '
 
 test_expect_success SLURM,NOBODY 'as nobody: the queue submits as its user, the jobs run as it' '
-	mkdir -m 777 nob && printf "%s\n" "a id -un" "b sh -c \"exit 4\"" > nob/jobs &&
+	mkdir -m 1777 nob && printf "%s\n" "a id -un" "b sh -c \"exit 4\"" > nob/jobs &&
 	expect_code 1 as_nobody "$HOTSET" run -q -J --engine slurm --state "$PWD/nob/st" \
 		nob/jobs > nob.json && cat nob.json && check_report run nob.json &&
 	check_eq "$(json nob.json "[x[\"exit_status\"] for x in j[\"jobs\"]]")" "[0, 4]" &&

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "hotset/atomic.h"
 #include "hotset/profile.h"
 #include "profile-check.h"
 #include "scratch.h"
@@ -983,9 +984,8 @@ TEST(target_intact_until_commit)
 	scratch_dir();
 	p = path_in("p.prof");
 	write_all(p, "old contents\n", 13);
-	mode_t old = umask(027);
+	CHECK(chmod(p, 0604) == 0);
 	w = start_writer(p, 5000);
-	umask(old);
 	CHECK(w != NULL);
 	text = read_all(p, NULL);
 	CHECK_STR(text, "old contents\n");
@@ -998,8 +998,15 @@ TEST(target_intact_until_commit)
 		CHECK_EQ_U64(hs_profile_totals(r)->files, 5000);
 		hs_profile_close(r);
 	}
-	/* the mode a plain creat() would give under the umask of the time */
+	/* the mode of the file it replaced, whatever the umask */
 	CHECK(stat(p, &st) == 0);
+	CHECK_EQ_U64(st.st_mode & 0777, 0604);
+	/* a new file: the mode a plain creat() would give under the umask of the time */
+	mode_t old = umask(027);
+	w = start_writer(path_in("new.prof"), 1);
+	umask(old);
+	CHECK(w && hs_profile_writer_commit(w) == 0);
+	CHECK(stat(path_in("new.prof"), &st) == 0);
 	CHECK_EQ_U64(st.st_mode & 0777, 0640);
 	scratch_done();
 }
@@ -1040,15 +1047,15 @@ TEST(writer_refuses_what_is_not_a_file)
 	hs_profile_header_init(&h, "snapshot");
 	p = path_in("dir");
 	CHECK(mkdir(p, 0755) == 0);
-	CHECK(hs_profile_check_target(p, &err) == -EISDIR);
+	CHECK(hs_atomic_check(p, &err) == -EISDIR);
 	CHECK(hs_profile_writer_open(p, &h, &w) == -EISDIR && !w);
 	p = path_in("fifo");
 	CHECK(mkfifo(p, 0644) == 0);
-	CHECK(hs_profile_check_target(p, &err) == -EINVAL);
+	CHECK(hs_atomic_check(p, &err) == -EINVAL);
 	CHECK(strstr(err.msg, "not a regular file") != NULL);
 	CHECK(hs_profile_writer_open(p, &h, &w) == -EINVAL && !w);
 	CHECK(hs_profile_writer_open("/dev/null", &h, &w) == -EINVAL && !w);
-	CHECK(hs_profile_check_target(path_in("no/such/dir/p"), &err) == -ENOENT);
+	CHECK(hs_atomic_check(path_in("no/such/dir/p"), &err) == -ENOENT);
 	/* a symlink to a file yet to be: the file is written, the link stays */
 	CHECK(symlink("real.prof", path_in("link.prof")) == 0);
 	CHECK(hs_profile_writer_open(path_in("link.prof"), &h, &w) == 0);
@@ -1056,7 +1063,7 @@ TEST(writer_refuses_what_is_not_a_file)
 	CHECK(lstat(path_in("link.prof"), &st) == 0 && S_ISLNK(st.st_mode));
 	CHECK(lstat(path_in("real.prof"), &st) == 0 && S_ISREG(st.st_mode));
 	CHECK(symlink("loop2", path_in("loop1")) == 0 && symlink("loop1", path_in("loop2")) == 0);
-	CHECK(hs_profile_check_target(path_in("loop1"), &err) == -ELOOP);
+	CHECK(hs_atomic_check(path_in("loop1"), &err) == -ELOOP);
 	CHECK_EQ_U64(count_entries(scratch), 6);	/* no temporary file left */
 	scratch_done();
 }
