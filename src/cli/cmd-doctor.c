@@ -600,12 +600,13 @@ static void find_residency(struct doctor *d)
 {
 	const struct hs_cache_counts *k = &d->res.known;
 	struct finding *f;
-	char a[16], b[16];
+	char a[SIZE_STR_MAX];
 
 	if (k->pages) {
-		f = finding(d, "residency", !all_resident(d), "%s of the profile's %s (%.0f%%) %s in "
-			    "the page cache now.", size_str(resident_pages(d) * d->ps, a),
-			    size_str(k->pages * d->ps, b), 100.0 * resident_pages(d) / k->pages,
+		f = finding(d, "residency", !all_resident(d), "%llu of the profile's %llu pages "
+			    "(%.0f%%, %s) %s in the page cache now.",
+			    (unsigned long long)resident_pages(d), (unsigned long long)k->pages,
+			    100.0 * resident_pages(d) / k->pages, memory_size(resident_pages(d), d->ps, a),
 			    resident_pages(d) == 1 ? "is" : "are");
 		evidence(f, "resident pages = %llu of %llu (%s)", (unsigned long long)resident_pages(d),
 			 (unsigned long long)k->pages, evicted_known(d) ? "cachestat" : "mincore");
@@ -619,8 +620,9 @@ static void find_residency(struct doctor *d)
 				 (unsigned long long)d->res.unknown_pages);
 	}
 	if (evicted_known(d) && k->evicted) {
-		f = finding(d, "evicted", many_evicted(d), "%s of the profile's pages were evicted since they "
-			    "were last read%s.", size_str(k->evicted * d->ps, a),
+		f = finding(d, "evicted", many_evicted(d), "%llu of the profile's pages (%s) %s evicted "
+			    "since they were last read%s.", (unsigned long long)k->evicted,
+			    memory_size(k->evicted, d->ps, a), k->evicted == 1 ? "was" : "were",
 			    k->recently_evicted ? ", some recently enough that reading them again "
 			    "counts as a refault" : "");
 		evidence(f, "evicted pages = %llu, recently evicted = %llu (cachestat)",
@@ -1057,6 +1059,7 @@ static void json_report(struct doctor *d)
 	json_u64_or_null(&j, "memory_needed_written_bytes", d->need.written_known, d->need.written);
 	json_u64_or_null(&j, "memory_needed_rss_bytes", d->need.anon_known, d->need.anon);
 	json_u64(&j, "resident_bytes", resident_pages(d) * d->ps);
+	json_u64(&j, "resident_memory_bytes", resident_pages(d) * d->ps);	/* named for what it is */
 	json_u64(&j, "unknown_pages", d->res.unknown_pages);
 	json_u64_or_null(&j, "evicted_pages", evicted_known(d), d->res.known.evicted);
 	json_u64_or_null(&j, "recently_evicted_pages", evicted_known(d),

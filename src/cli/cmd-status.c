@@ -130,6 +130,10 @@ static void json_item(struct status *s, const struct hs_target *t,
 	json_u64_or_null(&s->j, "writeback_pages", counts, c->writeback);
 	json_u64_or_null(&s->j, "evicted_pages", counts, c->evicted);
 	json_u64_or_null(&s->j, "recently_evicted_pages", counts, c->recently_evicted);
+	/* bytes and resident_bytes, named for what they are; the memory of the pages */
+	json_u64(&s->j, "file_bytes", r->bytes);
+	json_u64(&s->j, "memory_bytes", memory_bytes(t->pages, hs_page_size()));
+	json_u64_or_null(&s->j, "resident_file_bytes", known, r->resident_bytes);
 	json_end_object(&s->j);
 }
 
@@ -286,7 +290,7 @@ static void print_totals(struct status *s)
 	/* cachestat's counts of the known pages; none are known if every file was unknown */
 	const bool counts = tot->method == HS_RES_CACHESTAT ||
 			    (!tot->method && !tot->unknown_files && hs_have_cachestat());
-	char a[16], b[16], pct[8];
+	char a[SIZE_STR_MAX], b[SIZE_STR_MAX], pct[8];
 
 	if (s->json) {
 		json_u64(&s->j, "files", tot->files);
@@ -307,6 +311,9 @@ static void print_totals(struct status *s)
 		json_u64_or_null(&s->j, "recently_evicted_pages", counts, c->recently_evicted);
 		json_u64(&s->j, "skipped_files", s->ops->skipped);
 		json_u64(&s->j, "stale_files", s->ops->stale);
+		json_u64(&s->j, "file_bytes", tot->bytes);
+		json_u64(&s->j, "memory_bytes", memory_bytes(pages, ps));
+		json_u64(&s->j, "resident_file_bytes", tot->resident_bytes);
 		json_end_object(&s->j);
 		json_finish(&s->j);
 		return;
@@ -321,9 +328,12 @@ static void print_totals(struct status *s)
 			printf("%u skipped with a warning", s->ops->skipped);
 		putchar(')');
 	}
-	printf("\n%10s: %llu (%s)\n", "Pages", (unsigned long long)pages, human_size(tot->bytes, a));
-	printf("%10s: %llu (%s) %s", "Resident", (unsigned long long)c->cached,
-	       human_size(tot->resident_bytes, b), percent(c->cached, c->pages, pct));
+	/* both sizes: what the pages take in memory, and the files' data in them */
+	printf("\n%10s: %llu (%s, %s)\n", "Pages", (unsigned long long)pages,
+	       memory_size(pages, ps, a), file_data_size(tot->bytes, b));
+	printf("%10s: %llu (%s, %s) %s", "Resident", (unsigned long long)c->cached,
+	       memory_size(c->cached, ps, a), file_data_size(tot->resident_bytes, b),
+	       percent(c->cached, c->pages, pct));
 	if (tot->unknown_files)
 		printf(" of the %llu pages that can be known", (unsigned long long)c->pages);
 	putchar('\n');

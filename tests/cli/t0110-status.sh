@@ -32,7 +32,7 @@ test_expect_success REALFS 'directories are walked; -v gives a row per file' '
 		hotset status -v d > out &&
 		grep -Eq "^\[OOOOOOOOOOOOOOOOOOOO\] 100.0% +40.0 KiB / 40.0 KiB +d/a$" out &&
 		grep -q "^     Files: 4$" out &&
-		grep -q "^  Resident: 12 (48.0 KiB) 36.4%$" out
+		grep -q "^  Resident: 12 (48.0 KiB of memory, 48.0 KiB of file data) 36.4%$" out
 	} &&
 	retry check
 '
@@ -263,7 +263,7 @@ test_expect_success 'nothing to count: zero totals, no division by zero' '
 	mkdir empty &&
 	hotset status empty > out &&
 	grep -q "^     Files: 0$" out &&
-	grep -q "^  Resident: 0 (0 B) -$" out &&
+	grep -q "^  Resident: 0 (0 B of memory, 0 B of file data) -$" out &&
 	hotset status --json empty > j &&
 	check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"resident_pages\"], j[\"method\"])")" "(0, 0, 0, None)"
 '
@@ -387,6 +387,32 @@ test_expect_success REALFS,CACHESTAT 'JSON with cachestat: its counts in items a
 	hotset status -v --json f > j && check_keys j &&
 	check_eq "$(json j "(j[\"method\"], j[\"items\"][0][\"dirty_pages\"] + j[\"items\"][0][\"writeback_pages\"], j[\"dirty_pages\"] + j[\"writeback_pages\"])")" "('"'"'cachestat'"'"', 2, 2)" &&
 	check_eq "$(json j "all(isinstance(x[k], int) for x in (j, j[\"items\"][0]) for k in (\"evicted_pages\", \"recently_evicted_pages\"))")" 1
+'
+
+# A file of two pages and 1000 bytes, wholly resident: 3 pages, 12 KiB of
+# memory (with 4 KiB pages), 9192 bytes of file data. Every command gives
+# the pages' size as the memory they take, and says so; status gives the
+# file data too, and says so.
+test_expect_success REALFS 'a count of pages comes with the memory it takes, the same in every command' '
+	head -c $((2 * ps + 1000)) /dev/zero > f && pagetool evict f &&
+	mem=$(python3 -c "print(\"%.1f KiB of memory\" % (3 * $ps / 1024))") &&
+	data=$(python3 -c "print(\"%.1f KiB of file data\" % ((2 * $ps + 1000) / 1024))") &&
+	check() {
+		pagetool read f 0-2 &&
+		hotset snapshot -o p.prof f > snap && grep -qF "3 resident pages ($mem)" snap &&
+		hotset status f > st && grep -qxF "     Pages: 3 ($mem, $data)" st &&
+		grep -qxF "  Resident: 3 ($mem, $data) 100.0%" st &&
+		hotset status -p p.prof > stp && grep -qxF "     Pages: 3 ($mem, $data)" stp &&
+		hotset show p.prof > sh && grep -qF "1 file, 3 pages ($mem)" sh &&
+		hotset evict f > ev && grep -qxF "Evicted 3 pages ($mem) from 1 file" ev &&
+		hotset warm f > wa && grep -qxF "     Pages: 3 ($mem)" wa &&
+		grep -qF "3 ($mem) read" wa
+	} &&
+	retry check &&
+	# no size in parentheses that does not say what it is a size of
+	! grep -E "\([0-9.]+ (B|KiB|MiB|GiB)[),]" snap st stp sh ev wa &&
+	hotset status --json f > j &&
+	check_eq "$(json j "(j[\"memory_bytes\"], j[\"file_bytes\"], j[\"resident_memory_bytes\"] == j[\"resident_pages\"] * $ps)")" "($((3 * ps)), $((2 * ps + 1000)), True)"
 '
 
 test_done
