@@ -339,14 +339,17 @@ test_expect_success REALFS,CACHESTAT 'the table with cachestat: its counts' '
 
 # check_keys JSON: the keys of the report and of its items are those the
 # table of "## status" in docs/json.md lists, in its order, each value of
-# the type given there
+# the type given there; those of fincore's rows (a table option) too, but
+# only those of the columns chosen
 cat > "$TRASH/keys.py" <<'PY'
 import json, re, sys
 doc = open(sys.argv[2]).read().split("\n## status\n")[1].split("\n## ")[0]
-rows = re.findall(r"^\| `([a-z_\[\].]+)` \| ([a-z|\\]+) \|", doc, re.M)
-top = {k: t.replace("\\", "") for k, t in rows if not k.startswith("items[].")}
+rows = re.findall(r"^\| `([a-z_%\[\].]+)` \| ([a-z|\\]+) \|", doc, re.M)
+top = {k: t.replace("\\", "") for k, t in rows if "[]." not in k}
 items = {k[len("items[]."):]: t.replace("\\", "") for k, t in rows if k.startswith("items[].")}
+fincore = {k[len("fincore[]."):]: t.replace("\\", "") for k, t in rows if k.startswith("fincore[].")}
 assert len(top) > 15 and len(items) > 10 and top["items"] == "array", (top, items)
+assert len(fincore) == 16 and top["fincore"] == "array", fincore
 j = json.load(open(sys.argv[1]))
 def typed(v, t):
     return any({"int": isinstance(v, int) and not isinstance(v, bool),
@@ -355,8 +358,8 @@ def typed(v, t):
                 "array": isinstance(v, list), "object": isinstance(v, dict),
                 "null": v is None}[k] for k in t.split("|"))
 def check(obj, want, what):
-    if "items" in want and "items" not in obj:
-        want = {k: t for k, t in want.items() if k != "items"}
+    # the rows of -v, or of a table option: one of them, or none
+    want = {k: t for k, t in want.items() if k not in ("items", "fincore") or k in obj}
     if list(obj) != list(want):
         sys.exit("%s: keys %s, docs/json.md %s" % (what, list(obj), list(want)))
     for k, v in obj.items():
@@ -365,14 +368,19 @@ def check(obj, want, what):
 check(j, top, "report")
 for i in j.get("items", []):
     check(i, items, "item")
+for i in j.get("fincore", []):
+    check(i, {k: fincore[k] for k in i if k in fincore} if len(i) < len(fincore) else fincore,
+          "fincore row")
 PY
 check_keys() { python3 "$TRASH/keys.py" "$1" "$TESTS_DIR/../docs/json.md"; }
 
 test_expect_success REALFS 'JSON: every key of docs/json.md, in its order; cachestat counts null with mincore' '
 	mkpages f 2 && head -c 5000 /dev/zero > short && pagetool read short 0-1 &&
 	hotset status -v --json f short > j && check_keys j &&
-	hotset status -J -o RES f short > j2 && check_keys j2 &&
-	check_eq "$(json j2 "[i[\"path\"] for i in j[\"items\"]]")" "['"'"'f'"'"', '"'"'short'"'"']" &&
+	hotset status -J -o RES,FILE f short > j2 && check_keys j2 &&
+	check_eq "$(json j2 "[(i[\"file\"], i[\"res\"]) for i in j[\"fincore\"]] == [(\"f\", \"0B\"), (\"short\", \"8K\")] and \"items\" not in j")" 1 &&
+	hotset status -J -b --output-all f short > j2 && check_keys j2 &&
+	HOTSET_NO_CACHESTAT=1 hotset status -J -c --output-all f short > j2 && check_keys j2 &&
 	check_eq "$(json j "[(i[\"size\"], i[\"bytes\"], i[\"resident_bytes\"], i[\"resident_memory_bytes\"]) for i in j[\"items\"]][1]")" "(5000, 5000, 5000, $((2 * ps)))" &&
 	check_eq "$(json j "j[\"resident_memory_bytes\"] - j[\"resident_bytes\"]")" "$((2 * ps - 5000))" &&
 	HOTSET_NO_CACHESTAT=1 hotset status -v --json f short > j && check_keys j &&
