@@ -99,6 +99,18 @@ int parse_duration(const char *s, uint64_t *ns);
 /* "12.3 MiB"; buf holds at least 16 bytes. */
 const char *human_size(uint64_t bytes, char buf[16]);
 /*
+ * Sizes that say what they are (hotset(1), SIZES), the same in every
+ * command. The memory pages take, pages x page size (capped at 2^64 - 1):
+ * "62.6 MiB of memory", the size that follows a count of pages. The bytes
+ * of files' data, a file's size or its bytes in some of its pages (a
+ * file's last page holds less than a page): "54.6 MiB of file data".
+ */
+#define SIZE_STR_MAX 40
+const char *memory_size(uint64_t pages, uint64_t page_size, char buf[SIZE_STR_MAX]);
+const char *file_data_size(uint64_t bytes, char buf[SIZE_STR_MAX]);
+/* pages x page_size, capped at 2^64 - 1: the bytes of memory_size() */
+uint64_t memory_bytes(uint64_t pages, uint64_t page_size);
+/*
  * A size as util-linux prints it (fincore, lsblk: size_to_human_string
  * with one-letter suffixes): "0B", "512B", "4K", "9.8K", "1.5M", powers
  * of 1024, one decimal rounded half up and dropped when 0, "." whatever

@@ -303,6 +303,9 @@ static int read_profile(struct doctor *d)
 	}
 	if (rc >= 0)
 		rc = hs_tops_finish(&d->tops, rd, &err);
+	if (rc >= 0)
+		rc = hs_tops_cover(&d->tops, HS_TOPS_COVER_SHARE, HS_TOPS_COVER_MAX, HS_TOPS_COVER_MIN,
+				   rd, &err);
 	if (rc >= 0) {
 		rc = hs_curve_from_profile(rd, &co, &d->c, &err);
 		d->curve_ok = !rc;
@@ -523,21 +526,51 @@ static void find_memory(struct doctor *d)
 	}
 }
 
+/* Where the working set is: the directory with most of it, and those that hold it (tops.h). */
 static void find_dirs(struct doctor *d)
 {
 	const struct hs_tops *t = &d->tops;
 	struct finding *f;
-	char a[16];
+	char a[SIZE_STR_MAX], held[96] = "";
 
-	if (!t->ndirs || !d->pages)
+	if (!t->under.name || !d->pages)
 		return;
-	f = finding(d, "top-directories", false, "Most of the working set is in %s (%.0f%% of its "
-		    "pages, %llu file%s).", t->dir[0].name, 100.0 * t->dir[0].pages / d->pages,
-		    (unsigned long long)t->dir[0].files, plural(t->dir[0].files));
-	for (size_t k = 0; k < t->ndirs && k < 5; k++)
-		evidence(f, "%s: %s, %.1f%%, %llu file%s", t->dir[k].name,
-			 size_str(t->dir[k].pages * d->ps, a), 100.0 * t->dir[k].pages / d->pages,
-			 (unsigned long long)t->dir[k].files, plural(t->dir[k].files));
+	if (t->ncover > 1 || (t->ncover == 1 && strcmp(t->cover[0].name, t->under.name)))
+		snprintf(held, sizeof(held), "; %zu director%s hold%s %.0f%% of it", t->ncover,
+			 t->ncover == 1 ? "y" : "ies", t->ncover == 1 ? "s" : "",
+			 100.0 * t->cover_pages / d->pages);
+	f = finding(d, "top-directories", false, "Most of the working set is under %s (%.0f%% of "
+		    "its pages, %llu file%s)%s.", t->under.name, 100.0 * t->under.pages / d->pages,
+		    (unsigned long long)t->under.files, plural(t->under.files), held);
+	for (size_t k = 0; k < t->ncover; k++)
+		evidence(f, "%s: %llu pages (%s), %.1f%%, %llu file%s", t->cover[k].name,
+			 (unsigned long long)t->cover[k].pages, memory_size(t->cover[k].pages, d->ps, a),
+			 100.0 * t->cover[k].pages / d->pages, (unsigned long long)t->cover[k].files,
+			 plural(t->cover[k].files));
+}
+
+/*
+ * The command that enables hotset-persist@ for each directory that holds
+ * the working set, as many as fit in a recommendation; returns how many.
+ */
+static size_t persist_command(const struct doctor *d, char *cmd, size_t size)
+{
+	size_t n = 0, len = snprintf(cmd, size, "systemctl enable --now");
+
+	for (; n < d->tops.ncover; n++) {
+		char *const word[] = { d->tops.cover[n].name, NULL };
+		char *q = shell_join(word);
+		int k = q ? snprintf(cmd + len, size - len, " hotset-persist@$(systemd-escape -p %s)"
+				     ".service", q) : -1;
+
+		free(q);
+		if (k < 0 || (size_t)k >= size - len) {
+			cmd[len] = '\0';	/* the one that does not fit is left out whole */
+			break;
+		}
+		len += (size_t)k;
+	}
+	return n;
 }
 
 static uint64_t resident_pages(const struct doctor *d)
@@ -567,12 +600,13 @@ static void find_residency(struct doctor *d)
 {
 	const struct hs_cache_counts *k = &d->res.known;
 	struct finding *f;
-	char a[16], b[16];
+	char a[SIZE_STR_MAX];
 
 	if (k->pages) {
-		f = finding(d, "residency", !all_resident(d), "%s of the profile's %s (%.0f%%) %s in "
-			    "the page cache now.", size_str(resident_pages(d) * d->ps, a),
-			    size_str(k->pages * d->ps, b), 100.0 * resident_pages(d) / k->pages,
+		f = finding(d, "residency", !all_resident(d), "%llu of the profile's %llu pages "
+			    "(%.0f%%, %s) %s in the page cache now.",
+			    (unsigned long long)resident_pages(d), (unsigned long long)k->pages,
+			    100.0 * resident_pages(d) / k->pages, memory_size(resident_pages(d), d->ps, a),
 			    resident_pages(d) == 1 ? "is" : "are");
 		evidence(f, "resident pages = %llu of %llu (%s)", (unsigned long long)resident_pages(d),
 			 (unsigned long long)k->pages, evicted_known(d) ? "cachestat" : "mincore");
@@ -586,8 +620,9 @@ static void find_residency(struct doctor *d)
 				 (unsigned long long)d->res.unknown_pages);
 	}
 	if (evicted_known(d) && k->evicted) {
-		f = finding(d, "evicted", many_evicted(d), "%s of the profile's pages were evicted since they "
-			    "were last read%s.", size_str(k->evicted * d->ps, a),
+		f = finding(d, "evicted", many_evicted(d), "%llu of the profile's pages (%s) %s evicted "
+			    "since they were last read%s.", (unsigned long long)k->evicted,
+			    memory_size(k->evicted, d->ps, a), k->evicted == 1 ? "was" : "were",
 			    k->recently_evicted ? ", some recently enough that reading them again "
 			    "counts as a refault" : "");
 		evidence(f, "evicted pages = %llu, recently evicted = %llu (cachestat)",
@@ -900,12 +935,22 @@ static void recommend_warm(struct doctor *d)
 	snprintf(cmd, sizeof(cmd), "hotset warm -p %s", d->profile);
 	recommend(d, cmd, "Read the working set into the page cache before the job runs (at login, "
 		  "or from a timer).");
-	if (d->tops.ndirs) {
-		snprintf(cmd, sizeof(cmd), "systemctl enable --now hotset-persist@$(systemd-escape "
-			 "-p %s).service", d->tops.dir[0].name);
-		recommend(d, cmd, "Keep %s cached across reboots: hotset-persist@.service snapshots "
-			  "it at shutdown and warms it at boot (hotset(1), KEEPING THE CACHE ACROSS "
-			  "REBOOTS).", d->tops.dir[0].name);
+	if (d->tops.ncover) {
+		char persist[sizeof(d->r[0].command)];
+		size_t n = persist_command(d, persist, sizeof(persist));
+		uint64_t pages = 0;
+
+		for (size_t k = 0; k < n; k++)
+			pages += d->tops.cover[k].pages;
+		if (n == 1)
+			recommend(d, persist, "Keep %s cached across reboots: hotset-persist@.service "
+				  "snapshots it at shutdown and warms it at boot (hotset(1), KEEPING THE "
+				  "CACHE ACROSS REBOOTS).", d->tops.cover[0].name);
+		else if (n > 1)
+			recommend(d, persist, "Keep the %zu directories that hold %.0f%% of the working "
+				  "set cached across reboots: hotset-persist@.service snapshots each at "
+				  "shutdown and warms it at boot (hotset(1), KEEPING THE CACHE ACROSS "
+				  "REBOOTS).", n, 100.0 * pages / d->pages);
 	}
 	/* keep comes in its own time: offer it only where this hotset has it */
 	if (keep) {
@@ -1014,6 +1059,7 @@ static void json_report(struct doctor *d)
 	json_u64_or_null(&j, "memory_needed_written_bytes", d->need.written_known, d->need.written);
 	json_u64_or_null(&j, "memory_needed_rss_bytes", d->need.anon_known, d->need.anon);
 	json_u64(&j, "resident_bytes", resident_pages(d) * d->ps);
+	json_u64(&j, "resident_memory_bytes", resident_pages(d) * d->ps);	/* named for what it is */
 	json_u64(&j, "unknown_pages", d->res.unknown_pages);
 	json_u64_or_null(&j, "evicted_pages", evicted_known(d), d->res.known.evicted);
 	json_u64_or_null(&j, "recently_evicted_pages", evicted_known(d),

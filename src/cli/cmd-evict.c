@@ -45,7 +45,7 @@ struct evict {
 static void print_stayed(struct evict *e, const struct hs_target *t,
 			 const struct hs_evict_result *r)
 {
-	char size[16];
+	char size[SIZE_STR_MAX];
 
 	if (e->json) {
 		json_begin_object(&e->j, NULL);
@@ -56,7 +56,7 @@ static void print_stayed(struct evict *e, const struct hs_target *t,
 		return;
 	}
 	printf("stayed: %llu page%s (%s)%s ", (unsigned long long)r->after.cached,
-	       plural(r->after.cached), human_size(r->after.cached * hs_page_size(), size),
+	       plural(r->after.cached), memory_size(r->after.cached, hs_page_size(), size),
 	       r->memory_only ? " on tmpfs or ramfs" : "");
 	print_path(stdout, t->path, t->path_len);
 	putchar('\n');
@@ -119,29 +119,29 @@ static void print_human(const struct evict *e)
 {
 	const uint64_t ps = hs_page_size(), known = e->files - e->unknown_files;
 	const unsigned skipped = e->ops->skipped;
-	char a[16], b[16];
+	char a[SIZE_STR_MAX], b[SIZE_STR_MAX];
 
 	if (known || !e->unknown_files || skipped) {
 		printf("Evicted %llu page%s (%s) from %llu file%s", (unsigned long long)e->evicted,
-		       plural(e->evicted), human_size(e->evicted * ps, a),
+		       plural(e->evicted), memory_size(e->evicted, ps, a),
 		       (unsigned long long)known, plural(known));
 		if (skipped)	/* as warm and status say it */
 			printf(" (%u skipped with a warning)", skipped);
 		if (e->stayed)
 			printf("; %llu page%s (%s) stayed: mapped, locked or dirty",
 			       (unsigned long long)e->stayed, plural(e->stayed),
-			       human_size(e->stayed * ps, b));
+			       memory_size(e->stayed, ps, b));
 		if (e->memory_only)
 			printf("; %llu page%s (%s) stayed on tmpfs or ramfs, which keep files"
 			       " only in memory", (unsigned long long)e->memory_only,
-			       plural(e->memory_only), human_size(e->memory_only * ps, b));
+			       plural(e->memory_only), memory_size(e->memory_only, ps, b));
 		putchar('\n');
 	}
 	if (e->unknown_files)
 		printf("Asked the kernel to drop %llu %sfile%s (%s) whose residency is unknown (no\n"
 		       "write permission): what stayed in the cache cannot be told.\n",
 		       (unsigned long long)e->unknown_files, known ? "more " : "",
-		       plural(e->unknown_files), human_size(e->unknown_pages * ps, a));
+		       plural(e->unknown_files), memory_size(e->unknown_pages, ps, a));
 }
 
 static int run_evict(int argc, char **argv)

@@ -150,7 +150,7 @@ static void on_event(void *ctx, const struct hs_keep_event *e)
 {
 	struct keep *c = ctx;
 	const uint64_t ps = hs_page_size();
-	char a[16], b[16], text[768], tail[512];
+	char a[SIZE_STR_MAX], b[SIZE_STR_MAX], text[768], tail[512];
 
 	if (e->kind == HS_KEEP_STARTED && c->quiet)
 		ready(c);
@@ -163,7 +163,7 @@ static void on_event(void *ctx, const struct hs_keep_event *e)
 		snprintf(text, sizeof(text), "started: %zu profile%s, %llu file%s, %llu page%s (%s), "
 			 "budget %s%s", e->profiles, plural(e->profiles), (unsigned long long)e->files,
 			 plural(e->files), (unsigned long long)e->pages, plural(e->pages),
-			 human_size(e->bytes, a), human_size(e->budget, b), c->lock ? ", locking" : "");
+			 memory_size(e->pages, ps, a), human_size(e->budget, b), c->lock ? ", locking" : "");
 		say(text, NULL, NULL);
 		if (e->unknown) {
 			snprintf(text, sizeof(text), "not watching %llu file%s: their residency is "
@@ -182,8 +182,8 @@ static void on_event(void *ctx, const struct hs_keep_event *e)
 	case HS_KEEP_LOCKED:
 		snprintf(text, sizeof(text), "%s %llu page%s (%s) of %llu file%s; %s locked in all",
 			 e->initial ? "locked" : "re-locked", (unsigned long long)e->pages,
-			 plural(e->pages), human_size(e->pages * ps, a), (unsigned long long)e->files,
-			 plural(e->files), human_size(e->bytes, b));
+			 plural(e->pages), memory_size(e->pages, ps, a), (unsigned long long)e->files,
+			 plural(e->files), memory_size(e->bytes / ps, ps, b));
 		say(text, NULL, NULL);
 		break;
 	case HS_KEEP_TRUNCATED:
@@ -200,12 +200,12 @@ static void on_event(void *ctx, const struct hs_keep_event *e)
 		if (e->initial)
 			snprintf(text, sizeof(text), "warmed %llu page%s (%s) of %llu file%s",
 				 (unsigned long long)e->pages, plural(e->pages),
-				 human_size(e->pages * ps, a), (unsigned long long)e->files,
+				 memory_size(e->pages, ps, a), (unsigned long long)e->files,
 				 plural(e->files));
 		else
 			snprintf(text, sizeof(text), "re-warmed %llu page%s (%s) of %llu file%s: "
 				 "%llu refault%s", (unsigned long long)e->pages, plural(e->pages),
-				 human_size(e->pages * ps, a), (unsigned long long)e->files,
+				 memory_size(e->pages, ps, a), (unsigned long long)e->files,
 				 plural(e->files), (unsigned long long)e->refault_pages,
 				 plural(e->refault_pages));
 		say(text, NULL, NULL);
@@ -263,7 +263,7 @@ static void on_event(void *ctx, const struct hs_keep_event *e)
 	case HS_KEEP_RELOADED:
 		snprintf(text, sizeof(text), "profiles reloaded: %llu file%s, %llu page%s (%s)",
 			 (unsigned long long)e->files, plural(e->files), (unsigned long long)e->pages,
-			 plural(e->pages), human_size(e->bytes, a));
+			 plural(e->pages), memory_size(e->pages, ps, a));
 		say(text, NULL, NULL);
 		break;
 	case HS_KEEP_REPLACED:
@@ -403,6 +403,7 @@ static void status_json(const char *state, const struct hs_keep_state *st, pid_t
 	json_u64(&j, "files", st->files);
 	json_u64(&j, "pages", st->pages);
 	json_u64(&j, "bytes", st->bytes);
+	json_u64(&j, "memory_bytes", st->bytes);	/* bytes, named for what they are */
 	json_u64(&j, "budget_bytes", st->budget_bytes);
 	json_u64(&j, "unknown_files", st->unknown_files);
 	json_u64(&j, "dropped_files", st->dropped_files);
@@ -446,7 +447,7 @@ static void status_json(const char *state, const struct hs_keep_state *st, pid_t
 static void status_human(const char *state, const struct hs_keep_state *st, pid_t holder)
 {
 	const uint64_t ps = hs_page_size();
-	char a[16], b[16], t1[32], t2[32];
+	char a[SIZE_STR_MAX], b[SIZE_STR_MAX], t1[32], t2[32];
 
 	printf("%10s: ", "State");
 	print_path(stdout, state, strlen(state));
@@ -463,7 +464,7 @@ static void status_human(const char *state, const struct hs_keep_state *st, pid_
 	}
 	printf("%10s: %llu file%s, %llu page%s (%s), budget %s", "Kept",
 	       (unsigned long long)st->files, plural(st->files), (unsigned long long)st->pages,
-	       plural(st->pages), human_size(st->bytes, a), human_size(st->budget_bytes, b));
+	       plural(st->pages), memory_size(st->pages, ps, a), human_size(st->budget_bytes, b));
 	if (st->unknown_files)
 		printf("; %llu not watched (residency unknown)", (unsigned long long)st->unknown_files);
 	if (st->dropped_files)
@@ -471,7 +472,7 @@ static void status_human(const char *state, const struct hs_keep_state *st, pid_
 	if (!strcmp(st->mode, "lock"))
 		printf("\n%10s: %llu file%s, %s", "Locked", holder > 0 ? (unsigned long long)st->locked_files : 0,
 		       plural(holder > 0 ? st->locked_files : 0),
-		       human_size(holder > 0 ? st->locked_bytes : 0, a));
+		       memory_size(holder > 0 ? st->locked_bytes / ps : 0, ps, a));
 	if (holder > 0 && st->protect_cgroup[0]) {
 		printf("\n%10s: memory.low %s on ", "Protected", human_size(st->protected_bytes, a));
 		print_path(stdout, st->protect_cgroup, strlen(st->protect_cgroup));
@@ -482,7 +483,7 @@ static void status_human(const char *state, const struct hs_keep_state *st, pid_
 						: "");
 	printf("%10s: %llu page%s (%s) lost and found missing; %llu page%s read back in %llu "
 	       "re-warm%s, the last %s\n", "Refaults", (unsigned long long)st->refault_pages,
-	       plural(st->refault_pages), human_size(st->refault_pages * ps, a),
+	       plural(st->refault_pages), memory_size(st->refault_pages, ps, a),
 	       (unsigned long long)st->rewarmed_pages, plural(st->rewarmed_pages),
 	       (unsigned long long)st->rewarms, plural(st->rewarms), when(st->last_rewarm_ns, t1));
 	printf("%10s: %s; backed off %llu time%s, the last %s%s%s%s\n", "Pressure",

@@ -78,7 +78,8 @@ static void json_report(FILE *f, const char *out, const char *not_written, const
 			const struct hs_recording *rec, const struct hs_record_result *res,
 			int code, const char *why, const struct hs_usage *u)
 {
-	static const char *const figures[] = { "files", "pages", "bytes", "outputs", "lost_events" };
+	static const char *const figures[] = { "files", "pages", "bytes", "memory_bytes", "outputs",
+						"lost_events" };
 	struct hs_recording_stats st;
 	struct json j;
 
@@ -92,6 +93,7 @@ static void json_report(FILE *f, const char *out, const char *not_written, const
 		json_u64(&j, "files", st.files);
 		json_u64(&j, "pages", st.pages);
 		json_u64(&j, "bytes", st.pages * hs_page_size());
+		json_u64(&j, "memory_bytes", memory_bytes(st.pages, hs_page_size()));
 		json_u64(&j, "outputs", st.outputs);
 		json_u64(&j, "lost_events", res->lost_events);
 		json_job_status(&j, res->wait_status);
@@ -117,7 +119,7 @@ static void report(FILE *f, const char *out, const char *not_written,
 {
 	struct hs_recording_stats st;
 	int sig = hs_job_signal_received();
-	char size[16];
+	char size[SIZE_STR_MAX];
 
 	if (json) {
 		json_report(f, out, not_written, hs_record_backend_name(res->backend), rec, res, 0,
@@ -127,7 +129,7 @@ static void report(FILE *f, const char *out, const char *not_written,
 	hs_recording_stats(rec, &st);
 	fprintf(f, "hotset: recorded %llu file%s, %llu page%s (%s) with the %s backend",
 		(unsigned long long)st.files, plural(st.files), (unsigned long long)st.pages,
-		plural(st.pages), human_size(st.pages * hs_page_size(), size),
+		plural(st.pages), memory_size(st.pages, hs_page_size(), size),
 		hs_record_backend_name(res->backend));
 	if (not_written)
 		fprintf(f, "; the profile was NOT written to %s (%s)\n", out, not_written);

@@ -74,8 +74,6 @@ static int count_file(struct show *s, const struct hs_profile_file *f)
 		s->several++;
 	for (unsigned b = 0; b < 5; b++)
 		s->used[b] += !!(f->flags & (1u << b));
-	if (s->json)
-		return 0;	/* the summary is for people */
 	return hs_tops_add(&s->tops, f);
 }
 
@@ -142,11 +140,6 @@ static void print_header(struct show *s, const char *path, const struct hs_profi
 	printf(", %u-byte pages\n", h->page_size);
 }
 
-static uint64_t bytes_of(uint64_t pages, uint32_t ps)
-{
-	return pages > UINT64_MAX / ps ? UINT64_MAX : pages * ps;	/* capped */
-}
-
 static int digits(uint64_t v)
 {
 	int n = 1;
@@ -173,31 +166,52 @@ static void print_row(uint64_t pages, int wp, uint32_t ps, uint64_t total, uint6
 	char size[16], share[8];
 
 	printf("  %*llu %10s %6s %*llu  ", wp, (unsigned long long)pages,
-	       human_size(bytes_of(pages, ps), size), percent(pages, total, share), wn,
+	       human_size(memory_bytes(pages, ps), size), percent(pages, total, share), wn,
 	       (unsigned long long)n);
+}
+
+/* A table of directories: pages, the memory they take, share, files under each. */
+static void print_dirs(const struct show *s, uint32_t ps, const struct hs_top_dir *d, size_t n)
+{
+	int wp = 5, wn = 6;
+
+	for (size_t k = 0; k < n; k++) {
+		wp = digits(d[k].pages) > wp ? digits(d[k].pages) : wp;
+		wn = digits(d[k].files) > wn ? digits(d[k].files) : wn;
+	}
+	printf("  %*s %10s %6s %*s  %s\n", wp, "PAGES", "MEMORY", "SHARE", wn, "FILES",
+	       "DIRECTORY");
+	for (size_t k = 0; k < n; k++) {
+		print_row(d[k].pages, wp, ps, s->pages, d[k].files, wn);
+		print_path(stdout, d[k].name, strlen(d[k].name));
+		putchar('\n');
+	}
 }
 
 static void print_tops(struct show *s, uint32_t ps)
 {
 	const struct hs_tops *t = &s->tops;
 	uint64_t with_pages = s->files_n - s->no_pages;
-	int wp = 5, wn = 6;
+	char share[8];
+	int wp, wn;
 
-	for (size_t k = 0; k < t->ndirs; k++) {
-		wp = digits(t->dir[k].pages) > wp ? digits(t->dir[k].pages) : wp;
-		wn = digits(t->dir[k].files) > wn ? digits(t->dir[k].files) : wn;
-	}
 	if (t->ndirs) {
-		printf("\nLargest directories, by the pages of the files directly in them (");
+		printf("\nLargest directories, by the pages of every file under them (");
 		print_count("directories", t->ndirs, t->full ? HS_TOPS_DIR_MAX : t->dirs_counted,
 			    t->full);
-		printf("):\n  %*s %10s %6s %*s  %s\n", wp, "PAGES", "SIZE", "SHARE", wn, "FILES",
-		       "DIRECTORY");
-		for (size_t k = 0; k < t->ndirs; k++) {
-			print_row(t->dir[k].pages, wp, ps, s->pages, t->dir[k].files, wn);
-			print_path(stdout, t->dir[k].name, strlen(t->dir[k].name));
-			putchar('\n');
-		}
+		printf("):\n");
+		print_dirs(s, ps, t->dir, t->ndirs);
+	}
+	if (t->under.name) {
+		printf("\nMost of the working set (%s of its pages) is under ",
+		       percent(t->under.pages, s->pages, share));
+		print_path(stdout, t->under.name, strlen(t->under.name));
+		printf(".\n");
+	}
+	if (t->ncover) {
+		printf("\nDirectories that hold the working set (%zu, with %s of its pages):\n",
+		       t->ncover, percent(t->cover_pages, s->pages, share));
+		print_dirs(s, ps, t->cover, t->ncover);
 	}
 	wp = 5, wn = 6;
 	for (size_t k = 0; k < t->nfiles; k++) {
@@ -207,7 +221,7 @@ static void print_tops(struct show *s, uint32_t ps)
 	if (t->nfiles) {
 		printf("\nLargest files, by pages (");
 		print_count("files with pages", t->nfiles, with_pages, false);
-		printf("):\n  %*s %10s %6s %*s  %s\n", wp, "PAGES", "SIZE", "SHARE", wn, "RANGES",
+		printf("):\n  %*s %10s %6s %*s  %s\n", wp, "PAGES", "MEMORY", "SHARE", wn, "RANGES",
 		       "PATH");
 		for (size_t k = 0; k < t->nfiles; k++) {
 			print_row(t->file[k].pages, wp, ps, s->pages, t->file[k].nranges, wn);
@@ -221,12 +235,12 @@ static void print_summary(struct show *s, uint32_t ps)
 {
 	static const char *const used[5] = { "read", "mapped", "executed", "written", "O_DIRECT" };
 	static const char letters[] = "rmxwd";
-	char size[16];
+	char size[SIZE_STR_MAX];
 	const char *sep = "";
 
 	printf("\nTotal:    %llu file%s, %llu page%s (%s)", (unsigned long long)s->files_n,
 	       plural(s->files_n), (unsigned long long)s->pages, plural(s->pages),
-	       human_size(bytes_of(s->pages, ps), size));
+	       memory_size(s->pages, ps, size));
 	if (s->outputs)
 		printf(", %llu output%s", (unsigned long long)s->outputs, plural(s->outputs));
 	if (s->trace_lines)
@@ -373,6 +387,34 @@ static void json_section(struct show *s, enum hs_profile_item_kind k, bool open)
 	}
 }
 
+static void json_dirs(struct show *s, uint32_t ps, const char *key, const struct hs_top_dir *d,
+		      size_t n)
+{
+	json_begin_array(&s->j, key);
+	for (size_t k = 0; k < n; k++) {
+		json_begin_object(&s->j, NULL);
+		json_string(&s->j, "path", d[k].name);
+		json_u64(&s->j, "pages", d[k].pages);
+		json_u64(&s->j, "memory_bytes", memory_bytes(d[k].pages, ps));
+		json_u64(&s->j, "files", d[k].files);
+		json_end_object(&s->j);
+	}
+	json_end_array(&s->j);
+}
+
+/* What the summary says of directories (docs/json.md, "show"), after the totals. */
+static void json_tops(struct show *s, uint32_t ps)
+{
+	const struct hs_tops *t = &s->tops;
+
+	json_u64(&s->j, "memory_bytes", memory_bytes(s->pages, ps));
+	json_dirs(s, ps, "directories", t->dir, t->ndirs);
+	json_string(&s->j, "most_under", t->under.name);
+	json_u64_or_null(&s->j, "most_under_pages", t->under.name, t->under.pages);
+	json_dirs(s, ps, "working_set_directories", t->cover, t->ncover);
+	json_u64(&s->j, "working_set_directories_pages", t->cover_pages);
+}
+
 /*
  * One pass over the items, to count them, to print what the mode prints of
  * them (--files, JSON, or -v and --trace after the summary), or both (JSON).
@@ -442,18 +484,21 @@ static int show(struct show *s, const char *path, struct hs_profile_reader *r)
 	print_header(s, path, hs_profile_header(r));
 	if (walk(s, path, r, true, s->json))
 		return -1;
+	if ((rc = hs_tops_finish(&s->tops, r, &err)) ||
+	    (rc = hs_tops_cover(&s->tops, HS_TOPS_COVER_SHARE, HS_TOPS_COVER_MAX,
+				HS_TOPS_COVER_MIN, r, &err))) {
+		fflush(stdout);
+		return rc == -ENOMEM ? error("out of memory") :
+				       error("%s:%u: %s", path, err.line, err.msg);
+	}
 	if (s->json) {
 		json_u64(&s->j, "trace_lines", s->trace_lines);
 		json_u64(&s->j, "pages", s->pages);
-		json_u64(&s->j, "bytes", bytes_of(s->pages, ps));
+		json_u64(&s->j, "bytes", memory_bytes(s->pages, ps));
+		json_tops(s, ps);
 		json_end_object(&s->j);
 		json_finish(&s->j);
 		return 0;
-	}
-	if ((rc = hs_tops_finish(&s->tops, r, &err))) {
-		fflush(stdout);
-		return rc == -EINVAL ? error("%s:%u: %s", path, err.line, err.msg) :
-				       error("out of memory");
 	}
 	print_summary(s, ps);
 	return s->verbose || s->trace ? walk(s, path, r, false, true) : 0;

@@ -68,6 +68,7 @@ static void print_row(struct snapshot *s, const struct hs_target *t,
 		json_u64(&s->j, "pages", f->pages);
 		json_u64(&s->j, "bytes", bytes);
 		json_u64(&s->j, "size_bytes", size);
+		json_u64(&s->j, "memory_bytes", bytes);	/* bytes, named for what they are */
 		json_end_object(&s->j);
 		return;
 	}
@@ -111,7 +112,7 @@ out:
 static void print_summary(struct snapshot *s, const char *out)
 {
 	const unsigned skipped = s->ops->skipped;
-	char size[16];
+	char size[SIZE_STR_MAX];
 
 	if (s->json) {
 		if (s->verbose)
@@ -124,6 +125,7 @@ static void print_summary(struct snapshot *s, const char *out)
 		json_u64(&s->j, "bytes", s->pages * hs_page_size());
 		json_u64(&s->j, "skipped_files", skipped);
 		json_u64(&s->j, "page_size", hs_page_size());
+		json_u64(&s->j, "memory_bytes", memory_bytes(s->pages, hs_page_size()));
 		json_end_object(&s->j);
 		json_finish(&s->j);
 		return;
@@ -133,7 +135,7 @@ static void print_summary(struct snapshot *s, const char *out)
 		fprintf(s->report, " (%u skipped with a warning)", skipped);
 	fprintf(s->report, ", %llu resident page%s (%s), written to %s\n",
 		(unsigned long long)s->pages, plural(s->pages),
-		human_size(s->pages * hs_page_size(), size), out);
+		memory_size(s->pages, hs_page_size(), size), out);
 }
 
 /* Walk ops into the profile out; returns the exit code. */

@@ -15,7 +15,7 @@
 
 static const char usage[] =
 	"usage: hotset status [-v] [-J] [-q] [-x] [-L] [-j N] [-p PROFILE]\n"
-	"                     [-o COLS | --output-all] [-n] [-r] [-b]\n"
+	"                     [-o COLS | --output-all] [-n] [-r] [-b] [-c] [-R] [-C]\n"
 	"                     [--files-from FILE [-0]] [-I GLOB] [-i GLOB] [-m SIZE]\n"
 	"                     [PATH...]\n"
 	"\n"
@@ -32,8 +32,13 @@ static const char usage[] =
 	"  -r, --raw              a table in raw form: one space between cells,\n"
 	"                         spaces and other unsafe bytes in them as \\xHH\n"
 	"  -b, --bytes            a table with sizes in bytes, not 4K, 1.5M...\n"
+	"  -c, --total            a table with a last row, TOTAL, of all the files\n"
+	"  -R, --recursive        a table (directories are always walked, as\n"
+	"                         fincore -R walks them)\n"
+	"  -C, --cachestat        a table, and fail unless cachestat(2) counts\n"
 	WALK_USAGE
-	"  -J, --json             machine-readable output\n"
+	"  -J, --json             machine-readable output (with a table option: its\n"
+	"                         rows as fincore -J writes them, in \"fincore\")\n"
 	"  -q, --quiet            no progress line, no warnings about skipped files\n"
 	"  -j, --threads N        walk with N threads (default: one per CPU, or 1\n"
 	"                         with -v so that rows keep the walk's order)\n"
@@ -60,7 +65,8 @@ static const char usage[] =
 	"\n"
 	"Residency is unknown for files the caller may not write (the kernel\n"
 	"refuses to say); they are counted apart, never guessed.\n"
-	"Exit status: 0 done, 1 some files could not be examined, 2 usage error.\n";
+	"Exit status: 0 done, 1 some files could not be examined (or -C without\n"
+	"cachestat), 2 usage error.\n";
 
 const struct cmd cmd_status;
 
@@ -99,12 +105,14 @@ static const struct table_column columns[NCOLUMNS] = {
 struct status {
 	bool verbose, json;
 	bool table, raw, noheadings, bytes;	/* -o, -r, -n, -b: fincore's table */
+	bool total_row;				/* -c: and its TOTAL */
 	bool rows;				/* a row per file: -v or the table */
 	int cols[TABLE_MAX_COLUMNS];
 	size_t ncols;
 	struct table tab;
 	struct json j;
 	struct hs_residency_total total;
+	uint64_t sizes;		/* the sizes of the files counted, for -c */
 	struct operands *ops;
 	pthread_mutex_t lock;	/* the walk may call status_one from several threads */
 };
@@ -130,95 +138,192 @@ static void json_item(struct status *s, const struct hs_target *t,
 	json_u64_or_null(&s->j, "writeback_pages", counts, c->writeback);
 	json_u64_or_null(&s->j, "evicted_pages", counts, c->evicted);
 	json_u64_or_null(&s->j, "recently_evicted_pages", counts, c->recently_evicted);
+	/* bytes and resident_bytes, named for what they are; the memory of the pages */
+	json_u64(&s->j, "file_bytes", r->bytes);
+	json_u64(&s->j, "memory_bytes", memory_bytes(t->pages, hs_page_size()));
+	json_u64_or_null(&s->j, "resident_file_bytes", known, r->resident_bytes);
 	json_end_object(&s->j);
 }
 
-/* A count of pages (in_pages), or their bytes as -b says, into buf. */
-static const char *format_pages(const struct status *s, uint64_t pages, bool in_pages,
-				char buf[24])
-{
-	const uint64_t v = in_pages ? pages : pages * hs_page_size();
+/*
+ * What a row of fincore's table says: of a file, or with -c of all of
+ * them (the TOTAL row). counts is NULL when residency is unknown.
+ */
+struct row {
+	const char *name;
+	size_t len;
+	uint64_t size, counted;		/* the file's size; the pages counted */
+	const struct hs_cache_counts *counts;
+	bool cachestat;			/* cachestat's counts (dirty...) are known */
+	bool stale;
+};
 
-	if (in_pages || s->bytes)
-		snprintf(buf, 24, "%llu", (unsigned long long)v);
+static struct row row_of(const struct hs_target *t, const struct hs_target_residency *r)
+{
+	return (struct row){
+		.name = t->path, .len = t->path_len, .size = (uint64_t)t->st->st_size,
+		.counted = t->pages, .counts = r->rc ? NULL : &r->counts,
+		.cachestat = !r->rc && r->method == HS_RES_CACHESTAT, .stale = t->stale,
+	};
+}
+
+/* The count of pages a column shows (*v), or why not: '?' unknown, '-' not without cachestat. */
+static char column_count(const struct row *w, int id, uint64_t *v)
+{
+	const struct hs_cache_counts *c = w->counts;
+
+	if (id == COL_COUNTED_PAGES) {
+		*v = w->counted;
+		return 0;
+	}
+	if (!c)
+		return '?';
+	switch (id) {
+	case COL_PAGES: case COL_RES: *v = c->cached; return 0;
+	case COL_DIRTY_PAGES: case COL_DIRTY: *v = c->dirty; break;
+	case COL_WRITEBACK_PAGES: case COL_WRITEBACK: *v = c->writeback; break;
+	case COL_EVICTED_PAGES: case COL_EVICTED: *v = c->evicted; break;
+	default: *v = c->recently_evicted; break;
+	}
+	return w->cachestat ? 0 : '-';
+}
+
+/* Columns of bytes (of memory: pages x page size), shown as -b says: RES, DIRTY... */
+static bool bytes_column(int id)
+{
+	return id == COL_RES || id == COL_DIRTY || id == COL_WRITEBACK || id == COL_EVICTED ||
+	       id == COL_RECENTLY_EVICTED;
+}
+
+/* A size in bytes, as -b says: "4096", or "4K". */
+static const char *size_cell(const struct status *s, uint64_t bytes, char buf[24])
+{
+	if (s->bytes)
+		snprintf(buf, 24, "%llu", (unsigned long long)bytes);
 	else
-		short_size(v, buf);
+		short_size(bytes, buf);
 	return buf;
 }
 
-/* A count only cachestat(2) gives: ? if unknown, - if mincore answered. */
-static const char *cachestat_cell(const struct status *s, const struct hs_target_residency *r,
-				  uint64_t pages, bool in_pages, char buf[24])
-{
-	if (r->rc)
-		return "?";
-	if (r->method != HS_RES_CACHESTAT)
-		return "-";
-	return format_pages(s, pages, in_pages, buf);
-}
-
 /* A row of fincore's table: the columns -o chose. */
-static void table_row_of(struct status *s, const struct hs_target *t,
-			 const struct hs_target_residency *r)
+static void table_row_of(struct status *s, const struct row *w)
 {
-	const struct hs_cache_counts *c = &r->counts;
-	const bool known = r->rc == 0;
 	const char *cells[TABLE_MAX_COLUMNS];
 	size_t lens[TABLE_MAX_COLUMNS];
 	char bufs[TABLE_MAX_COLUMNS][24];
+	uint64_t v;
 
 	for (size_t i = 0; i < s->ncols; i++) {
 		const int id = s->cols[i];
-		char *buf = bufs[i];
+		char *buf = bufs[i], why;
 
 		switch (id) {
 		case COL_FILE:
-			cells[i] = t->path;
-			lens[i] = t->path_len;
+			cells[i] = w->name;
+			lens[i] = w->len;
 			continue;
 		case COL_SIZE:
-			if (s->bytes)
-				snprintf(buf, 24, "%llu", (unsigned long long)t->st->st_size);
-			else
-				short_size((uint64_t)t->st->st_size, buf);
-			cells[i] = buf;
-			break;
-		case COL_COUNTED_PAGES:
-			cells[i] = format_pages(s, t->pages, true, buf);
+			cells[i] = size_cell(s, w->size, buf);
 			break;
 		case COL_UNKNOWN:
-			cells[i] = known ? "no" : "yes";
+			cells[i] = w->counts ? "no" : "yes";
 			break;
 		case COL_STALE:
-			cells[i] = t->stale ? "yes" : "no";
+			cells[i] = w->stale ? "yes" : "no";
 			break;
 		case COL_RES_PERCENT:
-			cells[i] = known ? percent(c->cached, c->pages, buf) : "?";
-			break;
-		case COL_PAGES:
-		case COL_RES:
-			cells[i] = known ? format_pages(s, c->cached, id == COL_PAGES, buf) : "?";
-			break;
-		case COL_DIRTY_PAGES:
-		case COL_DIRTY:
-			cells[i] = cachestat_cell(s, r, c->dirty, id == COL_DIRTY_PAGES, buf);
-			break;
-		case COL_WRITEBACK_PAGES:
-		case COL_WRITEBACK:
-			cells[i] = cachestat_cell(s, r, c->writeback, id == COL_WRITEBACK_PAGES, buf);
-			break;
-		case COL_EVICTED_PAGES:
-		case COL_EVICTED:
-			cells[i] = cachestat_cell(s, r, c->evicted, id == COL_EVICTED_PAGES, buf);
+			cells[i] = w->counts ? percent(w->counts->cached, w->counts->pages, buf) : "?";
 			break;
 		default:
-			cells[i] = cachestat_cell(s, r, c->recently_evicted,
-						  id == COL_RECENTLY_EVICTED_PAGES, buf);
+			if ((why = column_count(w, id, &v))) {
+				buf[0] = why, buf[1] = '\0';
+				cells[i] = buf;
+			} else if (bytes_column(id)) {
+				cells[i] = size_cell(s, memory_bytes(v, hs_page_size()), buf);
+			} else {
+				snprintf(buf, 24, "%llu", (unsigned long long)v);
+				cells[i] = buf;
+			}
 			break;
 		}
 		lens[i] = strlen(cells[i]);
 	}
 	table_row(&s->tab, cells, lens);
+}
+
+/*
+ * The same row as fincore -J writes it, in the array "fincore": the
+ * columns' names in lower case as keys, in -o's order; FILE a string;
+ * counts of pages numbers; sizes numbers with -b, else strings ("4K");
+ * null where the table shows ? or -. hotset's own: COUNTED_PAGES a
+ * number, RES% a number (null for a file without pages), UNKNOWN and
+ * STALE booleans.
+ */
+static void json_row_of(struct status *s, const struct row *w)
+{
+	char key[32], buf[24];
+	uint64_t v;
+
+	json_begin_object(&s->j, NULL);
+	for (size_t i = 0; i < s->ncols; i++) {
+		const int id = s->cols[i];
+		size_t k;
+
+		for (k = 0; columns[id].name[k] && k < sizeof(key) - 1; k++)
+			key[k] = (char)tolower((unsigned char)columns[id].name[k]);
+		key[k] = '\0';
+		switch (id) {
+		case COL_FILE:
+			json_bytes(&s->j, key, w->name, w->len);
+			break;
+		case COL_SIZE:
+			if (s->bytes)
+				json_u64(&s->j, key, w->size);
+			else
+				json_string(&s->j, key, size_cell(s, w->size, buf));
+			break;
+		case COL_UNKNOWN:
+			json_bool(&s->j, key, !w->counts);
+			break;
+		case COL_STALE:
+			json_bool(&s->j, key, w->stale);
+			break;
+		case COL_RES_PERCENT:
+			if (w->counts && w->counts->pages)
+				json_double(&s->j, key, 100.0 * (double)w->counts->cached /
+							(double)w->counts->pages);
+			else
+				json_null(&s->j, key);
+			break;
+		default:
+			if (column_count(w, id, &v))
+				json_null(&s->j, key);
+			else if (!bytes_column(id) || s->bytes)
+				json_u64(&s->j, key, bytes_column(id) ? memory_bytes(v, hs_page_size()) : v);
+			else
+				json_string(&s->j, key, size_cell(s, memory_bytes(v, hs_page_size()), buf));
+			break;
+		}
+	}
+	json_end_object(&s->j);
+}
+
+/* -c: the row of all the files counted, as fincore's TOTAL. */
+static void total_row(struct status *s)
+{
+	const struct hs_residency_total *tot = &s->total;
+	/* the sum is known only if every file's residency is */
+	const struct row w = {
+		.name = "TOTAL", .len = 5, .size = s->sizes, .counted = hs_residency_total_pages(tot),
+		.counts = tot->unknown_files ? NULL : &tot->known,
+		.cachestat = tot->method == HS_RES_CACHESTAT || (!tot->method && hs_have_cachestat()),
+		.stale = s->ops->stale > 0,
+	};
+
+	if (s->json)
+		json_row_of(s, &w);
+	else
+		table_row_of(s, &w);
 }
 
 static void print_row(struct status *s, const struct hs_target *t,
@@ -229,12 +334,15 @@ static void print_row(struct status *s, const struct hs_target *t,
 	char a[16], b[16], pct[8];
 	double cells[BAR_CELLS];
 
-	if (s->json) {
-		json_item(s, t, r);
-		return;
-	}
-	if (s->table) {
-		table_row_of(s, t, r);
+	if (s->json || s->table) {
+		const struct row w = row_of(t, r);
+
+		if (s->json && s->table)
+			json_row_of(s, &w);
+		else if (s->json)
+			json_item(s, t, r);
+		else
+			table_row_of(s, &w);
 		return;
 	}
 	if (!known) {
@@ -270,7 +378,8 @@ static int status_one(void *ctx, const struct hs_target *t)
 		return 0;
 	}
 	pthread_mutex_lock(&s->lock);
-	hs_residency_total_add(&s->total, t, &r);
+	if (hs_residency_total_add(&s->total, t, &r))
+		s->sizes += (uint64_t)t->st->st_size;
 	if (s->rows)
 		print_row(s, t, &r);
 	pthread_mutex_unlock(&s->lock);
@@ -286,7 +395,7 @@ static void print_totals(struct status *s)
 	/* cachestat's counts of the known pages; none are known if every file was unknown */
 	const bool counts = tot->method == HS_RES_CACHESTAT ||
 			    (!tot->method && !tot->unknown_files && hs_have_cachestat());
-	char a[16], b[16], pct[8];
+	char a[SIZE_STR_MAX], b[SIZE_STR_MAX], pct[8];
 
 	if (s->json) {
 		json_u64(&s->j, "files", tot->files);
@@ -307,6 +416,9 @@ static void print_totals(struct status *s)
 		json_u64_or_null(&s->j, "recently_evicted_pages", counts, c->recently_evicted);
 		json_u64(&s->j, "skipped_files", s->ops->skipped);
 		json_u64(&s->j, "stale_files", s->ops->stale);
+		json_u64(&s->j, "file_bytes", tot->bytes);
+		json_u64(&s->j, "memory_bytes", memory_bytes(pages, ps));
+		json_u64(&s->j, "resident_file_bytes", tot->resident_bytes);
 		json_end_object(&s->j);
 		json_finish(&s->j);
 		return;
@@ -321,9 +433,12 @@ static void print_totals(struct status *s)
 			printf("%u skipped with a warning", s->ops->skipped);
 		putchar(')');
 	}
-	printf("\n%10s: %llu (%s)\n", "Pages", (unsigned long long)pages, human_size(tot->bytes, a));
-	printf("%10s: %llu (%s) %s", "Resident", (unsigned long long)c->cached,
-	       human_size(tot->resident_bytes, b), percent(c->cached, c->pages, pct));
+	/* both sizes: what the pages take in memory, and the files' data in them */
+	printf("\n%10s: %llu (%s, %s)\n", "Pages", (unsigned long long)pages,
+	       memory_size(pages, ps, a), file_data_size(tot->bytes, b));
+	printf("%10s: %llu (%s, %s) %s", "Resident", (unsigned long long)c->cached,
+	       memory_size(c->cached, ps, a), file_data_size(tot->resident_bytes, b),
+	       percent(c->cached, c->pages, pct));
 	if (tot->unknown_files)
 		printf(" of the %llu pages that can be known", (unsigned long long)c->pages);
 	putchar('\n');
@@ -397,6 +512,9 @@ static int run_status(int argc, char **argv)
 		{ "noheadings", no_argument, NULL, 'n' },
 		{ "raw", no_argument, NULL, 'r' },
 		{ "bytes", no_argument, NULL, 'b' },
+		{ "total", no_argument, NULL, 'c' },
+		{ "recursive", no_argument, NULL, 'R' },
+		{ "cachestat", no_argument, NULL, 'C' },
 		WALK_LONGOPTS,
 		COMMON_LONGOPTS,
 		{ 0 },
@@ -407,9 +525,10 @@ static int run_status(int argc, char **argv)
 	const struct table_column *cols[TABLE_MAX_COLUMNS];
 	const char *outarg = NULL;
 	unsigned threads = 0;
+	bool cachestat = false;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "p:vj:o:nrb", longopts,
+	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "p:vj:o:nrbcRC", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		/* fincore's: any of them asks for its table, a row per file */
@@ -417,6 +536,9 @@ static int run_status(int argc, char **argv)
 		case 'n': s.noheadings = s.table = true; break;
 		case 'r': s.raw = s.table = true; break;
 		case 'b': s.bytes = s.table = true; break;
+		case 'c': s.total_row = s.table = true; break;
+		case 'R': s.table = true; break;	/* directories are always walked */
+		case 'C': cachestat = s.table = true; break;
 		case OPT_OUTPUT_ALL:
 			for (s.ncols = 0; s.ncols < NCOLUMNS; s.ncols++)
 				s.cols[s.ncols] = (int)s.ncols;
@@ -443,6 +565,11 @@ static int run_status(int argc, char **argv)
 			s.cols[s.ncols] = defaults[s.ncols];
 	if (outarg && (rc = parse_columns(&s, outarg)))
 		return rc;
+	if (cachestat && !hs_have_cachestat()) {
+		/* fincore -C fails every file there; none would be counted */
+		error("--cachestat: this kernel has no cachestat(2) (Linux 6.5 and later have it)");
+		return EXIT_PARTIAL;
+	}
 	ops.paths = argv + optind;
 	ops.npaths = argc - optind;
 	s.rows = s.verbose || s.table;
@@ -453,8 +580,10 @@ static int run_status(int argc, char **argv)
 	if (!s.rows)
 		ops.progress_label = "Checking";	/* rows and a progress line do not mix */
 	if (s.json) {
-		s.table = false;	/* the items carry every key, whatever -o says */
-		json_begin_report(&s.j, stdout, "status", s.rows);
+		/* the table's rows as fincore -J writes them; -v's items carry every key */
+		json_begin_report(&s.j, stdout, "status", s.rows && !s.table);
+		if (s.table)
+			json_begin_array(&s.j, "fincore");
 	} else if (s.table) {
 		for (size_t i = 0; i < s.ncols; i++)
 			cols[i] = &columns[s.cols[i]];
@@ -462,9 +591,11 @@ static int run_status(int argc, char **argv)
 	}
 	rc = operands_foreach(&ops, status_one, &s);
 	operands_report_stale(&ops);
+	if (s.total_row && rc == 0)
+		total_row(&s);
 	if (s.json && s.rows)
 		json_end_array(&s.j);
-	if (s.table) {
+	if (s.table && !s.json) {
 		/* as fincore: the rows only; what they cannot say goes to stderr */
 		table_end(&s.tab);
 		if (s.total.unknown_files && !ops.quiet)

@@ -89,7 +89,7 @@ static void warm_warn(void *ctx, const char *path, int errnum, const char *what)
 static void warm_file(void *ctx, const struct hs_warm_file *f)
 {
 	struct warm *w = ctx;
-	char a[16];
+	char a[SIZE_STR_MAX];
 
 	pthread_mutex_lock(&w->lock);
 	if (w->json) {
@@ -114,14 +114,14 @@ static void warm_file(void *ctx, const struct hs_warm_file *f)
 		if (!f->known_before)
 			printf("read: %llu page%s (%s) in full, residency unknown ",
 			       (unsigned long long)f->requested_pages, plural(f->requested_pages),
-			       human_size(f->requested_pages * hs_page_size(), a));
+			       memory_size(f->requested_pages, hs_page_size(), a));
 		else if (!f->known_after)
 			printf("read: unknown of %llu, %llu already resident ",
 			       (unsigned long long)f->pages, (unsigned long long)f->resident_pages);
 		else
 			printf("read: %llu page%s (%s) of %llu, %llu already resident ",
 			       (unsigned long long)f->read_pages, plural(f->read_pages),
-			       human_size(f->read_pages * hs_page_size(), a),
+			       memory_size(f->read_pages, hs_page_size(), a),
 			       (unsigned long long)f->pages, (unsigned long long)f->resident_pages);
 		if (f->known_after && f->not_resident_pages)
 			printf("(%llu still missing) ", (unsigned long long)f->not_resident_pages);
@@ -215,25 +215,25 @@ static void print_json(struct warm *w, const struct hs_warm_stats *s, uint64_t b
 static void print_human(const struct hs_warm_stats *s, const struct operands *ops)
 {
 	const uint64_t ps = hs_page_size();
-	char a[16], b[16], c[16];
+	char a[SIZE_STR_MAX], b[SIZE_STR_MAX], c[SIZE_STR_MAX];
 
 	printf("%10s: %llu", "Files", (unsigned long long)s->files);
 	if (ops->skipped)
 		printf(" (%u skipped with a warning)", ops->skipped);
 	printf("\n%10s: %llu (%s)", "Pages", (unsigned long long)s->pages,
-	       human_size(s->pages * ps, a));
+	       memory_size(s->pages, ps, a));
 	if (s->hole_pages)
 		printf(", and %llu in holes, not read", (unsigned long long)s->hole_pages);
 	printf("\n%10s: %llu (%s) before, %llu (%s) read", "Resident",
-	       (unsigned long long)s->resident_pages, human_size(s->resident_pages * ps, a),
-	       (unsigned long long)s->read_pages, human_size(s->read_pages * ps, b));
+	       (unsigned long long)s->resident_pages, memory_size(s->resident_pages, ps, a),
+	       (unsigned long long)s->read_pages, memory_size(s->read_pages, ps, b));
 	if (s->not_resident_pages)
 		printf(", %llu (%s) still missing (memory pressure?)",
 		       (unsigned long long)s->not_resident_pages,
-		       human_size(s->not_resident_pages * ps, c));
+		       memory_size(s->not_resident_pages, ps, c));
 	if (s->unknown_pages)
 		printf("; %llu (%s) of unknown residency read in full",
-		       (unsigned long long)s->unknown_pages, human_size(s->unknown_pages * ps, c));
+		       (unsigned long long)s->unknown_pages, memory_size(s->unknown_pages, ps, c));
 	printf("\n%10s: %s in %.2f s", "Disk", human_size(s->bytes_read_disk, a), s->seconds);
 	if (disk_rate(s) >= 0)
 		printf(", %s/s", human_size((uint64_t)disk_rate(s), b));

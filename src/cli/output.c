@@ -323,6 +323,30 @@ const char *human_size(uint64_t bytes, char buf[16])
 	return buf;
 }
 
+uint64_t memory_bytes(uint64_t pages, uint64_t page_size)
+{
+	return page_size && pages > UINT64_MAX / page_size ? UINT64_MAX : pages * page_size;
+}
+
+/* The one convention: a size, then what it is a size of. */
+static const char *labelled_size(uint64_t bytes, const char *of, char buf[SIZE_STR_MAX])
+{
+	char h[16];
+
+	snprintf(buf, SIZE_STR_MAX, "%s of %s", human_size(bytes, h), of);
+	return buf;
+}
+
+const char *memory_size(uint64_t pages, uint64_t page_size, char buf[SIZE_STR_MAX])
+{
+	return labelled_size(memory_bytes(pages, page_size), "memory", buf);
+}
+
+const char *file_data_size(uint64_t bytes, char buf[SIZE_STR_MAX])
+{
+	return labelled_size(bytes, "file data", buf);
+}
+
 const char *short_size(uint64_t bytes, char buf[24])
 {
 	static const char letters[] = "BKMGTPE";

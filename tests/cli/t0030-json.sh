@@ -89,8 +89,11 @@ for method in cachestat mincore; do
 		mktree &&
 		hs status -J d > st.json && check_report status st.json norows &&
 		hs status -v -J d > stv.json && check_report status stv.json rows &&
+		hs status -J --output-all -c d > stf.json && check_report status stf.json fincore &&
+		hs status -J --output-all -b d > stf.json && check_report status stf.json fincore &&
 		hs snapshot -q -o p.prof d &&
-		hs status -v -J -p p.prof > stp.json && check_report status stp.json rows
+		hs status -v -J -p p.prof > stp.json && check_report status stp.json rows &&
+		hs status -J --output-all -p p.prof > stp.json && check_report status stp.json fincore
 	'
 
 	test_expect_success $pre "warm ($method)" '
@@ -164,7 +167,9 @@ test_expect_success REALFS 'doctor, of a run and of a profile' '
 # that may be null are null, and documented so.
 test_expect_success NOBODY,REALFS 'status as nobody' '
 	mktree && chmod -R go+rX d &&
-	as_nobody "$HOTSET" status -v -J d > st.json && check_report status st.json rows
+	as_nobody "$HOTSET" status -v -J d > st.json && check_report status st.json rows &&
+	as_nobody "$HOTSET" status -J -c --output-all d > st.json && check_report status st.json fincore &&
+	check_eq "$(json st.json "[r[\"file\"] for r in j[\"fincore\"] if r[\"pages\"] is None][-1]")" TOTAL
 '
 
 test_expect_success NOBODY,REALFS 'warm, evict and snapshot as nobody' '

@@ -37,12 +37,15 @@ test_expect_success 'text: header, totals, the largest directories and files' '
 	grep -q "^Command:  make -j1$" out &&
 	grep -Fxq "Cwd:      /src/a\\x0ab" out &&
 	grep -q "^Created:  2026-11-30T06:14:14Z on vm, Linux 6.18.44, 4096-byte pages$" out &&
-	grep -q "^Total:    3 files, 8 pages (32.0 KiB), 1 output, 2 trace lines$" out &&
+	grep -q "^Total:    3 files, 8 pages (32.0 KiB of memory), 1 output, 2 trace lines$" out &&
 	grep -q "^Ranges:   3 ranges: 1 file read in one, 1 in several (at most 2), 1 without pages$" out &&
 	grep -q "^Flags:    2 read (r), 1 mapped (m), 1 executed (x)$" out &&
-	grep -q "^Largest directories, .* (top 2 of 3 directories):$" out &&
+	grep -q "^Largest directories, by the pages of every file under them (top 3 of 4 directories):$" out &&
+	grep -q "^  PAGES     MEMORY  SHARE  FILES  DIRECTORY$" out &&
+	grep -Eq "^ +8 +32.0 KiB +100.0% +2  /usr$" out &&
 	grep -Eq "^ +6 +24.0 KiB +75.0% +1  /usr/include$" out &&
 	grep -Eq "^ +2 +8.0 KiB +25.0% +1  /usr/lib$" out &&
+	grep -q "^Most of the working set (75.0% of its pages) is under /usr/include.$" out &&
 	grep -q "^Largest files, by pages (all 2):$" out &&
 	grep -Eq "^ +6 +24.0 KiB +75.0% +1  /usr/include/stdio.h$" out &&
 	grep -Fq "2  /usr/lib/with space\x0anewline\\\\ " out &&
@@ -54,7 +57,7 @@ test_expect_success 'text: header, totals, the largest directories and files' '
 test_expect_success '-v: also each file with flags, pages, size and ranges, and the outputs' '
 	write_profile &&
 	hotset show -v p.prof > out &&
-	grep -q "^Total:    3 files, 8 pages (32.0 KiB), 1 output, 2 trace lines$" out &&
+	grep -q "^Total:    3 files, 8 pages (32.0 KiB of memory), 1 output, 2 trace lines$" out &&
 	grep -q "^Largest files" out &&
 	grep -Eq "^r +6 +23.3 KiB  /usr/include/stdio.h \[0-5\]$" out &&
 	grep -Fq "/usr/lib/with space\x0anewline\\\\ " out &&
@@ -134,7 +137,8 @@ test_expect_success '--trace prints the access trace in order' '
 test_expect_success 'an empty profile: no files, zero totals' '
 	printf "hotset-profile 1\npage-size 4096\nsource snapshot\nend 0 0 0\n" > e.prof &&
 	hotset show e.prof > out &&
-	grep -q "^Total:    0 files, 0 pages (0 B)$" out &&
+	grep -q "^Total:    0 files, 0 pages (0 B of memory)$" out &&
+	! grep -q "^Most of the working set" out &&
 	grep -q "^Created:  unknown on ?, Linux ?, 4096-byte pages$" out &&
 	! grep -q "^Largest" out &&
 	hotset show --json e.prof > j &&
@@ -261,6 +265,37 @@ test_expect_success 'more directories than are counted exactly: the largest, wit
 	summary_check out j &&
 	grep -q "^Largest directories.*(top 10 of more than 32768 directories):$" out &&
 	grep -Eq "^ +5000 .* 50  /late$" out
+'
+
+# A C++ compile's working set: Boost's headers, 30 subdirectories of 10
+# pages each; the compiler, 200 pages; the standard library, 50.
+compile_profile() {
+	{ printf "hotset-profile 1\npage-size 4096\nsource record\n" &&
+	  for i in $(seq 0 29); do
+		printf "f 1:2 $i 0 1.000000000 r 0-9 /usr/include/boost/lib$i/detail/x.hpp\n"
+	  done &&
+	  printf "f 1:2 100 0 1.000000000 rx 0-199 /usr/lib/gcc/x86_64-linux-gnu/12/cc1plus\n" &&
+	  printf "f 1:2 101 0 1.000000000 r 0-49 /usr/include/c++/12/vector\n" &&
+	  printf "end 32 0 0\n"; } > c.prof
+}
+
+test_expect_success 'a directory counts every file under it, as du does: Boost, not its largest subdirectory' '
+	compile_profile &&
+	hotset show c.prof > out && hotset show --json c.prof > j &&
+	summary_check out j &&
+	# 300 of 550 pages: the files directly in boost have none
+	grep -Eq "^ +300 +1.2 MiB +54.5% +30  /usr/include/boost$" out &&
+	grep -Eq "^ +350 .* /usr/include$" out &&
+	# the compiler'"'"'s directories hold nothing but its: only the deepest
+	grep -Eq "^ +200 .* /usr/lib/gcc/x86_64-linux-gnu/12$" out &&
+	! grep -Eq " /usr/lib/gcc$| /usr/lib$| /usr/lib/gcc/x86_64-linux-gnu$" out &&
+	grep -q "^Most of the working set (54.5% of its pages) is under /usr/include/boost.$" out &&
+	check_eq "$(json j "(j[\"most_under\"], j[\"most_under_pages\"]) == (\"/usr/include/boost\", 300)")" 1 &&
+	check_eq "$(json j "[(d[\"path\"], d[\"pages\"], d[\"files\"]) for d in j[\"directories\"][:2]] == [(\"/usr\", 550, 32), (\"/usr/include\", 350, 31)]")" 1 &&
+	# the directories that hold it: Boost and the compiler, 90.9% (the standard library is not needed)
+	check_eq "$(json j "[d[\"path\"] for d in j[\"working_set_directories\"]] == [\"/usr/include/boost\", \"/usr/lib/gcc/x86_64-linux-gnu/12\"]")" 1 &&
+	check_eq "$(json j "j[\"working_set_directories_pages\"]")" 500 &&
+	grep -q "^Directories that hold the working set (2, with 90.9% of its pages):$" out
 '
 
 test_expect_success '--files: the paths in profile order; --print0 as they are, for xargs -0' '

@@ -32,7 +32,7 @@ test_expect_success REALFS 'directories are walked; -v gives a row per file' '
 		hotset status -v d > out &&
 		grep -Eq "^\[OOOOOOOOOOOOOOOOOOOO\] 100.0% +40.0 KiB / 40.0 KiB +d/a$" out &&
 		grep -q "^     Files: 4$" out &&
-		grep -q "^  Resident: 12 (48.0 KiB) 36.4%$" out
+		grep -q "^  Resident: 12 (48.0 KiB of memory, 48.0 KiB of file data) 36.4%$" out
 	} &&
 	retry check
 '
@@ -263,7 +263,7 @@ test_expect_success 'nothing to count: zero totals, no division by zero' '
 	mkdir empty &&
 	hotset status empty > out &&
 	grep -q "^     Files: 0$" out &&
-	grep -q "^  Resident: 0 (0 B) -$" out &&
+	grep -q "^  Resident: 0 (0 B of memory, 0 B of file data) -$" out &&
 	hotset status --json empty > j &&
 	check_eq "$(json j "(j[\"files\"], j[\"pages\"], j[\"resident_pages\"], j[\"method\"])")" "(0, 0, 0, None)"
 '
@@ -339,14 +339,17 @@ test_expect_success REALFS,CACHESTAT 'the table with cachestat: its counts' '
 
 # check_keys JSON: the keys of the report and of its items are those the
 # table of "## status" in docs/json.md lists, in its order, each value of
-# the type given there
+# the type given there; those of fincore's rows (a table option) too, but
+# only those of the columns chosen
 cat > "$TRASH/keys.py" <<'PY'
 import json, re, sys
 doc = open(sys.argv[2]).read().split("\n## status\n")[1].split("\n## ")[0]
-rows = re.findall(r"^\| `([a-z_\[\].]+)` \| ([a-z|\\]+) \|", doc, re.M)
-top = {k: t.replace("\\", "") for k, t in rows if not k.startswith("items[].")}
+rows = re.findall(r"^\| `([a-z_%\[\].]+)` \| ([a-z|\\]+) \|", doc, re.M)
+top = {k: t.replace("\\", "") for k, t in rows if "[]." not in k}
 items = {k[len("items[]."):]: t.replace("\\", "") for k, t in rows if k.startswith("items[].")}
+fincore = {k[len("fincore[]."):]: t.replace("\\", "") for k, t in rows if k.startswith("fincore[].")}
 assert len(top) > 15 and len(items) > 10 and top["items"] == "array", (top, items)
+assert len(fincore) == 16 and top["fincore"] == "array", fincore
 j = json.load(open(sys.argv[1]))
 def typed(v, t):
     return any({"int": isinstance(v, int) and not isinstance(v, bool),
@@ -355,8 +358,8 @@ def typed(v, t):
                 "array": isinstance(v, list), "object": isinstance(v, dict),
                 "null": v is None}[k] for k in t.split("|"))
 def check(obj, want, what):
-    if "items" in want and "items" not in obj:
-        want = {k: t for k, t in want.items() if k != "items"}
+    # the rows of -v, or of a table option: one of them, or none
+    want = {k: t for k, t in want.items() if k not in ("items", "fincore") or k in obj}
     if list(obj) != list(want):
         sys.exit("%s: keys %s, docs/json.md %s" % (what, list(obj), list(want)))
     for k, v in obj.items():
@@ -365,14 +368,19 @@ def check(obj, want, what):
 check(j, top, "report")
 for i in j.get("items", []):
     check(i, items, "item")
+for i in j.get("fincore", []):
+    check(i, {k: fincore[k] for k in i if k in fincore} if len(i) < len(fincore) else fincore,
+          "fincore row")
 PY
 check_keys() { python3 "$TRASH/keys.py" "$1" "$TESTS_DIR/../docs/json.md"; }
 
 test_expect_success REALFS 'JSON: every key of docs/json.md, in its order; cachestat counts null with mincore' '
 	mkpages f 2 && head -c 5000 /dev/zero > short && pagetool read short 0-1 &&
 	hotset status -v --json f short > j && check_keys j &&
-	hotset status -J -o RES f short > j2 && check_keys j2 &&
-	check_eq "$(json j2 "[i[\"path\"] for i in j[\"items\"]]")" "['"'"'f'"'"', '"'"'short'"'"']" &&
+	hotset status -J -o RES,FILE f short > j2 && check_keys j2 &&
+	check_eq "$(json j2 "[(i[\"file\"], i[\"res\"]) for i in j[\"fincore\"]] == [(\"f\", \"0B\"), (\"short\", \"8K\")] and \"items\" not in j")" 1 &&
+	hotset status -J -b --output-all f short > j2 && check_keys j2 &&
+	HOTSET_NO_CACHESTAT=1 hotset status -J -c --output-all f short > j2 && check_keys j2 &&
 	check_eq "$(json j "[(i[\"size\"], i[\"bytes\"], i[\"resident_bytes\"], i[\"resident_memory_bytes\"]) for i in j[\"items\"]][1]")" "(5000, 5000, 5000, $((2 * ps)))" &&
 	check_eq "$(json j "j[\"resident_memory_bytes\"] - j[\"resident_bytes\"]")" "$((2 * ps - 5000))" &&
 	HOTSET_NO_CACHESTAT=1 hotset status -v --json f short > j && check_keys j &&
@@ -387,6 +395,32 @@ test_expect_success REALFS,CACHESTAT 'JSON with cachestat: its counts in items a
 	hotset status -v --json f > j && check_keys j &&
 	check_eq "$(json j "(j[\"method\"], j[\"items\"][0][\"dirty_pages\"] + j[\"items\"][0][\"writeback_pages\"], j[\"dirty_pages\"] + j[\"writeback_pages\"])")" "('"'"'cachestat'"'"', 2, 2)" &&
 	check_eq "$(json j "all(isinstance(x[k], int) for x in (j, j[\"items\"][0]) for k in (\"evicted_pages\", \"recently_evicted_pages\"))")" 1
+'
+
+# A file of two pages and 1000 bytes, wholly resident: 3 pages, 12 KiB of
+# memory (with 4 KiB pages), 9192 bytes of file data. Every command gives
+# the pages' size as the memory they take, and says so; status gives the
+# file data too, and says so.
+test_expect_success REALFS 'a count of pages comes with the memory it takes, the same in every command' '
+	head -c $((2 * ps + 1000)) /dev/zero > f && pagetool evict f &&
+	mem=$(python3 -c "print(\"%.1f KiB of memory\" % (3 * $ps / 1024))") &&
+	data=$(python3 -c "print(\"%.1f KiB of file data\" % ((2 * $ps + 1000) / 1024))") &&
+	check() {
+		pagetool read f 0-2 &&
+		hotset snapshot -o p.prof f > snap && grep -qF "3 resident pages ($mem)" snap &&
+		hotset status f > st && grep -qxF "     Pages: 3 ($mem, $data)" st &&
+		grep -qxF "  Resident: 3 ($mem, $data) 100.0%" st &&
+		hotset status -p p.prof > stp && grep -qxF "     Pages: 3 ($mem, $data)" stp &&
+		hotset show p.prof > sh && grep -qF "1 file, 3 pages ($mem)" sh &&
+		hotset evict f > ev && grep -qxF "Evicted 3 pages ($mem) from 1 file" ev &&
+		hotset warm f > wa && grep -qxF "     Pages: 3 ($mem)" wa &&
+		grep -qF "3 ($mem) read" wa
+	} &&
+	retry check &&
+	# no size in parentheses that does not say what it is a size of
+	! grep -E "\([0-9.]+ (B|KiB|MiB|GiB)[),]" snap st stp sh ev wa &&
+	hotset status --json f > j &&
+	check_eq "$(json j "(j[\"memory_bytes\"], j[\"file_bytes\"], j[\"resident_memory_bytes\"] == j[\"resident_pages\"] * $ps)")" "($((3 * ps)), $((2 * ps + 1000)), True)"
 '
 
 test_done

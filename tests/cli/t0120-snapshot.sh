@@ -24,7 +24,7 @@ test_expect_success REALFS 'the profile lists exactly the resident runs' '
 		pagetool evict d/part d/cold &&
 		pagetool read d/part 0 3 10-12 63 && pagetool read d/full 0-4 &&
 		hotset snapshot -o s.prof d > out &&
-		grep -q "^Snapshot of 2 files, 11 resident pages (44.0 KiB), written to s.prof$" out &&
+		grep -q "^Snapshot of 2 files, 11 resident pages (44.0 KiB of memory), written to s.prof$" out &&
 		check_eq "$(ranges d/part s.prof)" "0,3,10-12,63" &&
 		check_eq "$(ranges d/part s.prof)" "$(pagetool resident d/part)" &&
 		check_eq "$(ranges d/full s.prof)" 0-4 &&
@@ -120,8 +120,8 @@ test_expect_success '-o - writes the profile to stdout, the summary to stderr' '
 test_expect_success '--json summary' '
 	printf x > f && cat f > /dev/null &&
 	hotset snapshot --json -o s.prof f > j &&
-	check_eq "$(json j "sorted(j) == [\"bytes\", \"files\", \"format\", \"page_size\", \"pages\", \"profile\", \"report\", \"skipped_files\"]")" 1 &&
-	check_eq "$(json j "j[\"bytes\"] == j[\"pages\"] * $ps")" 1
+	check_eq "$(json j "sorted(j) == [\"bytes\", \"files\", \"format\", \"memory_bytes\", \"page_size\", \"pages\", \"profile\", \"report\", \"skipped_files\"]")" 1 &&
+	check_eq "$(json j "j[\"bytes\"] == j[\"memory_bytes\"] == j[\"pages\"] * $ps")" 1
 '
 
 test_expect_success REALFS '-v: a row per file written, as JSON items too; files skipped are counted' '
@@ -130,11 +130,11 @@ test_expect_success REALFS '-v: a row per file written, as JSON items too; files
 		pagetool evict cold && pagetool read f 0-1 &&
 		expect_code 1 "$HOTSET" snapshot -v -o s.prof f cold missing > out 2> err &&
 		{ printf "%6s %10s / %-10s %s\n" 50.0% "$((2 * ps / 1024)).0 KiB" "$((4 * ps / 1024)).0 KiB" "$PWD/f" &&
-		  echo "Snapshot of 1 file (1 skipped with a warning), 2 resident pages ($((2 * ps / 1024)).0 KiB), written to s.prof"
+		  echo "Snapshot of 1 file (1 skipped with a warning), 2 resident pages ($((2 * ps / 1024)).0 KiB of memory), written to s.prof"
 		} > want &&
 		diff want out &&
 		hotset snapshot -v --json -o s.prof f cold > j &&
-		check_eq "$(json j "j[\"items\"] == [{\"path\": \"$PWD/f\", \"pages\": 2, \"bytes\": $((2 * ps)), \"size_bytes\": $((4 * ps))}]")" 1
+		check_eq "$(json j "j[\"items\"] == [{\"path\": \"$PWD/f\", \"pages\": 2, \"bytes\": $((2 * ps)), \"size_bytes\": $((4 * ps)), \"memory_bytes\": $((2 * ps))}]")" 1
 	} &&
 	retry check
 '

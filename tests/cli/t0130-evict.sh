@@ -9,7 +9,7 @@ test_expect_success REALFS 'after evict, no page of the tree is resident' '
 	check() {
 		pagetool read d/a 0-15 && pagetool read d/sub/b 0-2 &&
 		hotset evict d > out &&
-		grep -q "^Evicted 19 pages (76.0 KiB) from 3 files$" out
+		grep -q "^Evicted 19 pages (76.0 KiB of memory) from 3 files$" out
 	} &&
 	retry check &&
 	check_eq "$(pagetool resident d/a)" "" &&
@@ -100,7 +100,7 @@ signal.pause()
 	check_eq "$(json j "j[\"stayed_pages\"]")" 4 &&
 	check_eq "$(pagetool resident f)" 4-7 &&
 	hotset evict -v f > out &&
-	grep -q "^stayed: 4 pages ($((4 * ps / 1024)).0 KiB) f$" out &&
+	grep -q "^stayed: 4 pages ($((4 * ps / 1024)).0 KiB of memory) f$" out &&
 	hotset evict -v --json f > j &&
 	check_eq "$(json j "j[\"items\"] == [{\"path\": \"f\", \"stayed_pages\": 4, \"memory_only\": False}]")" 1 &&
 	kill $holder && { wait $holder 2>/dev/null || true; } &&
@@ -145,13 +145,13 @@ test_expect_success TMPFS 'files on tmpfs stay, and evict says why' '
 	hotset evict "$shm" > out &&
 	rm -rf "$shm" &&
 	check_eq "$(json j "(j[\"evicted_pages\"], j[\"stayed_pages\"], j[\"memory_only_pages\"])")" "(0, 3, 3)" &&
-	grep -q "^Evicted 0 pages (0 B) from 1 file; 3 pages (12.0 KiB) stayed on tmpfs or ramfs, which keep files only in memory$" out
+	grep -q "^Evicted 0 pages (0 B of memory) from 1 file; 3 pages (12.0 KiB of memory) stayed on tmpfs or ramfs, which keep files only in memory$" out
 '
 
 test_expect_success 'an empty file and an empty tree are fine' '
 	mkdir d && printf "" > d/e &&
 	hotset evict d > out &&
-	grep -q "^Evicted 0 pages (0 B) from 1 file$" out
+	grep -q "^Evicted 0 pages (0 B of memory) from 1 file$" out
 '
 
 test_done

@@ -160,6 +160,34 @@ test_expect_success FINCORE,REALFS 'without -b, with headings, other columns: th
 	same_as_fincore -r -b -o +RES
 '
 
+# A script written for fincore --json reads .fincore[]: the same rows, keys
+# in the same order, values of the same types (names that are not UTF-8
+# left out: fincore writes their bytes raw, which is not JSON).
+cat > "$TRASH/same-rows.py" <<'PY'
+import json, sys
+a, b = (json.load(open(f))["fincore"] for f in sys.argv[1:3])
+keys = lambda rows: [[(k, type(v)) for k, v in r.items()] for r in rows]
+sys.exit(0 if a == b and keys(a) == keys(b) else "fincore %r\nstatus  %r" % (a, b))
+PY
+
+test_expect_success FINCORE,REALFS 'with fincore'"'"'s options, --json gives the rows fincore -J gives, as .fincore[]' '
+	odd_files &&
+	files=(part full cold short sparse empty "a b" "new
+line" "tab	x" "back\\slash" "é" $'"'"'c1\xc2\x9b'"'"') &&
+	check() {
+		# (a table option asks status for the table: fincore has no other output)
+		LC_ALL=C.UTF-8 fincore -J -- "${files[@]}" > want.json &&
+		hotset status -J -o RES,PAGES,SIZE,FILE -- "${files[@]}" > got.json &&
+		python3 "$TRASH/same-rows.py" want.json got.json &&
+		for o in -b "-o FILE,PAGES" "-b -o RES,SIZE,FILE,PAGES" "-n -r" "-o +FILE"; do
+			LC_ALL=C.UTF-8 fincore -J $o -- "${files[@]}" > want.json &&
+			hotset status -J $o -- "${files[@]}" > got.json &&
+			python3 "$TRASH/same-rows.py" want.json got.json || return 1
+		done
+	} &&
+	retry check
+'
+
 test_expect_success FINCORE 'human sizes as fincore prints them, rounding included' '
 	python3 -c "
 import os, random

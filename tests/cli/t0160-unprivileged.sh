@@ -75,7 +75,7 @@ test_expect_success NOBODY,REALFS 'evict as nobody works on files it may only re
 	check_eq "$(json j "(j[\"files\"], j[\"unknown_files\"], j[\"skipped_files\"])")" "(3, 1, 0)" &&
 	nobody evict d > out &&
 	grep -q "^Evicted .* from 2 files$" out &&
-	grep -q "^Asked the kernel to drop 1 more file (16.0 KiB) whose residency is unknown" out &&
+	grep -q "^Asked the kernel to drop 1 more file (16.0 KiB of memory) whose residency is unknown" out &&
 	setup && nobody evict -v --json d > j &&
 	check_eq "$(json j "(j[\"items\"], j[\"unknown_files\"])")" "([], 1)" &&
 	check_eq "$(pagetool resident d/ro)$(pagetool resident d/rw)$(pagetool resident d/own)" ""
@@ -88,7 +88,7 @@ test_expect_success NOBODY,REALFS 'warm as nobody reads unknown files in full, a
 	check_eq "$(json j "(j[\"unknown_files\"], j[\"unknown_pages\"], j[\"read_pages\"])")" "(1, 4, 0)" &&
 	check_eq "$(pagetool resident d/ro)" "0-3" &&
 	nobody warm d/ro > out &&
-	grep -q "^  Resident: 0 (0 B) before, 0 (0 B) read; 4 (16.0 KiB) of unknown residency read in full$" out &&
+	grep -q "^  Resident: 0 (0 B of memory) before, 0 (0 B of memory) read; 4 (16.0 KiB of memory) of unknown residency read in full$" out &&
 	grep -q "^Residency of 1 file is unknown (no write permission): read in full,$" out
 '
 

@@ -169,8 +169,9 @@ test_expect_success REALFS 'resident bytes never exceed the size: the last page 
 		check_eq "$(status_bytes f)" "($size, $size)" &&
 		check_eq "$(status_bytes one)" "(1, 1)" &&
 		check_eq "$(status_bytes whole)" "($((2 * ps)), $((2 * ps)))" &&
-		hs status f > out && grep -q "^  Resident: 3 (9.0 KiB) 100.0%$" out &&
-		grep -q "^     Pages: 3 (9.0 KiB)$" out &&
+		hs status f > out &&
+		grep -q "^  Resident: 3 (12.0 KiB of memory, 9.0 KiB of file data) 100.0%$" out &&
+		grep -q "^     Pages: 3 (12.0 KiB of memory, 9.0 KiB of file data)$" out &&
 		hs status -v f > out && grep -Eq "100.0% +9.0 KiB / 9.0 KiB +f$" out &&
 		pagetool evict f && pagetool read f 0 2 &&
 		check_eq "$(status_bytes f)" "($size, $((ps + 1000)))" &&

@@ -86,7 +86,7 @@ summary_counts() {
 	check_eq "$(json again.json 'j["already_resident_pages"]')" 40
 	check_eq "$(json again.json 'j["read_pages"]')" 0
 	hotset warm f > human
-	grep -q "Resident: 40 (160.0 KiB) before, 0 (0 B) read" human
+	grep -q "Resident: 40 (160.0 KiB of memory) before, 0 (0 B of memory) read" human
 }
 
 every_method() {
@@ -276,8 +276,8 @@ rows() {
 	"$PT" evict f g
 	"$PT" read f 0-9
 	hotset warm -v f g > out
-	grep -qx "read: 30 pages ($((30 * PS / 1024)).0 KiB) of 40, 10 already resident f" out
-	grep -qx "read: 3 pages ($((3 * PS / 1024)).0 KiB) of 3, 0 already resident g" out
+	grep -qx "read: 30 pages ($((30 * PS / 1024)).0 KiB of memory) of 40, 10 already resident f" out
+	grep -qx "read: 3 pages ($((3 * PS / 1024)).0 KiB of memory) of 3, 0 already resident g" out
 	grep -qx "     Files: 2" out
 	"$PT" evict f g
 	"$PT" read f 0-9

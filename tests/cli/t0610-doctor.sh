@@ -85,6 +85,19 @@ test_expect_success CACHESTAT,REALFS 'pages dropped since the profile was made: 
 	check_eq "$(json d.json "any(r[\"command\"] == \"hotset warm -p p.prof\" for r in j[\"recommendations\"])")" True
 '
 
+# tree/a holds two thirds of the tree, tree/b a third: keeping tree/a alone
+# across reboots would leave a third of the job's reads cold.
+test_expect_success CACHESTAT,REALFS 'the persist fix covers every directory that holds the working set' '
+	mktree && readtree > /dev/null && hotset evict -q -p p.prof &&
+	hotset doctor -J -p p.prof > d.json &&
+	finding d.json top-directories > t &&
+	grep -Eq "Most of the working set is under $PWD/tree/a \([0-9]+% of its pages, 16 files\); [23] directories hold 9[0-9]% of it" t &&
+	json d.json "[r[\"command\"] for r in j[\"recommendations\"] if \"hotset-persist\" in r[\"command\"]][0]" > cmd &&
+	grep -Fq "hotset-persist@\$(systemd-escape -p $PWD/tree/a).service" cmd &&
+	grep -Fq "hotset-persist@\$(systemd-escape -p $PWD/tree/b).service" cmd &&
+	! grep -Fq "systemd-escape -p $PWD/tree)" cmd && ! grep -Fq "systemd-escape -p /)" cmd
+'
+
 # A memory cgroup of the test's own with a limit of 8 MiB, below the tree.
 memcg_dir() {
 	if [ -d /sys/fs/cgroup/memory ] && grep -q "memory" /proc/self/cgroup; then

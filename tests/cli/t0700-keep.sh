@@ -56,7 +56,7 @@ mktree() {
 
 test_expect_success REALFS 'evicted pages come back, and are counted as refaults' '
 	mktree && start_keep p.prof &&
-	grep -q "^started: 1 profile, 2 files, 16 pages (64.0 KiB), budget " keep.log &&
+	grep -q "^started: 1 profile, 2 files, 16 pages (64.0 KiB of memory), budget " keep.log &&
 	"$HOTSET" evict -q d &&
 	wait_for resident d/a 0-7 && wait_for resident d/b 0-7 &&
 	wait_for grep -q "^re-warmed .* refault" keep.log &&
@@ -71,7 +71,7 @@ test_expect_success REALFS 'evicted pages come back, and are counted as refaults
 
 test_expect_success REALFS 'only the first SIZE of profile order is kept' '
 	mktree && start_keep --budget $((10 * ps)) p.prof &&
-	grep -q "^started: 1 profile, 2 files, 10 pages (40.0 KiB), budget 40.0 KiB" keep.log &&
+	grep -q "^started: 1 profile, 2 files, 10 pages (40.0 KiB of memory), budget 40.0 KiB" keep.log &&
 	"$HOTSET" evict -q d &&
 	wait_for resident d/a 0-7 && wait_for resident d/b 0-1 &&
 	wait_for st_is "j[\"rewarmed_pages\"]" 10 &&
@@ -126,7 +126,7 @@ test_expect_success REALFS 'SIGHUP reloads an edited profile' '
 	mktree && mkpages d/c 3 && pagetool read d/c 0-2 && start_keep p.prof &&
 	"$HOTSET" snapshot -q -o p.prof d/c &&
 	kill -HUP $kpid &&
-	wait_for grep -q "^profiles reloaded: 1 file, 3 pages (12.0 KiB)$" keep.log &&
+	wait_for grep -q "^profiles reloaded: 1 file, 3 pages (12.0 KiB of memory)$" keep.log &&
 	wait_for st_is "j[\"files\"]" 1 &&
 	"$HOTSET" evict -q d && wait_for resident d/c 0-2 &&
 	resident d/a "" &&
@@ -343,14 +343,14 @@ evict_all() { "$HOTSET" evict -q d; vmtouch -q -e d/a d/b; }
 # PLAIN: AddressSanitizer's mlock() does nothing, so an ASan build locks no page
 test_expect_success REALFS,ROOT,PLAIN 'lock mode: the pages stay resident against hotset evict and vmtouch -e' '
 	mktree && start_keep --mode lock p.prof &&
-	grep -q "^started: 1 profile, 2 files, 16 pages (64.0 KiB), budget .*, locking$" keep.log &&
+	grep -q "^started: 1 profile, 2 files, 16 pages (64.0 KiB of memory), budget .*, locking$" keep.log &&
 	wait_for locked 16 &&
 	check_eq "$(json st.json "(j[\"mode\"], j[\"locked_files\"])")" "('"'lock'"', 2)" &&
-	"$HOTSET" evict d > ev.out && grep -q "16 pages (64.0 KiB) stayed" ev.out &&
+	"$HOTSET" evict d > ev.out && grep -q "16 pages (64.0 KiB of memory) stayed" ev.out &&
 	vmtouch -q -e d/a d/b &&
 	resident d/a 0-7 && resident d/b 0-7 &&
 	"$HOTSET" keep --status --state "$PWD/s.state" > st.txt &&
-	grep -q "^    Locked: 2 files, 64.0 KiB$" st.txt &&
+	grep -q "^    Locked: 2 files, 64.0 KiB of memory$" st.txt &&
 	stop_keep &&
 	status_json && check_eq "$(json st.json "j[\"locked_bytes\"]")" 0
 '
@@ -405,7 +405,7 @@ test_expect_success REALFS,ROOT,PLAIN 'lock mode: SIGHUP locks the new set befor
 	# d/b now only its first 4 pages: locked anew, at once
 	sed -i "s|^\(f .*\) 0-7 \($PWD/d/b\)\$|\1 0-3 \2|" p.prof && grep -q " 0-3 $PWD/d/b\$" p.prof &&
 	kill -HUP $kpid &&
-	wait_for grep -q "^profiles reloaded: 2 files, 12 pages (48.0 KiB)$" keep.log &&
+	wait_for grep -q "^profiles reloaded: 2 files, 12 pages (48.0 KiB of memory)$" keep.log &&
 	evict_all && resident d/a 0-7 && resident d/b 0-3 &&
 	# d/a unchanged: the same mapping, never unlocked
 	check_eq "$(grep " $PWD/d/a\$" /proc/$kpid/maps)" "$was" &&

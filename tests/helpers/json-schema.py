@@ -11,7 +11,10 @@
         has its documented type, null only where "|null" is documented;
         "report" is NAME and "format" 1, the first two keys. With "rows"
         (-v), "items" must be there and not empty; with "norows" it must
-        not be there (without "items" rows in the section it never is).
+        not be there (without "items" rows in the section it never is);
+        with "fincore" (status with a table option), "fincore" must be
+        there and not empty, and "items" not. An array of rows that the
+        mode does not ask for must not be there.
 
 A section's table rows are "| `key` | type | meaning |", with "\\|" for a
 "|" inside a cell; "report" and "format" are implied in every section.
@@ -71,7 +74,7 @@ def parse(doc_path):
             last = i == len(parts) - 1
             elem = part.endswith("[]")
             part = part[:-2] if elem else part
-            if not re.fullmatch(r"[a-z0-9_]+", part):
+            if not re.fullmatch(r"[a-z0-9_%]+", part):   # fincore's "res%"
                 errors.append("%s: `%s`: '%s' is not a key name" % (where, key, part))
                 break
             child = node.keys.get(part)
@@ -149,7 +152,7 @@ def main():
             if set(root.keys) - {"report", "format"}:
                 print(name)
         return 0
-    if len(args) not in (3, 4) or (len(args) == 4 and args[3] not in ("rows", "norows")):
+    if len(args) not in (3, 4) or (len(args) == 4 and args[3] not in ("rows", "norows", "fincore")):
         print(__doc__, file=sys.stderr)
         return 2
     doc, name, path = args[:3]
@@ -176,16 +179,19 @@ def main():
         out.append("%s: \"report\" is %s, not \"%s\"" % (report, json.dumps(obj.get("report")), name))
     if obj.get("format") != 1 or isinstance(obj.get("format"), bool):
         out.append("%s: \"format\" is %s, not 1" % (report, json.dumps(obj.get("format"))))
-    if mode == "norows":
-        skip = ("items",)
-        if "items" in obj:
-            out.append("%s: key 'items' is there without -v" % report)
-            del obj["items"]
-    elif mode == "rows":
-        if "items" not in root.keys:
-            out.append("%s: ## %s documents no items (`items[].key` rows) for -v" % (report, name))
-        elif isinstance(obj.get("items"), list) and not obj["items"]:
-            out.append("%s: 'items' is empty: the test made rows to check" % report)
+    want = {"rows": "items", "fincore": "fincore"}.get(mode)
+    if mode is not None:
+        # the arrays of rows the mode does not ask for: not there, not required
+        skip = tuple(a for a in ("items", "fincore") if a != want)
+        for a in skip:
+            if a in obj:
+                out.append("%s: key '%s' is there without %s" % (report, a, "-v" if a == "items" else "a table option"))
+                del obj[a]
+    if want:
+        if want not in root.keys:
+            out.append("%s: ## %s documents no %s (`%s[].key` rows)" % (report, name, want, want))
+        elif isinstance(obj.get(want), list) and not obj[want]:
+            out.append("%s: '%s' is empty: the test made rows to check" % (report, want))
     check(obj, root, name, report, name, out, skip)
     if out:
         print("\n".join(out), file=sys.stderr)
