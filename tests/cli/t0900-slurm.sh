@@ -213,6 +213,16 @@ test_expect_success REALFS,NOBODY 'the prolog by hand: replaced files are never 
 	cat d/b > /dev/null && wait $writer && rm -f "$r"
 '
 
+# The epilog hands the profile to keep as the job's user's: a root keeper
+# then reads its files as that user (hotset-keep(1)).
+test_expect_success NOBODY 'the epilog by hand: the profile handed to keep is the job user'"'"'s' '
+	mkdir -p d && head -c 4096 /dev/urandom > d/f && hotset snapshot -q -o p.profile d/f &&
+	chmod 644 p.profile && rm -rf "$TRASH/keep" && mkdir -p "$TRASH/keep" &&
+	hooks_conf 20 keep && hook epilog_slurmd && hooks_conf &&
+	cmp p.profile "$TRASH/keep/slurm.profile" &&
+	check_eq "$(stat -c "%U %a" "$TRASH/keep/slurm.profile")" "nobody 644"
+'
+
 # the hooks have ended: none of them runs (an epilog may outlive its job's end)
 hooks_done() { retry_until 20 sh -c "! pgrep -f '$HOOKS/[h]otset-slurm' > /dev/null"; }
 
