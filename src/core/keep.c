@@ -711,6 +711,7 @@ struct hs_keep {
 	struct kowner *owners;
 	size_t nowners, owners_cap;
 	size_t creds;			/* the owner whose credentials this thread has now */
+	uint64_t map_refused;		/* lock mode: files mmap refused (ENOMEM), not said yet */
 };
 
 struct ino_index {
@@ -1966,11 +1967,12 @@ static int map_file(struct hs_keep *k, struct kfile *f, int fd)
 			if (p == MAP_FAILED) {
 				int e = errno;
 
-				if (!f->warned) {
+				/* out of mappings: said once for all files (say_map_refused) */
+				if (e == ENOMEM)
+					k->map_refused++;
+				else if (!f->warned) {
 					f->warned = true;
-					warn_event(k, f->path, e, e == ENOMEM ?
-						   "cannot map (too many mappings? vm.max_map_count)" :
-						   "cannot map");
+					warn_event(k, f->path, e, "cannot map");
 				}
 				return -e;
 			}
@@ -1978,6 +1980,55 @@ static int map_file(struct hs_keep *k, struct kfile *f, int fd)
 		}
 	}
 	return 0;
+}
+
+/* The windows (mappings) lock mode needs for the kept set, as map_file() cuts them. */
+static uint64_t windows_needed(const struct kset *s)
+{
+	const uint64_t ps = hs_page_size(), most = HS_KEEP_LOCK_WINDOW / ps;
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct kfile *f = &s->files[i];
+		uint64_t npages = (f->size + ps - 1) / ps;
+
+		if (f->state != F_WATCHED)
+			continue;
+		for (size_t r = 0; r < f->nranges; r++) {
+			uint64_t a = f->ranges[r].first, b = f->ranges[r].last;
+
+			if (a >= npages)
+				continue;
+			if (b >= npages)
+				b = npages - 1;
+			n += (b - a) / most + 1;
+		}
+	}
+	return n;
+}
+
+/*
+ * The files whose windows mmap refused for want of mappings, in one line:
+ * a set of 200,000 files past vm.max_map_count would otherwise say it for
+ * each of the 130,000 files beyond it. How many, the sysctl's value and
+ * what the set needs, which is what to raise it to.
+ */
+static void say_map_refused(struct hs_keep *k)
+{
+	char what[512], max[32];
+	ssize_t n = hs_procfs_read("/proc/sys/vm/max_map_count", max, sizeof(max));
+
+	if (n > 0 && max[n - 1] == '\n')
+		max[n - 1] = '\0';
+	snprintf(what, sizeof(what), "%llu file%s not locked: mmap refused %s windows (ENOMEM): the "
+		 "kept set needs %llu mappings beside the keeper's own, more than vm.max_map_count "
+		 "(%s) allows a process, or than the address space limit (ulimit -v) holds: raise "
+		 "vm.max_map_count (sysctl -w vm.max_map_count=N), or lower --budget",
+		 (unsigned long long)k->map_refused, k->map_refused == 1 ? "" : "s",
+		 k->map_refused == 1 ? "its" : "their", (unsigned long long)windows_needed(&k->set),
+		 n > 0 ? max : "unknown");
+	warn_event(k, NULL, 0, what);
+	k->map_refused = 0;
 }
 
 /*
@@ -2219,6 +2270,8 @@ static void lock_pending(struct hs_keep *k, uint64_t period)
 
 	if (!k->npend) {
 		k->initial = false;
+		if (k->map_refused)
+			say_map_refused(k);
 		return;
 	}
 	if (k->initial) {
@@ -2257,6 +2310,9 @@ static void lock_pending(struct hs_keep *k, uint64_t period)
 	/* done, or stuck on files that cannot be opened now: those wait for the rate's passes */
 	if (!k->npend || !pages)
 		k->initial = false;
+	/* the first locking says it once at its end; later passes once each */
+	if (k->map_refused && !k->initial)
+		say_map_refused(k);
 	if (!pages)
 		return;
 	read_done(k, began, pages * ps);

@@ -532,6 +532,33 @@ test_expect_success NOBODY,REALFS 'lock mode as nobody: beyond RLIMIT_MEMLOCK, r
 	grep -q "ulimit -l, LimitMEMLOCK= in the unit" err && grep -q "run as root" err
 '
 
+# Files of 100 one-page ranges each, a window (a mapping) each: 10 files
+# more than vm.max_map_count allows a process. The files past it were said
+# one line each (134,498 lines for 200,000 files); now one line for all.
+# (A machine whose limit was raised far would lock gigabytes: skipped.)
+prereq_MAPCOUNT() { [ "$(cat /proc/sys/vm/max_map_count)" -le 70000 ]; }
+test_expect_success REALFS,ROOT,PLAIN,MAPCOUNT 'lock mode past vm.max_map_count: one warning, with the count and the sysctl' '
+	max=$(cat /proc/sys/vm/max_map_count) && mkdir d &&
+	python3 - "$PWD/d" $((max / 100 + 10)) $ps > p.prof <<-\PY &&
+	import os, sys
+	d, n, ps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+	ranges = ",".join(str(p) for p in range(0, 200, 2))
+	print("hotset-profile 1\nsource snapshot\npage-size %d" % ps)
+	for i in range(n):
+	    path = "%s/f%05d" % (d, i)
+	    with open(path, "wb") as f:
+	        f.truncate(200 * ps)
+	    print("f 0:0 0 0 0.000000000 r %s %s" % (ranges, path))
+	print("end %d 0 0" % n)
+	PY
+	start_keep --mode lock p.prof &&
+	wait_for grep -q "^warning: [0-9]* files not locked: mmap refused their windows (ENOMEM)" keep.log &&
+	grep "not locked" keep.log &&
+	grep -q "more than vm.max_map_count ($max) allows a process" keep.log &&
+	check_eq "$(grep -c "not locked\|cannot map" keep.log)" 1 &&
+	stop_keep
+'
+
 # ---- --protect -----------------------------------------------------------
 
 # Has this process's cgroup v2 a memory controller?
