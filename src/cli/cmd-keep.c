@@ -537,8 +537,8 @@ static int read_state(const char *path, struct hs_keep_state *st, struct hs_erro
 		return 0;
 	}
 	free(view);
-	return hs_error_set(err, EACCES, "%s: the state of a keeper run as root is root's alone; "
-			    "it writes each other owner of a profile a view (STATE.uid-UID), and "
+	return hs_error_set(err, EACCES, "%s: a keeper's state is its user's alone; a keeper run "
+			    "as root writes each other owner of a profile a view (STATE.uid-UID), and "
 			    "there is none for uid %u: it keeps no profile of this user's", strerror(-rc),
 			    (unsigned)geteuid());
 }
@@ -781,7 +781,7 @@ static int run_keep(int argc, char **argv)
 	struct hs_keep *k;
 	char **profiles, *state = NULL, *log = NULL;
 	const char *pidfile = NULL, *io_cgroup = NULL;
-	bool status = false, json = false, daemon = false, state_given;
+	bool status = false, json = false, daemon = false, root_too;
 	int opt, n, rc, lock, log_fd = -1;
 	struct stat sb;
 	pid_t holder;
@@ -864,18 +864,21 @@ static int run_keep(int argc, char **argv)
 		}
 	}
 	rc = EXIT_USAGE;
-	state_given = state != NULL;
-	if (!state)
+	/* a user's --status of PROFILEs: its own keeper's of them, else root's, seen as its view */
+	root_too = status && n && !state && geteuid() != 0;
+	if (root_too && !(getenv("XDG_RUNTIME_DIR") && getenv("XDG_RUNTIME_DIR")[0] == '/')) {
+		state = state_in("/run/hotset", profiles, (size_t)n);	/* no keeper of its own */
+		root_too = false;
+	} else if (!state) {
 		state = n ? default_state(profiles, (size_t)n, !status) : only_state();
-	else
+	} else {
 		state = strdup(state);
+	}
 	if (!state)
 		goto out;
 	c.state = state;
 	if (status) {
-		/* a user's --status of PROFILEs: also a root keeper's of them, seen as its view */
-		char *alt = n && geteuid() != 0 && !state_given ? state_in("/run/hotset", profiles, (size_t)n)
-							   : NULL;
+		char *alt = root_too ? state_in("/run/hotset", profiles, (size_t)n) : NULL;
 
 		rc = run_status(state, alt, json);
 		free(alt);

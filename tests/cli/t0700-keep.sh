@@ -394,7 +394,7 @@ test_expect_success ROOT,NOBODY,REALFS 'keep --status as nobody of a root keeper
 	check_eq "$(stat -c %a s.state)" 600 &&
 	expect_code 2 as_nobody "$HOTSET" keep --status --state "$PWD/s.state" -J > out 2> err &&
 	test ! -s out && cat err &&
-	grep -q "^hotset: $PWD/s.state: Permission denied: the state of a keeper run as root is root.s alone; .* there is none for uid $(id -u nobody)" err &&
+	grep -q "^hotset: $PWD/s.state: Permission denied: a keeper.s state is its user.s alone; .* there is none for uid $(id -u nobody)" err &&
 	stop_keep &&
 	start_keep root.prof nobody.prof &&
 	view=s.state.uid-$(id -u nobody) &&
