@@ -166,9 +166,10 @@ static void on_event(void *ctx, const struct hs_keep_event *e)
 		say(text, NULL, NULL);
 		if (e->unknown) {
 			snprintf(text, sizeof(text), "not watching %llu file%s: their residency is "
-				 "unknown to this user (the kernel tells it to a file's owner, to "
-				 "users who may write it, and to root)", (unsigned long long)e->unknown,
-				 plural(e->unknown));
+				 "unknown to %s (the kernel tells it to a file's owner, to users who "
+				 "may write it, and to root)", (unsigned long long)e->unknown,
+				 plural(e->unknown), geteuid() ? "this user" : "the owners of their "
+				 "profiles, as whom root reads them");
 			say(text, NULL, NULL);
 		}
 		if (e->stale) {
