@@ -14,8 +14,10 @@
  *            those are checked at once, whatever the round;
  *   re-warm  pages found missing are read back in profile order (warm.h),
  *            at most rate bytes a second, at the idle I/O priority;
- *   follow   a file replaced (new inode) or rewritten is read anew, a
- *            deleted one dropped; a reload rebuilds the set, counters kept;
+ *   follow   a file rewritten in place is read anew; one replaced (its
+ *            path names another file, a symlink, a FIFO...) is never
+ *            opened, and dropped as a deleted one is; a reload rebuilds
+ *            the set, counters kept;
  *   yield    under memory pressure (a PSI trigger on
  *            /proc/pressure/memory, or its averages where the kernel
  *            refuses triggers) it stops reading and checking until the
@@ -24,9 +26,20 @@
  *            other processes, else the machine's, measured while it reads
  *            nothing itself) it reads on at a trickle.
  *
+ * Every file is opened through the careful open (safeopen.h): a kept
+ * file is the file loaded (device and inode), or nothing. A keeper run as
+ * root reads each profile's files with the credentials of the profile's
+ * owner (its filesystem uid and gid and the owner's groups, in the
+ * keeper's one thread), so that a profile written by a user makes it open
+ * nothing that user could not, and learn no residency that user could not
+ * query; a profile of root's is read as root.
+ *
  * What it does it tells through an event callback (the library never
  * prints); its counters go to a state file, written atomically, which a
- * restart resumes from and `hotset keep --status` reads. One keeper per
+ * restart resumes from and `hotset keep --status` reads. The state is its
+ * writer's alone (0600); a root keeper also writes, for each other owner
+ * of a profile, that owner's view: the same state with the figures of
+ * that owner's files alone, readable by that owner alone. One keeper per
  * state file: a lock file beside it says which process holds it.
  *
  * Watching is one mode. The other, locking, maps the kept ranges in
@@ -194,6 +207,7 @@ struct hs_keep_state {
 	uint64_t files, pages, bytes;	/* kept */
 	uint64_t unknown_files;		/* not watched: residency unknown */
 	uint64_t dropped_files;		/* deleted since they were loaded */
+	uint64_t replaced_files;	/* replaced since they were loaded: not opened */
 	uint64_t interval_ns;
 	uint64_t round_ns;		/* how long a round of checks takes now */
 	char mode[8];			/* "watch" or "lock" */
@@ -202,10 +216,26 @@ struct hs_keep_state {
 	char protect_cgroup[256];	/* and the cgroup directory it was set on */
 	char **profiles;		/* absolute paths, malloc'd */
 	size_t nprofiles;
+	bool view;			/* a view: the figures of view_uid's profiles alone */
+	uid_t view_uid;
 };
 
-/* Write st to path atomically (temporary file, fsync, rename). Returns 0 or -errno. */
+/*
+ * Write st to path atomically (temporary file, fsync, rename), readable
+ * and writable by the writer alone (0600: its figures are of files others
+ * may not query). Returns 0 or -errno.
+ */
 int hs_keep_state_write(const char *path, const struct hs_keep_state *st);
+
+/*
+ * The same, as a view of user uid (st->view set): the file made uid's
+ * (and gid's), readable by its owner alone (0400). Needs root.
+ */
+int hs_keep_state_write_view(const char *path, const struct hs_keep_state *st, uid_t uid,
+			     gid_t gid);
+
+/* Where the view of uid of the state file path goes: path.uid-UID (malloc'd, or NULL). */
+char *hs_keep_view_path(const char *path, uid_t uid);
 
 /*
  * Read the state file at path into *st (release with
@@ -257,7 +287,9 @@ enum hs_keep_event_kind {
 	HS_KEEP_RESUMED,	/* resource: what it backed off for; trickle: memory
 				 * resumed, but reads go on at a trickle (io) */
 	HS_KEEP_RELOADED,	/* files, pages, bytes */
-	HS_KEEP_REPLACED,	/* path: a new inode (or rewritten in place: in_place) */
+	HS_KEEP_REPLACED,	/* path: another file at its path now (what: "a FIFO",
+				 * "another file"...), never opened, dropped; or
+				 * rewritten in place (in_place), read anew */
 	HS_KEEP_DELETED,	/* path: dropped */
 	HS_KEEP_FILE_WARMED,	/* path, pages: one file's pages read back */
 	HS_KEEP_WARN,		/* path (or NULL), errnum, what */
@@ -285,7 +317,7 @@ struct hs_keep_event {
 	uint64_t calm_ns;	/* RESUMED memory: after this long of a low stall (0: of
 				 * HS_KEEP_QUIET_NS without events) */
 	int errnum;		/* WARN */
-	const char *what;	/* WARN, NOTE */
+	const char *what;	/* WARN, NOTE; REPLACED: by what */
 	int signal;		/* EXITING */
 };
 

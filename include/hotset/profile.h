@@ -145,6 +145,13 @@ int hs_profile_open(const char *path, struct hs_profile_reader **out,
 		    struct hs_error *err);
 
 /*
+ * hs_profile_open() of the file open at fd (which stays the caller's, and
+ * may be closed at once): for a caller that must know whose file the
+ * profile it reads is (keep reads a profile's files as its owner).
+ */
+int hs_profile_open_fd(int fd, struct hs_profile_reader **out, struct hs_error *err);
+
+/*
  * As hs_profile_open(), over what fd (a pipe, say) gives until its end,
  * read into memory first: at most HS_PROFILE_MAX_READ bytes (-EFBIG past
  * that, a profile too big to be read other than from a file).

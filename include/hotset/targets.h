@@ -8,7 +8,8 @@
  *
  *   - only regular files are opened, with O_NONBLOCK so that a FIFO swapped
  *     in at the last moment cannot hang us, and their type is checked on the
- *     open descriptor before anything else happens;
+ *     open descriptor before anything else happens; operands and profile
+ *     entries are looked at before they are opened (safeopen.h);
  *   - nothing on proc, sysfs, debugfs and other pseudo-filesystems is read;
  *   - directories are walked without following symlinks (unless asked),
  *     staying on one filesystem if asked, counting each file once;
@@ -145,7 +146,11 @@ int hs_name_list_next(struct hs_name_list *l, const char **name, size_t *len, un
 void hs_name_list_free(struct hs_name_list *l);
 
 /*
- * Every file of the profile r, in profile order, with its ranges. Returns
+ * Every file of the profile r, in profile order, with its ranges: each the
+ * file its entry names, opened carefully (safeopen.h: no symlink in its
+ * place, the entry's device and inode where it gives them); an entry
+ * whose path names something else now was replaced, and is told to warn
+ * ("replaced by a FIFO since the profile was made, not opened"). Returns
  * 0, the callback's non-zero value, -ENOMEM, or -EINVAL with err filled if
  * the profile turns out malformed part way.
  */

@@ -167,9 +167,10 @@ static void on_event(void *ctx, const struct hs_keep_event *e)
 		say(text, NULL, NULL);
 		if (e->unknown) {
 			snprintf(text, sizeof(text), "not watching %llu file%s: their residency is "
-				 "unknown to this user (the kernel tells it to a file's owner, to "
-				 "users who may write it, and to root)", (unsigned long long)e->unknown,
-				 plural(e->unknown));
+				 "unknown to %s (the kernel tells it to a file's owner, to users who "
+				 "may write it, and to root)", (unsigned long long)e->unknown,
+				 plural(e->unknown), geteuid() ? "this user" : "the owners of their "
+				 "profiles, as whom root reads them");
 			say(text, NULL, NULL);
 		}
 		if (e->stale) {
@@ -267,8 +268,11 @@ static void on_event(void *ctx, const struct hs_keep_event *e)
 		say(text, NULL, NULL);
 		break;
 	case HS_KEEP_REPLACED:
-		snprintf(tail, sizeof(tail), " (%s): %s it anew",
-			 e->in_place ? "rewritten in place" : "a new inode", c->lock ? "locking" : "reading");
+		if (e->in_place)
+			snprintf(tail, sizeof(tail), " (rewritten in place): %s it anew",
+				 c->lock ? "locking" : "reading");
+		else
+			snprintf(tail, sizeof(tail), " (by %s): not opened, no longer kept", e->what);
 		say("file replaced: ", e->path, tail);
 		break;
 	case HS_KEEP_DELETED:
@@ -316,14 +320,15 @@ static int state_dir(char **dir, bool create)
 }
 
 /*
- * The default state of a profile set: keep-NAME-HASH.state, NAME the first
- * profile's file name, HASH (FNV-1a) of the absolute paths of all of them,
- * so that each set has its own, found again from the same PROFILEs.
+ * The default state of a profile set in dir: keep-NAME-HASH.state, NAME
+ * the first profile's file name, HASH (FNV-1a) of the absolute paths of
+ * all of them, so that each set has its own, found again from the same
+ * PROFILEs.
  */
-static char *default_state(char **profiles, size_t n, bool create)
+static char *state_in(const char *dir, char **profiles, size_t n)
 {
 	uint32_t h = 2166136261u;
-	char *dir, *path, name[48];
+	char *path, name[48];
 	const char *base = strrchr(profiles[0], '/') + 1;
 	size_t len = 0;
 
@@ -338,10 +343,18 @@ static char *default_state(char **profiles, size_t n, bool create)
 			    (base[len] >= '0' && base[len] <= '9') || base[len] == '-' || base[len] == '_' ?
 			    base[len] : '_';
 	name[len] = '\0';
-	if (state_dir(&dir, create) < 0)
-		return NULL;
 	if (asprintf(&path, "%s/keep-%s-%08x.state", dir, name, (unsigned)h) < 0)
 		path = NULL;
+	return path;
+}
+
+static char *default_state(char **profiles, size_t n, bool create)
+{
+	char *dir, *path;
+
+	if (state_dir(&dir, create) < 0)
+		return NULL;
+	path = state_in(dir, profiles, n);
 	free(dir);
 	return path;
 }
@@ -407,6 +420,7 @@ static void status_json(const char *state, const struct hs_keep_state *st, pid_t
 	json_u64(&j, "budget_bytes", st->budget_bytes);
 	json_u64(&j, "unknown_files", st->unknown_files);
 	json_u64(&j, "dropped_files", st->dropped_files);
+	json_u64(&j, "replaced_files", st->replaced_files);
 	/* a keeper gone has nothing locked: the kernel unlocks at exit, even at SIGKILL */
 	json_u64(&j, "locked_files", holder > 0 ? st->locked_files : 0);
 	json_u64(&j, "locked_bytes", holder > 0 ? st->locked_bytes : 0);
@@ -440,6 +454,10 @@ static void status_json(const char *state, const struct hs_keep_state *st, pid_t
 	else
 		json_null(&j, "last_backoff_ns");
 	json_u64(&j, "page_size", hs_page_size());
+	if (st->view)
+		json_u64(&j, "view_uid", st->view_uid);
+	else
+		json_null(&j, "view_uid");
 	json_end_object(&j);
 	json_finish(&j);
 }
@@ -457,6 +475,9 @@ static void status_human(const char *state, const struct hs_keep_state *st, pid_
 	else
 		printf("\n%10s: not running (last state written %s)\n", "Keeper",
 		       when(st->updated_ns, t1));
+	if (st->view)
+		printf("%10s: of uid %u's profiles alone, as their owner may see it (the keeper's "
+		       "own state is root's)\n", "View", (unsigned)st->view_uid);
 	for (size_t i = 0; i < st->nprofiles; i++) {
 		printf("%10s: ", i ? "" : "Profiles");
 		print_path(stdout, st->profiles[i], strlen(st->profiles[i]));
@@ -469,6 +490,8 @@ static void status_human(const char *state, const struct hs_keep_state *st, pid_
 		printf("; %llu not watched (residency unknown)", (unsigned long long)st->unknown_files);
 	if (st->dropped_files)
 		printf("; %llu deleted, dropped", (unsigned long long)st->dropped_files);
+	if (st->replaced_files)
+		printf("; %llu replaced, not opened", (unsigned long long)st->replaced_files);
 	if (!strcmp(st->mode, "lock"))
 		printf("\n%10s: %llu file%s, %s", "Locked", holder > 0 ? (unsigned long long)st->locked_files : 0,
 		       plural(holder > 0 ? st->locked_files : 0),
@@ -499,14 +522,48 @@ static void status_human(const char *state, const struct hs_keep_state *st, pid_
 	printf("%10s: since %s\n", "Counting", when(st->since_ns, t1));
 }
 
-static int run_status(const char *state, bool json)
+/*
+ * The state at path, or, where it is root's alone (a root keeper's), the
+ * view of it that such a keeper writes for this user: 0, or -errno with
+ * err (-EACCES: neither can be read).
+ */
+static int read_state(const char *path, struct hs_keep_state *st, struct hs_error *err)
+{
+	struct hs_error verr = { 0 };
+	char *view;
+	int rc = hs_keep_state_read(path, st, err);
+
+	if ((rc != -EACCES && rc != -EPERM) || !(view = hs_keep_view_path(path, geteuid())))
+		return rc;
+	if (hs_keep_state_read(view, st, &verr) == 0) {
+		free(view);
+		return 0;
+	}
+	free(view);
+	return hs_error_set(err, EACCES, "%s: a keeper's state is its user's alone; a keeper run "
+			    "as root writes each other owner of a profile a view (STATE.uid-UID), and "
+			    "there is none for uid %u: it keeps no profile of this user's", strerror(-rc),
+			    (unsigned)geteuid());
+}
+
+/* alt: another state to read if state has none (root's default, for a user). */
+static int run_status(const char *state, const char *alt, bool json)
 {
 	struct hs_keep_state st;
 	struct hs_error err = { 0 };
 	pid_t holder;
 	int rc;
 
-	if ((rc = hs_keep_state_read(state, &st, &err))) {
+	rc = read_state(state, &st, &err);
+	if (rc == -ENOENT && alt) {
+		struct hs_error again = { 0 };
+
+		if ((rc = read_state(alt, &st, &again)) == 0 || rc != -ENOENT) {
+			state = alt;
+			err = again;
+		}
+	}
+	if (rc) {
 		if (rc == -ENOENT)
 			error("%s: no such state: no keeper ran on it (give the --state or the "
 			      "PROFILEs it was started with)", state);
@@ -775,7 +832,7 @@ static int run_keep(int argc, char **argv)
 	struct hs_keep *k;
 	char **profiles, *state = NULL, *log = NULL;
 	const char *pidfile = NULL, *io_cgroup = NULL, *log_arg = NULL, *state_arg = NULL;
-	bool status = false, json = false, daemon = false;
+	bool status = false, json = false, daemon = false, root_too;
 	int opt, n, rc, lock, log_fd = -1;
 	pid_t holder;
 
@@ -860,15 +917,25 @@ static int run_keep(int argc, char **argv)
 		}
 	}
 	rc = EXIT_USAGE;
-	if (!state_arg)
+	/* a user's --status of PROFILEs: its own keeper's of them, else root's, seen as its view */
+	root_too = status && n && !state_arg && geteuid() != 0;
+	if (root_too && !(getenv("XDG_RUNTIME_DIR") && getenv("XDG_RUNTIME_DIR")[0] == '/')) {
+		state = state_in("/run/hotset", profiles, (size_t)n);	/* no keeper of its own */
+		root_too = false;
+	} else if (!state_arg) {
 		state = n ? default_state(profiles, (size_t)n, !status) : only_state();
-	else if (!(state = strdup(state_arg)))
-		error("out of memory");
+	} else {
+		if (!(state = strdup(state_arg)))
+			error("out of memory");
+	}
 	if (!state)
 		goto out;
 	c.state = state;
 	if (status) {
-		rc = run_status(state, json);
+		char *alt = root_too ? state_in("/run/hotset", profiles, (size_t)n) : NULL;
+
+		rc = run_status(state, alt, json);
+		free(alt);
 		goto out;
 	}
 	if (!o.budget) {

@@ -28,10 +28,13 @@
  * sees it shorter unmaps what lies beyond its end, which the truncation
  * has already taken out of the page cache.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -54,6 +57,7 @@
 #include "hotset/procfs.h"
 #include "hotset/profile.h"
 #include "hotset/residency.h"
+#include "hotset/safeopen.h"
 #include "hotset/targets.h"
 #include "hotset/warm.h"
 #include "keep-evict.h"
@@ -232,7 +236,12 @@ static void unescape(char *s)
 
 #define STATE_MAGIC "hotset-keep-state 1"
 
-int hs_keep_state_write(const char *path, const struct hs_keep_state *st)
+/*
+ * The state, to path: mode, and made uid's and gid's unless they are -1
+ * (a view, for the user it shows).
+ */
+static int state_write(const char *path, const struct hs_keep_state *st, mode_t mode, uid_t uid,
+		       gid_t gid)
 {
 	struct hs_atomic_file *af = NULL;
 	char *buf = NULL;
@@ -254,11 +263,14 @@ int hs_keep_state_write(const char *path, const struct hs_keep_state *st)
 	fprintf(f, "backed_off %d\nbackoff_reason %s\npressure %s\nevictions %s\n", st->backed_off,
 		st->backoff_reason, st->pressure, st->evictions);
 	fprintf(f, "budget %llu\nfiles %llu\npages %llu\nbytes %llu\nunknown_files %llu\n"
-		"dropped_files %llu\ninterval %llu\nround %llu\n",
+		"dropped_files %llu\nreplaced_files %llu\ninterval %llu\nround %llu\n",
 		(unsigned long long)st->budget_bytes, (unsigned long long)st->files,
 		(unsigned long long)st->pages, (unsigned long long)st->bytes,
 		(unsigned long long)st->unknown_files, (unsigned long long)st->dropped_files,
-		(unsigned long long)st->interval_ns, (unsigned long long)st->round_ns);
+		(unsigned long long)st->replaced_files, (unsigned long long)st->interval_ns,
+		(unsigned long long)st->round_ns);
+	if (st->view)
+		fprintf(f, "view_uid %u\n", (unsigned)st->view_uid);
 	fprintf(f, "mode %s\nlocked_files %llu\nlocked_bytes %llu\nprotected_bytes %llu\n",
 		st->mode[0] ? st->mode : "watch", (unsigned long long)st->locked_files,
 		(unsigned long long)st->locked_bytes, (unsigned long long)st->protected_bytes);
@@ -282,7 +294,11 @@ int hs_keep_state_write(const char *path, const struct hs_keep_state *st)
 		free(buf);
 		return -ENOMEM;
 	}
-	rc = hs_atomic_open(path, 0600, &af, &fd, NULL);
+	rc = hs_atomic_open(path, mode, &af, &fd, NULL);
+	/* before a byte is written: the figures are of files others may not query */
+	if (!rc && (fchmod(fd, mode) < 0 ||
+		    ((uid != (uid_t)-1 || gid != (gid_t)-1) && fchown(fd, uid, gid) < 0)))
+		rc = -errno;
 	for (const char *p = buf; !rc && len;) {
 		ssize_t n = write(fd, p, len);
 
@@ -295,6 +311,24 @@ int hs_keep_state_write(const char *path, const struct hs_keep_state *st)
 		rc = hs_atomic_commit(af, rc);
 	free(buf);
 	return rc;
+}
+
+int hs_keep_state_write(const char *path, const struct hs_keep_state *st)
+{
+	return state_write(path, st, 0600, (uid_t)-1, (gid_t)-1);
+}
+
+int hs_keep_state_write_view(const char *path, const struct hs_keep_state *st, uid_t uid,
+			     gid_t gid)
+{
+	return state_write(path, st, 0400, uid, gid);
+}
+
+char *hs_keep_view_path(const char *path, uid_t uid)
+{
+	char *p;
+
+	return asprintf(&p, "%s.uid-%u", path, (unsigned)uid) < 0 ? NULL : p;
 }
 
 void hs_keep_state_release(struct hs_keep_state *st)
@@ -321,7 +355,8 @@ static bool state_field(struct hs_keep_state *st, const char *key, char *val, bo
 		I("last_backoff", last_backoff_ns), I("since", since_ns), I("started", started_ns),
 		I("updated", updated_ns), U("budget", budget_bytes), U("files", files),
 		U("pages", pages), U("bytes", bytes), U("unknown_files", unknown_files),
-		U("dropped_files", dropped_files), U("interval", interval_ns), U("round", round_ns),
+		U("dropped_files", dropped_files), U("replaced_files", replaced_files),
+		U("interval", interval_ns), U("round", round_ns),
 		U("locked_files", locked_files), U("locked_bytes", locked_bytes),
 		U("protected_bytes", protected_bytes),
 		{ "running", offsetof(struct hs_keep_state, running), 2 },
@@ -334,6 +369,13 @@ static bool state_field(struct hs_keep_state *st, const char *key, char *val, bo
 	if (!strcmp(key, "pid")) {
 		st->pid = (pid_t)strtol(val, &end, 10);
 		*bad = end == val || *end;
+		return true;
+	}
+	if (!strcmp(key, "view_uid")) {
+		errno = 0;
+		st->view_uid = (uid_t)strtoul(val, &end, 10);
+		st->view = true;
+		*bad = end == val || *end || errno || *val == '-';
 		return true;
 	}
 	{
@@ -535,7 +577,7 @@ pid_t hs_keep_lock_holder(const char *path)
 
 /* ---- the kept set ----------------------------------------------------------- */
 
-enum { F_WATCHED, F_UNKNOWN, F_DROPPED };
+enum { F_WATCHED, F_UNKNOWN, F_DROPPED, F_REPLACED };
 enum { P_NONE, P_FIRST, P_REFAULT };	/* why a file waits to be read (or locked) */
 
 /* Lock mode: one mapping of a file, pages first .. first + npages - 1. */
@@ -559,6 +601,7 @@ struct kfile {
 	uint64_t locked;		/* pages of them locked */
 	unsigned char state, pending;
 	bool large, warned;
+	unsigned owner;			/* whose credentials open it: hs_keep.owners */
 	bool due;			/* told evicted, waiting in hs_keep.due */
 	uint64_t read_at;		/* ns: when pages of it were last read back */
 	uint64_t read_mem;		/* us: memory "some total" before that read */
@@ -572,7 +615,26 @@ struct kset {
 	uint64_t pages, bytes, unknown, stale;
 	uint64_t budget_pages;		/* left to spend while loading */
 	uint64_t locked_pages, locked_files;	/* lock mode: now */
-	struct u64map ids;		/* (dev, ino) -> index + 1, while loading */
+	size_t *powner;			/* each profile's owner (hs_keep.owners) */
+};
+
+/*
+ * The owner of some of the profiles, whose credentials read their files.
+ * owners[0] is the keeper itself (and every profile's owner when it is
+ * not root); a root keeper adds one for each other owner of a profile,
+ * and keeps it (with its counters) for the run, active while one of its
+ * profiles is kept.
+ */
+struct kowner {
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;			/* supplementary groups, as initgroups(3) gives */
+	int ngroups;
+	bool active;
+	bool view_warned;		/* a view that could not be written was said */
+	struct hs_keep_state st;	/* its view: the figures of its files alone */
+	struct u64map ids;		/* while loading: (dev, ino) -> file index + 1 */
+	uint64_t tick_read, tick_files;	/* read back in this re-warm */
 };
 
 static void unmap_file(struct kset *s, struct kfile *f)
@@ -601,7 +663,7 @@ static void kset_free(struct kset *s)
 	free(s->files);
 	free(s->large);
 	free(s->small);
-	u64map_free(&s->ids);
+	free(s->powner);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -648,6 +710,11 @@ struct hs_keep {
 	size_t *due;			/* files told evicted, in the order told */
 	size_t ndue, due_cap;
 	uint64_t event_tick_at;		/* ns: the last tick of them */
+	/* whose credentials read what (struct kowner) */
+	struct kowner *owners;
+	size_t nowners, owners_cap;
+	size_t creds;			/* the owner whose credentials this thread has now */
+	uint64_t map_refused;		/* lock mode: files mmap refused (ENOMEM), not said yet */
 };
 
 struct ino_index {
@@ -671,9 +738,209 @@ static void warn_event(struct hs_keep *k, const char *path, int errnum, const ch
 	emit(k, &e);
 }
 
+/* ---- whose credentials read what -------------------------------------------------- */
+
+/*
+ * A keeper run as root (a service, Slurm's epilog's keeper) keeps profiles
+ * that users wrote. Reading their files as root would let a user have root
+ * open whatever a profile names (a file in another user's 0700 directory:
+ * its pages read in, its residency counted into the state), so the files
+ * of a profile are opened with its owner's credentials: the filesystem uid
+ * and gid and the supplementary groups of the thread that opens them, set
+ * with the raw system calls (glibc's setgroups() changes every thread's
+ * groups; setfsuid and setfsgid are the thread's own). The kernel checks
+ * the opens and cachestat(2)/mincore(2) with them: a file the owner cannot
+ * read is not opened, one it may read but not query is not watched. A
+ * thread rather than a process per owner: one kept set, one budget and one
+ * schedule, no messages between processes for a check; and what the
+ * credentials leave is what a keeper needs beside them: CAP_IPC_LOCK for
+ * lock mode, CAP_BPF for the eviction events, root's files for its state
+ * (the kernel drops only the filesystem capabilities while the fsuid is
+ * not 0). Everything but the opens and the residency runs as the keeper:
+ * creds_use(k, 0) puts its own back.
+ */
+static uid_t fsuid_now(void)
+{
+	return (uid_t)syscall(SYS_setfsuid, (uid_t)-1);	/* an invalid id: changes nothing */
+}
+
+static gid_t fsgid_now(void)
+{
+	return (gid_t)syscall(SYS_setfsgid, (gid_t)-1);
+}
+
+/* This thread's credentials for files: owner i's. Returns 0 or -EPERM. */
+static int creds_use(struct hs_keep *k, size_t i)
+{
+	const struct kowner *me, *o;
+
+	if (k->creds == i)
+		return 0;
+	me = &k->owners[0];
+	o = &k->owners[i];
+	if (k->creds != 0) {
+		/* the keeper's own first: from another user's, only it may take a third's */
+		syscall(SYS_setfsuid, me->uid);
+		syscall(SYS_setfsgid, me->gid);
+		if (syscall(SYS_setgroups, (size_t)me->ngroups, me->groups) < 0 ||
+		    fsuid_now() != me->uid || fsgid_now() != me->gid)
+			return -EPERM;
+		k->creds = 0;
+	}
+	if (i == 0)
+		return 0;
+	if (syscall(SYS_setgroups, (size_t)o->ngroups, o->groups) == 0) {
+		syscall(SYS_setfsgid, o->gid);
+		syscall(SYS_setfsuid, o->uid);
+		if (fsuid_now() == o->uid && fsgid_now() == o->gid) {
+			k->creds = i;
+			return 0;
+		}
+	}
+	/* half taken: the keeper's own again, and nothing opened as anyone */
+	k->creds = i;
+	creds_use(k, 0);
+	return -EPERM;
+}
+
+/* owners[0]: the keeper, with its own ids and groups. */
+static int owner_self(struct hs_keep *k)
+{
+	struct kowner *me;
+	int n = getgroups(0, NULL);
+
+	if (n < 0 || hs_grow(&k->owners, &k->owners_cap, 1, sizeof(*k->owners)))
+		return -ENOMEM;
+	me = &k->owners[0];
+	memset(me, 0, sizeof(*me));
+	k->nowners = 1;
+	me->uid = geteuid();
+	me->gid = getegid();
+	me->active = true;
+	if (!(me->groups = malloc(((size_t)n + 1) * sizeof(gid_t))) ||
+	    (me->ngroups = getgroups(n, me->groups)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * The supplementary groups of the user called name, of primary group gid
+ * (getgrouplist(3), as initgroups(3) sets them at login): 0, or -ENOMEM.
+ */
+static int groups_of(const char *name, gid_t gid, gid_t **groups, int *n)
+{
+	int want = 32;
+
+	for (;;) {
+		gid_t *g = malloc((size_t)want * sizeof(*g));
+		int got = want;
+
+		if (!g)
+			return -ENOMEM;
+		if (getgrouplist(name, gid, g, &got) >= 0) {
+			*groups = g;
+			*n = got;
+			return 0;
+		}
+		free(g);
+		if (got <= want)	/* it should have said how many it needs */
+			got = want * 2;
+		if (got > 65536)
+			return -ENOMEM;
+		want = got;
+	}
+}
+
+/* Resume owner o's counters from its view of an earlier run, if there is one. */
+static void owner_resume(struct hs_keep *k, struct kowner *o)
+{
+	struct hs_keep_state old;
+	char *path = hs_keep_view_path(k->o.state, o->uid);
+
+	if (path && hs_keep_state_read(path, &old, NULL) == 0) {
+		if (old.view && old.view_uid == o->uid) {
+			o->st.refault_pages = old.refault_pages;
+			o->st.rewarmed_pages = old.rewarmed_pages;
+			o->st.rewarms = old.rewarms;
+			o->st.last_rewarm_ns = old.last_rewarm_ns;
+			o->st.since_ns = old.since_ns;
+		}
+		hs_keep_state_release(&old);
+	}
+	free(path);
+}
+
+/*
+ * The owner whose credentials read a profile of user uid: the keeper
+ * itself when it is not root (it has no other credentials to take) or
+ * when the profile is its own; else that user, with the primary group
+ * and groups the user database gives. A user it does not know is refused:
+ * whose groups would read the files could not be told.
+ */
+static int owner_of(struct hs_keep *k, uid_t uid, size_t *out, struct hs_error *err)
+{
+	struct passwd pw, *found = NULL;
+	struct kowner *o;
+	char *buf;
+	long size = sysconf(_SC_GETPW_R_SIZE_MAX);
+	int rc;
+
+	if (k->owners[0].uid != 0 || uid == k->owners[0].uid) {
+		*out = 0;
+		return 0;
+	}
+	for (size_t i = 1; i < k->nowners; i++) {
+		if (k->owners[i].uid == uid) {
+			*out = i;
+			return 0;
+		}
+	}
+	if (size < 16384)
+		size = 16384;
+	if (!(buf = malloc((size_t)size)))
+		return -ENOMEM;
+	rc = getpwuid_r(uid, &pw, buf, (size_t)size, &found);
+	if (!found) {
+		free(buf);
+		return hs_error_set(err, rc ? rc : ESRCH, "owned by uid %u, which the user database "
+				    "does not know%s%s: a root keeper reads a profile's files with its "
+				    "owner's credentials, and those cannot be told", (unsigned)uid,
+				    rc ? " (" : "", rc ? strerror(rc) : "");
+	}
+	if (hs_grow(&k->owners, &k->owners_cap, k->nowners + 1, sizeof(*k->owners))) {
+		free(buf);
+		return -ENOMEM;
+	}
+	o = &k->owners[k->nowners];
+	memset(o, 0, sizeof(*o));
+	o->uid = uid;
+	o->gid = pw.pw_gid;
+	rc = groups_of(pw.pw_name, pw.pw_gid, &o->groups, &o->ngroups);
+	free(buf);
+	if (rc)
+		return rc;
+	owner_resume(k, o);
+	if (!o->st.since_ns)
+		o->st.since_ns = realtime_ns();
+	*out = k->nowners++;
+	return 0;
+}
+
+static void owners_free(struct hs_keep *k)
+{
+	for (size_t i = 0; i < k->nowners; i++) {
+		free(k->owners[i].groups);
+		u64map_free(&k->owners[i].ids);
+	}
+	free(k->owners);
+	k->owners = NULL;
+	k->nowners = 0;
+}
+
 struct load {
 	struct hs_keep *k;
 	struct kset *s;
+	size_t owner;			/* of the profile being loaded */
 	int rc;
 };
 
@@ -740,7 +1007,9 @@ static int load_one(void *ctx, const struct hs_target *t)
 
 	if (!s->budget_pages)
 		return 1;	/* spent: the rest of the profiles is not kept */
-	rc = u64map_add2(&s->ids, t->st->st_dev, t->st->st_ino, (void *)(uintptr_t)(s->n + 1), &had);
+	/* a file of profiles of two owners is kept for each: read with the credentials of each */
+	rc = u64map_add2(&l->k->owners[l->owner].ids, t->st->st_dev, t->st->st_ino,
+			 (void *)(uintptr_t)(s->n + 1), &had);
 	if (rc < 0)
 		return rc;
 	if (!rc) {	/* in an earlier profile too: its pages not kept yet are added */
@@ -781,6 +1050,7 @@ static int load_one(void *ctx, const struct hs_target *t)
 	}
 	s->n++;
 	f->pages = added;
+	f->owner = (unsigned)l->owner;
 	f->dev = t->st->st_dev;
 	f->ino = t->st->st_ino;
 	f->size = (uint64_t)t->st->st_size;
@@ -831,7 +1101,38 @@ static int kset_index(struct kset *s)
 		else
 			s->small[s->nsmall++] = i;
 	}
-	u64map_free(&s->ids);
+	return 0;
+}
+
+/*
+ * Open profile i as the keeper (its owner is the owner of the file read,
+ * not of whatever its path names a moment later): *r, and *owner, the
+ * owner whose credentials read its files. Returns 0 or -errno with err.
+ */
+static int profile_load_open(struct hs_keep *k, size_t i, struct hs_profile_reader **r,
+			     size_t *owner, struct hs_error *err)
+{
+	const char *path = k->o.profiles[i];
+	struct hs_error e = { 0 };
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return hs_error_set(err, errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		rc = -errno;
+	else
+		rc = hs_profile_open_fd(fd, r, &e);
+	close(fd);
+	if (rc) {
+		if (rc == -EINVAL && e.line)
+			return hs_error_set(err, EINVAL, "%s:%u: %s", path, e.line, e.msg);
+		return hs_error_set(err, -rc, "%s: %s", path, e.msg[0] ? e.msg : strerror(-rc));
+	}
+	if ((rc = owner_of(k, st.st_uid, owner, &e))) {
+		hs_profile_close(*r);
+		return hs_error_set(err, -rc, "%s: %s", path, e.msg[0] ? e.msg : strerror(-rc));
+	}
 	return 0;
 }
 
@@ -842,16 +1143,22 @@ static int kset_load(struct hs_keep *k, struct kset *s, struct hs_error *err)
 
 	memset(s, 0, sizeof(*s));
 	s->budget_pages = k->o.budget / hs_page_size();
+	if (!(s->powner = malloc((k->o.nprofiles ? k->o.nprofiles : 1) * sizeof(*s->powner))))
+		return -ENOMEM;
+	for (size_t i = 0; i < k->o.nprofiles; i++)
+		s->powner[i] = SIZE_MAX;	/* not loaded: the budget was spent before it */
 	for (size_t i = 0; i < k->o.nprofiles && !rc; i++) {
 		struct hs_profile_reader *r;
 		struct hs_error e = { 0 };
 
-		if ((rc = hs_profile_open(k->o.profiles[i], &r, &e)) < 0) {
-			if (rc == -EINVAL && e.line)
-				hs_error_set(err, EINVAL, "%s:%u: %s", k->o.profiles[i], e.line, e.msg);
-			else
-				hs_error_set(err, -rc, "%s: %s", k->o.profiles[i],
-					     e.msg[0] ? e.msg : strerror(-rc));
+		if ((rc = profile_load_open(k, i, &r, &l.owner, err)))
+			break;
+		s->powner[i] = l.owner;
+		/* its files opened, and their residency asked, as its owner */
+		if ((rc = creds_use(k, l.owner))) {
+			hs_error_set(err, EPERM, "%s: cannot take the credentials of its owner, uid %u",
+				     k->o.profiles[i], (unsigned)k->owners[l.owner].uid);
+			hs_profile_close(r);
 			break;
 		}
 		rc = hs_targets_profile(r, load_one, load_warn, &l, &e);
@@ -865,6 +1172,10 @@ static int kset_load(struct hs_keep *k, struct kset *s, struct hs_error *err)
 		else if (rc)
 			hs_error_set(err, -rc, "%s: %s", k->o.profiles[i], strerror(-rc));
 	}
+	if (creds_use(k, 0) && !rc)
+		rc = hs_error_set(err, EPERM, "cannot take back the keeper's own credentials");
+	for (size_t i = 0; i < k->nowners; i++)
+		u64map_free(&k->owners[i].ids);
 	if (!rc)
 		rc = kset_index(s);
 	if (rc)
@@ -897,8 +1208,139 @@ static void set_counts(struct hs_keep *k)
 	k->st.bytes = k->set.bytes;
 	k->st.unknown_files = k->set.unknown;
 	k->st.dropped_files = 0;
+	k->st.replaced_files = 0;
 	k->st.locked_files = k->set.locked_files;
 	k->st.locked_bytes = k->set.locked_pages * hs_page_size();
+	for (size_t i = 0; i < k->nowners; i++)
+		k->owners[i].st.dropped_files = k->owners[i].st.replaced_files = 0;
+}
+
+/* ---- the owners' views ------------------------------------------------------------ */
+
+/*
+ * A root keeper's state holds the figures of every kept file, whoever may
+ * query it: it is root's alone (0600). Each other owner of a profile gets
+ * a view beside it, STATE.uid-UID, made that user's and readable by that
+ * user alone: the same state with the figures of that owner's files, which
+ * the keeper read with that owner's credentials (so nothing in it is
+ * residency the owner could not query), and the keeper's own facts
+ * (pressure, interval, mode), which tell nothing of anyone's files; the
+ * protected bytes, the sum over every owner's files, are left out.
+ */
+static int view_of(struct hs_keep *k, size_t i, struct hs_keep_state *v)
+{
+	const struct kowner *o = &k->owners[i];
+	const uint64_t ps = hs_page_size();
+	size_t n = 0;
+
+	*v = k->st;
+	v->view = true;
+	v->view_uid = o->uid;
+	v->refault_pages = o->st.refault_pages;
+	v->rewarmed_pages = o->st.rewarmed_pages;
+	v->rewarms = o->st.rewarms;
+	v->last_rewarm_ns = o->st.last_rewarm_ns;
+	v->since_ns = o->st.since_ns;
+	v->dropped_files = o->st.dropped_files;
+	v->replaced_files = o->st.replaced_files;
+	v->files = v->pages = v->unknown_files = v->locked_files = v->locked_bytes = 0;
+	for (size_t f = 0; f < k->set.n; f++) {
+		const struct kfile *kf = &k->set.files[f];
+
+		if (kf->owner != i)
+			continue;
+		v->files++;
+		v->pages += kf->pages;
+		v->unknown_files += kf->state == F_UNKNOWN;
+		v->locked_files += kf->locked > 0;
+		v->locked_bytes += kf->locked * ps;
+	}
+	v->bytes = v->pages * ps;
+	v->protected_bytes = 0;
+	v->protect_cgroup[0] = '\0';
+	if (!(v->profiles = malloc((k->o.nprofiles ? k->o.nprofiles : 1) * sizeof(char *))))
+		return -ENOMEM;
+	for (size_t p = 0; p < k->o.nprofiles; p++)
+		if (k->set.powner && k->set.powner[p] == i)
+			v->profiles[n++] = (char *)k->o.profiles[p];
+	v->nprofiles = n;
+	return 0;
+}
+
+/* Write the view of each owner but the keeper itself (warned once if it fails). */
+static void write_views(struct hs_keep *k)
+{
+	for (size_t i = 1; i < k->nowners; i++) {
+		struct kowner *o = &k->owners[i];
+		struct hs_keep_state v;
+		char *path;
+		int rc;
+
+		if (!o->active)
+			continue;
+		if (!(path = hs_keep_view_path(k->o.state, o->uid)))
+			return;
+		if (!(rc = view_of(k, i, &v))) {
+			rc = hs_keep_state_write_view(path, &v, o->uid, o->gid);
+			free(v.profiles);
+		}
+		if (rc && !o->view_warned) {
+			char what[128];
+
+			snprintf(what, sizeof(what), "cannot write the view of uid %u: %s",
+				 (unsigned)o->uid, strerror(-rc));
+			warn_event(k, path, 0, what);
+			o->view_warned = true;
+		}
+		free(path);
+	}
+}
+
+/*
+ * Which owners have a profile in the kept set; the views of the others,
+ * this run's or an earlier one's, removed (the keeper keeps nothing of
+ * theirs now: a view would say otherwise).
+ */
+static void owners_activate(struct hs_keep *k)
+{
+	const char *slash = strrchr(k->o.state, '/');
+	char *dir, prefix[NAME_MAX + 8];
+	struct dirent *de;
+	DIR *d;
+
+	for (size_t i = 1; i < k->nowners; i++)
+		k->owners[i].active = false;
+	for (size_t p = 0; p < k->o.nprofiles; p++)
+		if (k->set.powner[p] != SIZE_MAX)
+			k->owners[k->set.powner[p]].active = true;
+	if (k->owners[0].uid != 0)
+		return;	/* only root writes views */
+	if ((size_t)snprintf(prefix, sizeof(prefix), "%s.uid-", slash ? slash + 1 : k->o.state) >=
+	    sizeof(prefix))
+		return;
+	if (!(dir = slash ? strndup(k->o.state, (size_t)(slash - k->o.state) + 1) : strdup(".")))
+		return;
+	if ((d = opendir(dir))) {
+		while ((de = readdir(d))) {
+			const char *num = de->d_name + strlen(prefix);
+			char *end;
+			unsigned long uid;
+			bool kept = false;
+
+			if (strncmp(de->d_name, prefix, strlen(prefix)) || *num < '0' || *num > '9')
+				continue;
+			errno = 0;
+			uid = strtoul(num, &end, 10);
+			if (*end || errno)
+				continue;
+			for (size_t i = 1; i < k->nowners; i++)
+				kept |= k->owners[i].active && k->owners[i].uid == uid;
+			if (!kept)
+				unlinkat(dirfd(d), de->d_name, 0);
+		}
+		closedir(d);
+	}
+	free(dir);
 }
 
 /* ---- pressure ------------------------------------------------------------------ */
@@ -1145,14 +1587,31 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
 }
 
-static void drop(struct hs_keep *k, struct kfile *f)
+/*
+ * f is kept no longer: deleted, or replaced (what: by what, for the
+ * event). Its pages are unlocked (never pin a deleted file's pages, nor
+ * the old inode of one replaced), the eBPF map forgets its inode.
+ */
+static void drop(struct hs_keep *k, struct kfile *f, const char *what)
 {
-	struct hs_keep_event e = { .kind = HS_KEEP_DELETED, .path = f->path };
+	struct hs_keep_event e = { .kind = what ? HS_KEEP_REPLACED : HS_KEEP_DELETED,
+				   .path = f->path, .what = what };
+	struct hs_keep_state *own = &k->owners[f->owner].st;
 
-	f->state = F_DROPPED;
+	if (k->evict && f->state == F_WATCHED) {
+		keep_evict_unwatch(k->evict, f->ino);
+		k->inos_stale = true;
+	}
+	f->state = what ? F_REPLACED : F_DROPPED;
 	f->pending = P_NONE;
-	unmap_file(&k->set, f);	/* never pin a deleted file's pages */
-	k->st.dropped_files++;
+	unmap_file(&k->set, f);
+	if (what) {
+		k->st.replaced_files++;
+		own->replaced_files++;
+	} else {
+		k->st.dropped_files++;
+		own->dropped_files++;
+	}
 	k->dirty = true;
 	emit(k, &e);
 }
@@ -1168,23 +1627,45 @@ static bool unchanged(const struct kfile *f, const struct stat *st)
 	       f->mtime_sec == st->st_mtim.tv_sec && f->mtime_nsec == (uint32_t)st->st_mtim.tv_nsec;
 }
 
-/* Open f as it is now; -1 (f dropped, or warned about) if it cannot be. */
+/*
+ * What is at f's path was not opened (hs_safe_open() or hs_safe_look()
+ * returned rc, said res): f is dropped if it is gone or replaced, or the
+ * error said once (and tried again each round).
+ */
+static void not_opened(struct hs_keep *k, struct kfile *f, int rc, const struct hs_safe_result *res)
+{
+	if (res->found == HS_SAFE_OTHER)
+		drop(k, f, "another file");
+	else if (res->found == HS_SAFE_TYPE)
+		drop(k, f, hs_safe_type_name(res->type));
+	else if (rc == -ENOENT || rc == -ENOTDIR)
+		drop(k, f, NULL);
+	else if (!f->warned) {
+		f->warned = true;
+		warn_event(k, f->path, -rc, "cannot open");
+	}
+}
+
+/*
+ * Open f, the file loaded (device and inode), as its owner: the careful
+ * open, which opens nothing else (safeopen.h). -1 if it cannot be (f
+ * dropped, or warned about).
+ */
 static int open_file(struct hs_keep *k, struct kfile *f, struct stat *st)
 {
-	int fd = open(f->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	const struct hs_safe_id id = { f->dev, f->ino };
+	struct hs_safe_result res;
+	int fd;
 
-	if (fd < 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			drop(k, f);
-		else if (!f->warned) {
-			f->warned = true;	/* said once; tried again each round */
-			warn_event(k, f->path, errno, "cannot open");
+	if (creds_use(k, f->owner)) {
+		if (!f->warned) {
+			f->warned = true;
+			warn_event(k, f->path, EPERM, "cannot take its owner's credentials");
 		}
 		return -1;
 	}
-	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
-		close(fd);
-		drop(k, f);
+	if ((fd = hs_safe_open(AT_FDCWD, f->path, O_RDONLY, HS_SAFE_NOFOLLOW, &id, st, &res)) < 0) {
+		not_opened(k, f, fd, &res);
 		return -1;
 	}
 	return fd;
@@ -1216,24 +1697,18 @@ static uint64_t check_file(struct hs_keep *k, size_t i)
 
 	if (f->state != F_WATCHED || (fd = open_file(k, f, &st)) < 0)
 		return 0;
+	/* the same inode (open_file sees to it): rewritten in place, if changed */
 	if (!unchanged(f, &st)) {
 		struct hs_keep_event e = { .kind = HS_KEEP_REPLACED, .path = f->path,
-					   .in_place = same_file(f, &st) };
+					   .in_place = true };
 
-		if (k->evict && f->ino != st.st_ino) {
-			keep_evict_unwatch(k->evict, f->ino);
-			keep_evict_watch(k->evict, st.st_ino);
-			k->inos_stale = true;
-		}
-		f->dev = st.st_dev;
-		f->ino = st.st_ino;
 		f->size = (uint64_t)st.st_size;
 		f->mtime_sec = st.st_mtim.tv_sec;
 		f->mtime_nsec = (uint32_t)st.st_mtim.tv_nsec;
 		f->resident = 0;
 		k->dirty = true;
 		emit(k, &e);
-		/* a new file: what it misses was never kept, so it is no refault */
+		/* new contents: what it misses was never kept, so it is no refault */
 		if (!f->pending && !pend_add(k, i))
 			f->pending = P_FIRST;
 		close(fd);
@@ -1250,6 +1725,7 @@ static uint64_t check_file(struct hs_keep *k, size_t i)
 	}
 	if (c.cached < f->resident)
 		lost = f->resident - c.cached;
+	k->owners[f->owner].st.refault_pages += lost;
 	/*
 	 * Read back, and evicted again so soon: reading more would thrash. A
 	 * few pages are not thrashing: a proactive reclaimer (DAMON's pageout
@@ -1281,6 +1757,8 @@ static void warm_file_done(void *ctx, const struct hs_warm_file *w)
 		f->read_mem = k->mem_known ? k->mem_before : UINT64_MAX;
 		k->tick_read += w->read_pages;
 		k->tick_files++;
+		k->owners[f->owner].tick_read += w->read_pages;
+		k->owners[f->owner].tick_files++;
 		if (k->o.file_events) {
 			struct hs_keep_event e = { .kind = HS_KEEP_FILE_WARMED, .path = f->path,
 						   .pages = w->read_pages };
@@ -1318,18 +1796,16 @@ static void touch_read_back(struct hs_keep *k, uint64_t began)
 
 	for (size_t i = 0; i < k->set.n; i++) {
 		struct kfile *f = &k->set.files[i];
+		const struct hs_safe_id id = { f->dev, f->ino };
+		struct hs_safe_result res;
 		struct stat st;
 		int fd;
 
-		if (f->state != F_WATCHED || f->read_at < began ||
-		    (fd = open(f->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0)
+		/* the file it read back, not what took its name since (the next check tells) */
+		if (f->state != F_WATCHED || f->read_at < began || creds_use(k, f->owner) ||
+		    (fd = hs_safe_open(AT_FDCWD, f->path, O_RDONLY, HS_SAFE_NOFOLLOW, &id, &st,
+				       &res)) < 0)
 			continue;
-		/* the file it read back, not what took its name since (a FIFO, say) */
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_dev != f->dev ||
-		    (uint64_t)st.st_ino != f->ino) {
-			close(fd);
-			continue;
-		}
 		for (size_t r = 0; r < f->nranges; r++) {
 			uint64_t off = f->ranges[r].first * ps, end = (f->ranges[r].last + 1) * ps;
 
@@ -1344,6 +1820,7 @@ static void touch_read_back(struct hs_keep *k, uint64_t began)
 		}
 		close(fd);
 	}
+	creds_use(k, 0);
 }
 
 /*
@@ -1374,9 +1851,12 @@ static void rewarm(struct hs_keep *k, uint64_t period, uint64_t refaults)
 	if (k->sched.trickle)
 		wo.budget = trickle_budget(k, wo.budget);
 	qsort(k->pend, k->npend, sizeof(*k->pend), cmp_size);
+	creds_use(k, 0);	/* its threads start with the keeper's credentials */
 	if (hs_warm_new(&wo, &w))
 		return;	/* out of memory or threads: tried again next tick */
 	k->tick_read = k->tick_files = 0;
+	for (size_t o = 0; o < k->nowners; o++)
+		k->owners[o].tick_read = k->owners[o].tick_files = 0;
 	for (i = 0; i < k->npend; i++) {
 		struct kfile *f = &k->set.files[k->pend[i]];
 		struct hs_target t = { 0 };
@@ -1408,6 +1888,7 @@ static void rewarm(struct hs_keep *k, uint64_t period, uint64_t refaults)
 			break;	/* the budget is spent (this file perhaps in part) */
 		f->pending = P_NONE;
 	}
+	creds_use(k, 0);
 	for (; i < k->npend; i++)
 		if (k->set.files[k->pend[i]].pending)
 			k->pend[kept++] = k->pend[i];
@@ -1430,6 +1911,15 @@ static void rewarm(struct hs_keep *k, uint64_t period, uint64_t refaults)
 	k->st.rewarmed_pages += k->tick_read;
 	k->st.rewarms++;
 	k->st.last_rewarm_ns = realtime_ns();
+	for (size_t o = 0; o < k->nowners; o++) {
+		struct kowner *ow = &k->owners[o];
+
+		if (!ow->tick_read)
+			continue;
+		ow->st.rewarmed_pages += ow->tick_read;
+		ow->st.rewarms++;
+		ow->st.last_rewarm_ns = k->st.last_rewarm_ns;
+	}
 	k->dirty = true;
 	{
 		struct hs_keep_event e = { .kind = HS_KEEP_WARMED, .pages = k->tick_read,
@@ -1480,11 +1970,12 @@ static int map_file(struct hs_keep *k, struct kfile *f, int fd)
 			if (p == MAP_FAILED) {
 				int e = errno;
 
-				if (!f->warned) {
+				/* out of mappings: said once for all files (say_map_refused) */
+				if (e == ENOMEM)
+					k->map_refused++;
+				else if (!f->warned) {
 					f->warned = true;
-					warn_event(k, f->path, e, e == ENOMEM ?
-						   "cannot map (too many mappings? vm.max_map_count)" :
-						   "cannot map");
+					warn_event(k, f->path, e, "cannot map");
 				}
 				return -e;
 			}
@@ -1492,6 +1983,55 @@ static int map_file(struct hs_keep *k, struct kfile *f, int fd)
 		}
 	}
 	return 0;
+}
+
+/* The windows (mappings) lock mode needs for the kept set, as map_file() cuts them. */
+static uint64_t windows_needed(const struct kset *s)
+{
+	const uint64_t ps = hs_page_size(), most = HS_KEEP_LOCK_WINDOW / ps;
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct kfile *f = &s->files[i];
+		uint64_t npages = (f->size + ps - 1) / ps;
+
+		if (f->state != F_WATCHED)
+			continue;
+		for (size_t r = 0; r < f->nranges; r++) {
+			uint64_t a = f->ranges[r].first, b = f->ranges[r].last;
+
+			if (a >= npages)
+				continue;
+			if (b >= npages)
+				b = npages - 1;
+			n += (b - a) / most + 1;
+		}
+	}
+	return n;
+}
+
+/*
+ * The files whose windows mmap refused for want of mappings, in one line:
+ * a set of 200,000 files past vm.max_map_count would otherwise say it for
+ * each of the 130,000 files beyond it. How many, the sysctl's value and
+ * what the set needs, which is what to raise it to.
+ */
+static void say_map_refused(struct hs_keep *k)
+{
+	char what[512], max[32];
+	ssize_t n = hs_procfs_read("/proc/sys/vm/max_map_count", max, sizeof(max));
+
+	if (n > 0 && max[n - 1] == '\n')
+		max[n - 1] = '\0';
+	snprintf(what, sizeof(what), "%llu file%s not locked: mmap refused %s windows (ENOMEM): the "
+		 "kept set needs %llu mappings beside the keeper's own, more than vm.max_map_count "
+		 "(%s) allows a process, or than the address space limit (ulimit -v) holds: raise "
+		 "vm.max_map_count (sysctl -w vm.max_map_count=N), or lower --budget",
+		 (unsigned long long)k->map_refused, k->map_refused == 1 ? "" : "s",
+		 k->map_refused == 1 ? "its" : "their", (unsigned long long)windows_needed(&k->set),
+		 n > 0 ? max : "unknown");
+	warn_event(k, NULL, 0, what);
+	k->map_refused = 0;
 }
 
 /*
@@ -1591,39 +2131,60 @@ static void take_stat(struct kfile *f, const struct stat *st)
 	f->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
 }
 
-/* Lock mode's check of one file: follow it if it changed. */
+/*
+ * Look at f, the file loaded, as its owner, without opening it: 0 with
+ * *st, or -1 (f dropped, or warned about).
+ */
+static int look_file(struct hs_keep *k, struct kfile *f, struct stat *st)
+{
+	const struct hs_safe_id id = { f->dev, f->ino };
+	struct hs_safe_result res;
+	int rc;
+
+	if (creds_use(k, f->owner)) {
+		if (!f->warned) {
+			f->warned = true;
+			warn_event(k, f->path, EPERM, "cannot take its owner's credentials");
+		}
+		return -1;
+	}
+	if ((rc = hs_safe_look(AT_FDCWD, f->path, HS_SAFE_NOFOLLOW, &id, st, &res)) < 0) {
+		not_opened(k, f, rc, &res);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Lock mode's check of one file: a look, nothing opened; follow it if it
+ * changed in place. One replaced was dropped by the look.
+ */
 static void check_locked(struct hs_keep *k, size_t i)
 {
 	const uint64_t ps = hs_page_size();
 	struct kfile *f = &k->set.files[i];
 	struct stat st;
-	int fd;
 
-	if (f->state != F_WATCHED || (fd = open_file(k, f, &st)) < 0)
+	if (f->state != F_WATCHED || look_file(k, f, &st) < 0 || unchanged(f, &st))
 		return;
-	if (unchanged(f, &st)) {
-		close(fd);
-		return;
-	}
 	k->dirty = true;
 	if (!f->nwins) {	/* not mapped (yet, or it failed): mapped as it is now */
 		take_stat(f, &st);
 		f->warned = false;
 		if (!f->pending && !pend_add(k, i))
 			f->pending = P_FIRST;
-		close(fd);
 		return;
 	}
-	if (same_file(f, &st) && (uint64_t)st.st_size < f->size) {
+	if ((uint64_t)st.st_size < f->size) {
 		struct hs_keep_event e = { .kind = HS_KEEP_TRUNCATED, .path = f->path };
 
 		take_stat(f, &st);
 		e.pages = clip_file(&k->set, f, ((uint64_t)st.st_size + ps - 1) / ps);
 		emit(k, &e);
 	} else {
-		/* a new inode, or rewritten: the old mapping goes, the file is mapped anew */
+		/* rewritten in place: the old mapping goes, the file is mapped anew */
 		struct hs_keep_event e = { .kind = HS_KEEP_REPLACED, .path = f->path,
-					   .in_place = same_file(f, &st) };
+					   .in_place = true };
 
 		emit(k, &e);
 		unmap_file(&k->set, f);
@@ -1632,7 +2193,6 @@ static void check_locked(struct hs_keep *k, size_t i)
 		if (!f->pending && !pend_add(k, i))
 			f->pending = P_FIRST;
 	}
-	close(fd);
 }
 
 /* Map f as it is now, if it is not; false if it cannot be (warned). */
@@ -1713,6 +2273,8 @@ static void lock_pending(struct hs_keep *k, uint64_t period)
 
 	if (!k->npend) {
 		k->initial = false;
+		if (k->map_refused)
+			say_map_refused(k);
 		return;
 	}
 	if (k->initial) {
@@ -1741,6 +2303,7 @@ static void lock_pending(struct hs_keep *k, uint64_t period)
 		if (f->pending)
 			k->pend[kept++] = k->pend[i];
 	}
+	creds_use(k, 0);
 	for (; i < k->npend; i++)
 		if (k->set.files[k->pend[i]].pending)
 			k->pend[kept++] = k->pend[i];
@@ -1750,6 +2313,9 @@ static void lock_pending(struct hs_keep *k, uint64_t period)
 	/* done, or stuck on files that cannot be opened now: those wait for the rate's passes */
 	if (!k->npend || !pages)
 		k->initial = false;
+	/* the first locking says it once at its end; later passes once each */
+	if (k->map_refused && !k->initial)
+		say_map_refused(k);
 	if (!pages)
 		return;
 	read_done(k, began, pages * ps);
@@ -1778,6 +2344,7 @@ static void unmap_all(struct kset *s)
  */
 static void checked(struct hs_keep *k, size_t n, uint64_t cpu0, uint64_t lost, uint64_t period)
 {
+	creds_use(k, 0);	/* the checks are done */
 	hs_keep_sched_checked(&k->sched, n, n ? thread_cpu_ns() - cpu0 : 0, lost);
 	if (lost) {
 		k->st.refault_pages += lost;
@@ -2049,7 +2616,11 @@ static void evict_setup(struct hs_keep *k)
 
 static int write_state(struct hs_keep *k)
 {
-	int rc = hs_keep_state_write(k->o.state, &k->st);
+	int rc;
+
+	creds_use(k, 0);	/* the state is the keeper's */
+	rc = hs_keep_state_write(k->o.state, &k->st);
+	write_views(k);
 
 	k->dirty = false;
 	if (rc) {
@@ -2077,14 +2648,22 @@ int hs_keep_new(const struct hs_keep_opts *o, struct hs_keep **out, struct hs_er
 	k->trig[0] = k->trig[1] = -1;
 	pthread_mutex_init(&k->lock, NULL);
 	hs_keep_sched_init(&k->sched, k->o.interval_ns, k->o.cpu_share);
-	if ((rc = kset_load(k, &k->set, err)))
+	if ((rc = owner_self(k)) || (rc = kset_load(k, &k->set, err)))
 		goto fail;
+	owners_activate(k);
 	if (k->set.n && k->set.unknown == k->set.n) {
-		rc = hs_error_set(err, EPERM, "the residency of none of the %zu files can be known "
-				  "to this user (uid %d): the kernel tells it only to a file's owner, "
-				  "to users who may write it, and to root (CAP_FOWNER or "
-				  "CAP_DAC_OVERRIDE); run keep as root or as the files' owner",
-				  k->set.n, (int)geteuid());
+		if (geteuid() != 0)
+			rc = hs_error_set(err, EPERM, "the residency of none of the %zu files can be "
+					  "known to this user (uid %d): the kernel tells it only to a "
+					  "file's owner, to users who may write it, and to root "
+					  "(CAP_FOWNER or CAP_DAC_OVERRIDE); run keep as root or as the "
+					  "files' owner", k->set.n, (int)geteuid());
+		else
+			rc = hs_error_set(err, EPERM, "the residency of none of the %zu files can be "
+					  "known to the owners of the profiles, whose credentials a "
+					  "root keeper reads a profile's files with: the kernel tells it "
+					  "only to a file's owner and to users who may write it; a "
+					  "profile of root's is read as root", k->set.n);
 		goto fail;
 	}
 	/* the counters go on from the last run's */
@@ -2185,7 +2764,9 @@ static void lock_handover(struct hs_keep *k, struct kset *s)
 		if (!at || f->state != F_WATCHED)
 			continue;
 		o = &k->set.files[at - 1];
-		if (!o->pending && o->size == f->size && o->mtime_sec == f->mtime_sec &&
+		if (o->owner != f->owner)
+			continue;	/* another owner's: locked as its own, in its turn */
+		if (!o->pending && o->nwins && o->size == f->size && o->mtime_sec == f->mtime_sec &&
 		    o->mtime_nsec == f->mtime_nsec && same_ranges(o, f)) {
 			f->wins = o->wins;
 			f->nwins = o->nwins;
@@ -2211,6 +2792,7 @@ static void lock_handover(struct hs_keep *k, struct kset *s)
 		}
 		close(fd);
 	}
+	creds_use(k, 0);
 out:
 	u64map_free(&old);
 }
@@ -2234,6 +2816,7 @@ static void reload(struct hs_keep *k)
 	kset_free(&k->set);	/* what it still locks is no longer kept */
 	k->set = s;
 	k->cursor = 0;
+	owners_activate(k);
 	set_counts(k);
 	pend_from_set(k);
 	evict_setup(k);
@@ -2422,7 +3005,9 @@ void hs_keep_free(struct hs_keep *k)
 		return;
 	if (k->st.protect_cgroup[0])	/* hs_keep_run() did not undo it */
 		hs_keep_unprotect(k->st.protect_cgroup, k->protect_made);
+	creds_use(k, 0);
 	kset_free(&k->set);
+	owners_free(k);
 	free(k->pend);
 	keep_evict_free(k->evict);
 	free(k->inos);

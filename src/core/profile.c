@@ -782,32 +782,39 @@ int hs_profile_open_buffer(const void *buf, size_t len, struct hs_profile_reader
 
 int hs_profile_open(const char *path, struct hs_profile_reader **out, struct hs_error *err)
 {
-	struct hs_profile_reader *r = NULL;
-	struct stat st;
-	void *map;
 	int fd, rc;
 
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return hs_error_set(err, errno, "%s", strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		rc = hs_error_set(err, errno, "%s", strerror(errno));
-		goto out_close;
-	}
+	rc = hs_profile_open_fd(fd, out, err);
+	close(fd);
+	return rc;
+}
+
+int hs_profile_open_fd(int fd, struct hs_profile_reader **out, struct hs_error *err)
+{
+	struct hs_profile_reader *r = NULL;
+	struct stat st;
+	void *map;
+	int rc;
+
+	if (fstat(fd, &st) < 0)
+		return hs_error_set(err, errno, "%s", strerror(errno));
 	if (!S_ISREG(st.st_mode)) {
 		rc = hs_error_set(err, S_ISDIR(st.st_mode) ? EISDIR : EINVAL,
 				  "not a regular file");
-		goto out_close;
+		goto out;
 	}
 	if (st.st_size == 0) {	/* nothing to map: the parser says what is wrong */
 		rc = hs_profile_open_buffer("", 0, &r, err);
-		goto out_close;
+		goto out;
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED) {
 		rc = hs_error_set(err, errno, "cannot map: %s", strerror(errno));
-		goto out_close;
+		goto out;
 	}
 	/*
 	 * A profile being truncated under us would raise SIGBUS on access; the
@@ -818,12 +825,11 @@ int hs_profile_open(const char *path, struct hs_profile_reader **out, struct hs_
 	rc = hs_profile_open_buffer(map, (size_t)st.st_size, &r, err);
 	if (rc) {
 		munmap(map, (size_t)st.st_size);
-		goto out_close;
+		goto out;
 	}
 	r->map = map;
 	*out = r;
-out_close:
-	close(fd);
+out:
 	return rc;
 }
 

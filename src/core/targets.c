@@ -28,15 +28,16 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "hotset/procfs.h"
+#include "hotset/safeopen.h"
 #include "hotset/targets.h"
 #include "u64map.h"
 
@@ -482,111 +483,10 @@ static int found_dir(struct walker *t, int dirfd, const char *name, const struct
 }
 
 /*
- * openat(2), through no symlink if no_symlinks: openat2 refuses them in
- * every component (and ".." out of dirfd); where it is missing, O_NOFOLLOW
- * guards the last one. Returns the descriptor or -errno.
- */
-static int open_at(int dirfd, const char *path, int flags, bool no_symlinks)
-{
-	static int no_openat2;	/* the kernel (or a seccomp filter) lacks it */
-	int fd;
-
-	if (no_symlinks) {
-#ifdef SYS_openat2
-		if (!__atomic_load_n(&no_openat2, __ATOMIC_RELAXED)) {
-			struct open_how how = {
-				.flags = (uint64_t)(flags | O_NOFOLLOW),
-				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH,
-			};
-
-			fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-			if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
-				return fd < 0 ? -errno : fd;
-			__atomic_store_n(&no_openat2, 1, __ATOMIC_RELAXED);
-		}
-#endif
-		flags |= O_NOFOLLOW;
-	}
-	fd = openat(dirfd, path, flags);
-	return fd < 0 ? -errno : fd;
-}
-
-/*
- * The kernel takes paths shorter than PATH_MAX; a tree may hold longer
- * ones. For such a *path, open the directory of a leading part of it, a
- * piece at a time, each relative to the last (as open_at does), and point
- * *path past that part: what is left can be opened relative to *prefix.
- * A shorter path is left alone, with *prefix = dirfd. Returns 0 or -errno;
- * close *prefix with close_prefix().
- */
-static int open_prefix(int dirfd, const char **path, bool no_symlinks, int *prefix)
-{
-	char piece[PATH_MAX];
-	const char *p = *path;
-	int fd = dirfd;
-
-	while (strlen(p) >= PATH_MAX) {
-		size_t cut = PATH_MAX - 1;
-		int next;
-
-		while (cut && p[cut] != '/')
-			cut--;
-		memcpy(piece, p, cut + !cut);	/* "/" for a cut at the root */
-		piece[cut + !cut] = '\0';
-		next = cut || p[0] == '/' ? open_at(fd, piece, O_PATH | O_DIRECTORY | O_CLOEXEC,
-						   no_symlinks) : -ENAMETOOLONG;
-		if (fd != dirfd)
-			close(fd);
-		if (next < 0)
-			return next;
-		fd = next;
-		for (p += cut; *p == '/'; p++)
-			;
-	}
-	*path = *p ? p : ".";
-	*prefix = fd;
-	return 0;
-}
-
-static void close_prefix(int prefix, int dirfd)
-{
-	if (prefix != dirfd)
-		close(prefix);
-}
-
-/*
- * Open path (of any length, symlinks followed) with flags if it names a
- * regular file, or a directory if dirs_too. It is looked at before it is
- * opened: opening a FIFO, even without blocking, would release a writer
- * waiting for a reader, and opening a device can have effects of its own.
- * (The caller checks the type again on the descriptor, in case the file
- * was swapped meanwhile.) Returns the descriptor or -errno, with
- * *wrong_type set if it was not opened for its type.
- */
-static int open_looked_at(const char *path, int flags, bool dirs_too, bool *wrong_type)
-{
-	struct stat st;
-	int prefix, fd;
-
-	*wrong_type = false;
-	if ((fd = open_prefix(AT_FDCWD, &path, false, &prefix)) < 0)
-		return fd;
-	if (fstatat(prefix, path, &st, 0) == 0 && !S_ISREG(st.st_mode) &&
-	    !(dirs_too && S_ISDIR(st.st_mode))) {
-		*wrong_type = true;
-		fd = -EINVAL;
-	} else {
-		fd = open_at(prefix, path, flags, false);
-	}
-	close_prefix(prefix, AT_FDCWD);
-	return fd;
-}
-
-/*
  * Open the queued directory job again, relative to the operand's
  * descriptor, so that what became of the operand's path or of the
  * directory's ancestors since does not matter. Without -L the walk went
- * through no symlink to get there, so none may be met now (open_at); the
+ * through no symlink to get there, so none may be met now (hs_safe_openat); the
  * identity check in read_dir does the rest. Returns the descriptor or
  * -errno.
  */
@@ -599,10 +499,10 @@ static int reopen_dir(struct walk *w, const struct dir_job *job, size_t len)
 
 	if (job->real)
 		rel = job->real;
-	if ((fd = open_prefix(base, &rel, no_symlinks, &prefix)) < 0)
+	if ((fd = hs_safe_prefix(base, &rel, no_symlinks, &prefix)) < 0)
 		return fd;
-	fd = open_at(prefix, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC, no_symlinks);
-	close_prefix(prefix, base);
+	fd = hs_safe_openat(prefix, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC, no_symlinks);
+	hs_safe_prefix_close(prefix, base);
 	return fd;
 }
 
@@ -699,8 +599,8 @@ static int walk_operand(struct walker *t)
 	struct walk *w = t->w;
 	struct walk_root *root;
 	struct stat st;
+	struct hs_safe_result found;
 	const char *pseudo, *operand;
-	bool wrong_type;
 	size_t len;
 	int fd, rc;
 
@@ -710,23 +610,15 @@ static int walk_operand(struct walker *t)
 	/* -i: a directory on the way, or the operand itself (named or not) */
 	if (w->o->nexclude && hs_target_filtered(w->o, operand, true))
 		return 0;
-	fd = open_looked_at(operand, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, true, &wrong_type);
-	if (wrong_type) {
-		warn(t, 0, "not a regular file or directory, skipped");
-		return 0;
-	}
+	/* symlinks named are followed; a FIFO or a device is never opened */
+	fd = hs_safe_open(AT_FDCWD, operand, O_RDONLY, HS_SAFE_DIRS, NULL, &st, &found);
 	if (fd < 0) {
-		warn(t, -fd, "cannot open");
-		return 0;
-	}
-	if (fstat(fd, &st) < 0) {
-		warn(t, errno, "cannot stat");
-		close(fd);
-		return 0;
-	}
-	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		warn(t, 0, "not a regular file or directory, skipped");
-		close(fd);
+		if (found.found == HS_SAFE_ERROR)
+			warn(t, -fd, "cannot open");
+		else if (found.found == HS_SAFE_OTHER)
+			warn(t, 0, "replaced while it was opened, skipped");
+		else
+			warn(t, 0, "not a regular file or directory, skipped");
 		return 0;
 	}
 	if ((pseudo = cached_pseudo_fs(&t->fs, fd, st.st_dev))) {
@@ -842,8 +734,14 @@ static void *walker_main(void *arg)
 
 static int base_open_flags(void)
 {
-	/* O_NOATIME spares an inode write per file, but only owners may ask */
-	return O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (geteuid() == 0 ? O_NOATIME : 0);
+	/*
+	 * O_NOATIME spares an inode write per file, but only owners may ask:
+	 * root, unless it reads as another user (a keeper reading a profile
+	 * as its owner has that owner's filesystem uid).
+	 */
+	const uid_t fsuid = (uid_t)syscall(SYS_setfsuid, (uid_t)-1);	/* changes nothing */
+
+	return O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (fsuid == 0 ? O_NOATIME : 0);
 }
 
 static int walk_names(hs_target_next_fn next, void *next_ctx, bool several, bool in_order,
@@ -1001,10 +899,53 @@ static uint64_t pages_within(const struct hs_range *r, size_t n, uint64_t npages
 	return pages;
 }
 
+/*
+ * Does the entry give the file's identity? Profiles made by hand may not:
+ * device 0:0 and inode 0 is none (no file has it).
+ */
+static bool has_id(const struct hs_file_id *id)
+{
+	return id->dev || id->ino;
+}
+
+/*
+ * Is st the entry's file on a filesystem numbered anew? Filesystems
+ * without a block device of their own (btrfs subvolumes, NFS, overlayfs:
+ * major 0) get their device number when mounted, in an order a reboot may
+ * change; a file there whose inode, size and modification time are the
+ * profile's, to the nanosecond, is the same file under another number.
+ */
+static bool renumbered(const struct hs_file_id *id, const struct stat *st)
+{
+	return major(id->dev) == 0 && major(st->st_dev) == 0 && id->ino == st->st_ino &&
+	       id->size == (uint64_t)st->st_size && id->mtime_sec == st->st_mtim.tv_sec &&
+	       id->mtime_nsec == st->st_mtim.tv_nsec;
+}
+
 static bool is_stale(const struct hs_file_id *id, const struct stat *st)
 {
-	return id->dev != st->st_dev || id->ino != st->st_ino || id->size != (uint64_t)st->st_size ||
+	return (id->dev != st->st_dev && !renumbered(id, st)) || id->ino != st->st_ino ||
+	       id->size != (uint64_t)st->st_size ||
 	       id->mtime_sec != st->st_mtim.tv_sec || id->mtime_nsec != st->st_mtim.tv_nsec;
+}
+
+/*
+ * Why a profile entry was not opened (hs_safe_open said res), told to
+ * warn_fn: gone, replaced (by what), or an error.
+ */
+static void warn_entry(hs_target_warn_fn warn_fn, void *ctx, const char *path, int rc,
+		       const struct hs_safe_result *res)
+{
+	char what[128];
+
+	if (res->found == HS_SAFE_ERROR) {
+		warn_fn(ctx, path, -rc, rc == -ENOENT ? "no longer exists, skipped" : "cannot open");
+		return;
+	}
+	snprintf(what, sizeof(what), "replaced by %s since the profile was made, not opened",
+		 res->found == HS_SAFE_OTHER ? "another file" :
+		 hs_safe_type_name(res->type));
+	warn_fn(ctx, path, 0, what);
 }
 
 /* Non-NULL, so that 0 ranges mean no pages rather than the whole file. */
@@ -1031,9 +972,10 @@ int hs_targets_profile_select(struct hs_profile_reader *r, hs_target_select_fn s
 
 	while ((rc = hs_profile_next(r, &it, err)) > 0) {
 		struct hs_target t = { 0 };
+		struct hs_safe_result found;
+		struct hs_safe_id want;
 		const char *pseudo;
 		struct stat st;
-		bool wrong_type;
 		int fd;
 
 		if (it.kind != HS_ITEM_FILE)
@@ -1041,19 +983,22 @@ int hs_targets_profile_select(struct hs_profile_reader *r, hs_target_select_fn s
 		/* before any stat: an entry not asked for costs nothing and is not told about */
 		if (select && !select(ctx, it.file.path, it.file.path_len))
 			continue;
-		/* as for operands: a FIFO or device in its place is not opened */
-		fd = open_looked_at(it.file.path, flags, false, &wrong_type);
+		/*
+		 * The file the entry names, or nothing: not a symlink in its
+		 * place, nor a FIFO or a device, nor (where the profile gives
+		 * an identity) another file; such an entry was replaced.
+		 */
+		want = (struct hs_safe_id){ it.file.id.dev, it.file.id.ino };
+		fd = hs_safe_open(AT_FDCWD, it.file.path, flags, HS_SAFE_NOFOLLOW,
+				  has_id(&it.file.id) ? &want : NULL, &st, &found);
+		if (fd < 0 && found.found == HS_SAFE_OTHER && renumbered(&it.file.id, &st)) {
+			want.dev = st.st_dev;
+			fd = hs_safe_open(AT_FDCWD, it.file.path, flags, HS_SAFE_NOFOLLOW, &want,
+					  &st, &found);
+		}
 		if (fd < 0) {
 			if (warn_fn)
-				warn_fn(ctx, it.file.path, wrong_type ? 0 : -fd,
-					wrong_type ? "is no longer a regular file, skipped" :
-					fd == -ENOENT ? "no longer exists, skipped" : "cannot open");
-			continue;
-		}
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-			if (warn_fn)
-				warn_fn(ctx, it.file.path, 0, "is no longer a regular file, skipped");
-			close(fd);
+				warn_entry(warn_fn, ctx, it.file.path, fd, &found);
 			continue;
 		}
 		if ((pseudo = cached_pseudo_fs(&fs, fd, st.st_dev))) {

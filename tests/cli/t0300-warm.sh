@@ -411,6 +411,41 @@ test_expect_success REALFS 'a file that shrank since its profile: a warning, exi
 	retry_once past_the_end
 '
 
+# Entries replaced since the profile was made: by another file renamed
+# over it, by a FIFO whose writer waits for a reader, by a symlink to
+# another file, by a symlink to /dev/ptmx. warm -p opens none of them
+# (the writer still waits, the files stay cold), says what replaced each,
+# and exits 1; what the profile names still is warmed.
+replace_entries() {
+	mkdir d && for f in a b c e kept; do mkfile d/$f 4 && "$PT" read d/$f 0-3 || return 1; done &&
+	hotset snapshot -q -o p.prof d && "$PT" evict d/* &&
+	mkfile new 4 && "$PT" evict new && mv new d/a &&
+	rm d/b && mkfifo d/b && { sh -c "echo x > d/b" & } && writer=$! &&
+	mkfile other 4 && "$PT" evict other && rm d/c && ln -s "$PWD/other" d/c &&
+	rm d/e && ln -s /dev/ptmx d/e
+}
+
+test_expect_success REALFS 'warm -p: entries replaced (a FIFO, symlinks, another file) are never opened' '
+	replace_entries &&
+	expect_code 1 hotset warm -p p.prof > out 2> err && cat err &&
+	grep -q "^hotset: $PWD/d/a: replaced by another file since the profile was made, not opened$" err &&
+	grep -q "^hotset: $PWD/d/b: replaced by a FIFO since the profile was made, not opened$" err &&
+	grep -q "^hotset: $PWD/d/c: replaced by a symbolic link since the profile was made, not opened$" err &&
+	grep -q "^hotset: $PWD/d/e: replaced by a symbolic link since the profile was made, not opened$" err &&
+	grep -c "^f " p.prof | grep -qx 5 && kill -0 $writer && all_resident d/kept &&
+	check_eq "$("$PT" resident d/a)" "" && check_eq "$("$PT" resident other)" "" &&
+	cat d/b > /dev/null && wait $writer
+'
+
+prereq_STRACE() { command -v strace > /dev/null; }
+test_expect_success REALFS,STRACE 'warm -p: a symlink to /dev/ptmx in an entry'"'"'s place is never opened' '
+	replace_entries &&
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		expect_code 1 strace -f -y -e trace=open,openat -o trace "$HOTSET" warm -p p.prof > out 2> err &&
+	grep -q "$PWD/d/kept" trace && ! grep ptmx trace &&
+	cat d/b > /dev/null && wait $writer
+'
+
 # A race by nature: the deterministic cases (a file shrunk or deleted just
 # before its read) are in tests/unit/test-warm.c. Here a writer keeps
 # truncating and rewriting a file while warm runs: warm must always finish,

@@ -186,6 +186,43 @@ test_expect_success SLURM 'the epilog: evict drops the profile, keep hands it to
 	check_eq "$(ls -A "$TRASH/keep")" slurm.profile
 '
 
+# hook CONTEXT VAR=VALUE...: the hook run by hand, as slurmd would, for a
+# job 77 of nobody's whose comment names p.profile in this directory
+hook() {
+	local ctx=$1; shift
+	env SLURM_SCRIPT_CONTEXT=$ctx SLURM_JOB_ID=77 SLURM_JOB_COMMENT=hotset:p.profile \
+		SLURM_JOB_WORK_DIR="$PWD" SLURM_JOB_UID=$(id -u nobody) SLURM_JOB_GID=$(id -g nobody) \
+		SLURM_JOB_USER=nobody "$@" "$HOOKS/hook"
+}
+
+# The prolog's warm of a profile whose files were replaced since (another
+# file renamed over one, a FIFO whose writer waits, a symlink to another
+# file): none is opened, the report says each, the rest is warmed.
+test_expect_success REALFS,NOBODY 'the prolog by hand: replaced files are never opened, the report says so' '
+	mkdir -p d && for f in a b c kept; do head -c $((4 << 12)) /dev/urandom > d/$f || return 1; done &&
+	hotset snapshot -q -o p.profile d && chmod 644 p.profile d/* && hotset evict -q d &&
+	head -c $((4 << 12)) /dev/urandom > new && hotset evict -q new && mv new d/a &&
+	rm d/b && mkfifo d/b && { sh -c "echo x > d/b" & } && writer=$! &&
+	head -c $((4 << 12)) /dev/urandom > other && hotset evict -q other && rm d/c && ln -s "$PWD/other" d/c &&
+	hook prolog_slurmd && r=$TRASH/run/job-77 && cat "$r" &&
+	grep -q "^hotset: warmed $PWD/p.profile in [0-9.]* s (the prolog, as nobody), but not all of it:$" "$r" &&
+	grep -q "d/a: replaced by another file since the profile was made, not opened" "$r" &&
+	grep -q "d/b: replaced by a FIFO since the profile was made, not opened" "$r" &&
+	grep -q "d/c: replaced by a symbolic link since the profile was made, not opened" "$r" &&
+	kill -0 $writer && check_eq "$(resident d/a other)" 0 && test "$(resident d/kept)" -gt 0 &&
+	cat d/b > /dev/null && wait $writer && rm -f "$r"
+'
+
+# The epilog hands the profile to keep as the job's user's: a root keeper
+# then reads its files as that user (hotset-keep(1)).
+test_expect_success NOBODY 'the epilog by hand: the profile handed to keep is the job user'"'"'s' '
+	mkdir -p d && head -c 4096 /dev/urandom > d/f && hotset snapshot -q -o p.profile d/f &&
+	chmod 644 p.profile && rm -rf "$TRASH/keep" && mkdir -p "$TRASH/keep" &&
+	hooks_conf 20 keep && hook epilog_slurmd && hooks_conf &&
+	cmp p.profile "$TRASH/keep/slurm.profile" &&
+	check_eq "$(stat -c "%U %a" "$TRASH/keep/slurm.profile")" "nobody 644"
+'
+
 # the hooks have ended: none of them runs (an epilog may outlive its job's end)
 hooks_done() { retry_until 20 sh -c "! pgrep -f '$HOOKS/[h]otset-slurm' > /dev/null"; }
 

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 
 #include "hotset/keep.h"
 #include "scratch.h"
@@ -270,6 +271,45 @@ TEST(the_state_file_round_trips_and_is_written_whole)
 	scratch_done();
 }
 
+/*
+ * The state is its writer's alone (0600), whatever the umask; a view is
+ * the user's it shows (0400), and says whose it is.
+ */
+TEST(the_state_is_its_writers_alone_a_view_its_users)
+{
+	const char *dir = scratch_dir();
+	struct hs_keep_state st = { .files = 2, .replaced_files = 1, .mode = "watch" }, back;
+	struct hs_error err = { 0 };
+	char path[128], *view;
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/s.state", dir);
+	umask(0);
+	CHECK(hs_keep_state_write(path, &st) == 0);
+	CHECK(stat(path, &sb) == 0 && (sb.st_mode & 07777) == 0600);
+	CHECK(hs_keep_state_read(path, &back, &err) == 0);
+	CHECK(!back.view);
+	CHECK_EQ_U64(back.replaced_files, 1);
+	hs_keep_state_release(&back);
+	view = hs_keep_view_path(path, 65534);
+	CHECK(view != NULL && strstr(view, "/s.state.uid-65534") != NULL);
+	st.view = true;
+	st.view_uid = 65534;
+	if (geteuid() != 0) {
+		free(view);
+		scratch_done();
+		SKIP("a view is made its user's by root");
+	}
+	CHECK(hs_keep_state_write_view(view, &st, 65534, 65534) == 0);
+	CHECK(stat(view, &sb) == 0 && (sb.st_mode & 07777) == 0400 && sb.st_uid == 65534);
+	CHECK(hs_keep_state_read(view, &back, &err) == 0);
+	CHECK(back.view && back.view_uid == 65534);
+	CHECK_EQ_U64(back.files, 2);
+	hs_keep_state_release(&back);
+	free(view);
+	scratch_done();
+}
+
 TEST(one_keeper_per_state)
 {
 	const char *dir = scratch_dir();
@@ -376,6 +416,7 @@ int main(void)
 			 pressure_backs_off_until_quiet_for_a_while,
 			 a_low_stall_ends_a_back_off_early_and_a_soon_one_doubles_it,
 			 io_pressure_slows_to_a_trickle_apart_from_memory_back_offs,
-			 the_state_file_round_trips_and_is_written_whole, one_keeper_per_state,
+			 the_state_file_round_trips_and_is_written_whole,
+			 the_state_is_its_writers_alone_a_view_its_users, one_keeper_per_state,
 			 protect_sets_memory_low_of_a_cgroup_of_its_own_only);
 }

@@ -240,6 +240,25 @@ static bool was_opened(int ifd, const char *name, bool *any_file)
 	return hit;
 }
 
+/* The names opened since the watch began, each between slashes: "/a//b/". */
+static void opened_names(int ifd, char *out, size_t size)
+{
+	char buf[65536] __attribute__((aligned(__alignof__(struct inotify_event))));
+	size_t len = 0;
+	ssize_t n;
+
+	out[0] = '\0';
+	while ((n = read(ifd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ev = (void *)p;
+
+			if (ev->len && len < size)
+				len += (size_t)snprintf(out + len, size - len, "/%s/", ev->name);
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+}
+
 /* ---- tree walks -------------------------------------------------------------------------- */
 
 TEST(walk_regular_files_only)
@@ -1002,7 +1021,7 @@ TEST(profile_entries)
 	n += file_line(text + n, sizeof(text) - n, "fifo", "0", true);
 	n += file_line(text + n, sizeof(text) - n, "dir", "0", true);
 	n += (size_t)snprintf(text + n, sizeof(text) - n,
-			      "f 0:4 1 0 0.000000000 r 0 /proc/self/status\n");
+			      "f 0:0 0 0 0.000000000 r 0 /proc/self/status\n");
 	n += file_line(text + n, sizeof(text) - n, "b", "-", false);
 	n += (size_t)snprintf(text + n, sizeof(text) - n, "end 6 0 0\n");
 	ifd = watch_opens(scratch);
@@ -1025,8 +1044,10 @@ TEST(profile_entries)
 		CHECK(s.e[0].index == 0 && s.e[1].index == 1);
 		CHECK_EQ_U64(s.nwarn, 4);
 		CHECK(strstr(s.warnings, "missing: no longer exists, skipped (2)") != NULL);
-		CHECK(strstr(s.warnings, "fifo: is no longer a regular file, skipped") != NULL);
-		CHECK(strstr(s.warnings, "dir: is no longer a regular file, skipped") != NULL);
+		CHECK(strstr(s.warnings, "fifo: replaced by a FIFO since the profile was made, "
+				  "not opened") != NULL);
+		CHECK(strstr(s.warnings, "dir: replaced by a directory since the profile was made, "
+				  "not opened") != NULL);
 		CHECK(strstr(s.warnings, "/proc/self/status: is on a pseudo-filesystem") != NULL);
 		seen_free(&s);
 		hs_profile_rewind(r);
@@ -1196,6 +1217,112 @@ TEST(profile_selected_before_opened)
 	seen_free(&s);
 	hs_profile_close(r);
 	scratch_done();
+}
+
+/*
+ * Entries whose path now names something else than the profile's file: a
+ * new file renamed over it, a symlink (to the file it was, even), a FIFO.
+ * None is opened; each is said to be replaced, with what replaced it. An
+ * entry without an identity (0:0 0) is taken by its path, stale.
+ */
+TEST(profile_entries_replaced_never_opened)
+{
+	static char text[8192], names[4096];
+	struct hs_profile_reader *r;
+	struct hs_error err;
+	struct seen s;
+	size_t n;
+	int ifd;
+
+	scratch_dir();
+	mkfile("renamed", 4096);
+	mkfile("linked", 4096);
+	mkfile("piped", 4096);
+	mkfile("kept", 4096);
+	mkfile("byname", 4096);
+	n = (size_t)snprintf(text, sizeof(text), "hotset-profile 1\npage-size 4096\nsource record\n");
+	n += file_line(text + n, sizeof(text) - n, "renamed", "0", true);
+	n += file_line(text + n, sizeof(text) - n, "linked", "0", true);
+	n += file_line(text + n, sizeof(text) - n, "piped", "0", true);
+	n += file_line(text + n, sizeof(text) - n, "kept", "0", true);
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "f 0:0 0 0 0.000000000 r 0 %s\n",
+			      path_in("byname"));
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "end 5 0 0\n");
+	/* the substitutions, after the profile was made */
+	mkfile("new", 4096);
+	CHECK(rename(path_in("new"), path_in("renamed")) == 0);
+	CHECK(rename(path_in("linked"), path_in("linked.real")) == 0);
+	CHECK(symlink("linked.real", path_in("linked")) == 0);
+	CHECK(unlink(path_in("piped")) == 0 && mkfifo(path_in("piped"), 0644) == 0);
+	mkfile("new", 4096);
+	CHECK(rename(path_in("new"), path_in("byname")) == 0);
+	r = open_text(text);
+	if (!r) {
+		scratch_done();
+		return;
+	}
+	ifd = watch_opens(scratch);
+	seen_init(&s);
+	CHECK(hs_targets_profile(r, on_file, on_warn, &s, &err) == 0);
+	CHECK_EQ_U64(s.n, 2);
+	CHECK_STR(s.e[0].path, "kept");
+	CHECK(!s.stale[0]);
+	CHECK_STR(s.e[1].path, "byname");
+	CHECK(s.stale[1]);
+	CHECK_EQ_U64(s.nwarn, 3);
+	CHECK(strstr(s.warnings, "renamed: replaced by another file since the profile was made, "
+			  "not opened") != NULL);
+	CHECK(strstr(s.warnings, "linked: replaced by a symbolic link since the profile was made, "
+			  "not opened") != NULL);
+	CHECK(strstr(s.warnings, "piped: replaced by a FIFO since the profile was made, "
+			  "not opened") != NULL);
+	seen_free(&s);
+	opened_names(ifd, names, sizeof(names));
+	CHECK(!strstr(names, "/renamed/") && !strstr(names, "/linked.real/") &&
+	      !strstr(names, "/piped/"));
+	CHECK(strstr(names, "/kept/") && strstr(names, "/byname/"));	/* the watch works */
+	close(ifd);
+	hs_profile_close(r);
+	scratch_done();
+}
+
+/*
+ * A filesystem without a block device (tmpfs here, as btrfs, NFS) is
+ * numbered at mount: the same inode, size and mtime under another minor
+ * is the same file, not a replaced one; another mtime is not.
+ */
+TEST(profile_entries_renumbered_device)
+{
+	static char text[4096];
+	char path[] = "/dev/shm/hotset-unit.XXXXXX";
+	struct hs_profile_reader *r;
+	struct hs_error err;
+	struct stat st;
+	struct seen s;
+	int fd = mkstemp(path);
+
+	if (fd < 0 || fstat(fd, &st) < 0 || major(st.st_dev) != 0)
+		SKIP("no tmpfs at /dev/shm");
+	for (int pass = 0; pass < 2; pass++) {
+		snprintf(text, sizeof(text), "hotset-profile 1\npage-size 4096\nsource record\n"
+			 "f 0:%u %llu 0 %lld.%09ld r - %s\nend 1 0 0\n", minor(st.st_dev) + 1,
+			 (unsigned long long)st.st_ino, (long long)st.st_mtim.tv_sec + pass,
+			 st.st_mtim.tv_nsec, path);
+		r = open_text(text);
+		if (!r)
+			break;
+		seen_init(&s);
+		CHECK(hs_targets_profile(r, on_file, on_warn, &s, &err) == 0);
+		CHECK_EQ_U64(s.n, pass ? 0 : 1);
+		if (pass)
+			CHECK(strstr(s.warnings, "replaced by another file") != NULL);
+		else
+			CHECK(!s.stale[0]);
+		seen_free(&s);
+		hs_profile_close(r);
+	}
+	close(fd);
+	unlink(path);
 }
 
 /* ---- filters, lists of names --------------------------------------------------------- */
@@ -1388,6 +1515,7 @@ int main(void)
 			 walk_follow_never_reaches_pseudo_fs, walk_each_file_once_across_operands,
 			 walk_tidies_operands, pseudo_fs_named, profile_entries, profile_malformed_part_way,
 			 profile_other_page_sizes, profile_selected_before_opened,
+			 profile_entries_replaced_never_opened, profile_entries_renumbered_device,
 			 filters_leave_out_files_and_trees_silently, walk_names_takes_them_one_at_a_time,
 			 name_lists_are_streamed_from_a_descriptor, names_fuzz_corpus_replays);
 }
