@@ -376,7 +376,7 @@ test_expect_success ROOT,NOBODY,REALFS 'a root keeper reads a user'"'"'s profile
 	grep -q "^started: 1 profile, 2 files, 8 pages" keep.log &&
 	grep -q "^not watching 1 file: " keep.log &&
 	"$HOTSET" evict -q priv d &&
-	wait_for grep -q "^re-warmed 4 pages (16.0 KiB) of 1 file: 4 refaults$" keep.log &&
+	wait_for grep -q "^re-warmed 4 pages (16.0 KiB of memory) of 1 file: 4 refaults$" keep.log &&
 	resident d/own 0-3 && resident priv/secret "" && resident d/ro "" &&
 	wait_for st_is "(j[\"rewarmed_pages\"], j[\"refault_pages\"])" "(4, 4)" &&
 	stop_keep
