@@ -62,9 +62,9 @@ static const char usage[] =
 	"                     run at most N jobs at once (auto, the default: as many\n"
 	"                     as the CPUs can take, by the CPU time each job used in\n"
 	"                     its last run); also --jobs\n"
-	"      --budget SIZE  the memory the running jobs may need together (default:\n"
-	"                     MemAvailable at the start, at most the memory limit of\n"
-	"                     hotset's cgroup)\n"
+	"      --budget SIZE  the memory the running jobs may need together, at least\n"
+	"                     a page (default: MemAvailable at the start, at most the\n"
+	"                     memory limit of hotset's cgroup)\n"
 	"      --state DIR    the state directory (default $XDG_STATE_HOME/hotset/run,\n"
 	"                     or /var/lib/hotset/run for root)\n"
 	"      --logs DIR     where the jobs' logs go (default DIR/logs of --state)\n"
@@ -1183,6 +1183,9 @@ static int run_run(int argc, char **argv)
 		case OPT_BUDGET:
 			if (parse_size(optarg, &budget))
 				return option_bad_size(&cmd_run, "--budget", optarg);
+			/* 0 would hold no job's pages: as keep, at least a page */
+			if (budget < hs_page_size())
+				return usage_error(&cmd_run, "--budget takes a size of at least a page");
 			budget_set = true;
 			break;
 		case OPT_STATE: q.state = optarg; break;
@@ -1273,6 +1276,11 @@ static int run_run(int argc, char **argv)
 	if (q.sched.cpus < 1)
 		q.sched.cpus = 1;
 	q.sched.budget = budget_set ? budget : default_budget();
+	if (!q.slurm && !q.sched.budget) {
+		error("cannot tell the memory available (/proc/meminfo): give --budget SIZE");
+		rc = EXIT_HOTSET;
+		goto out;
+	}
 	if (dry) {
 		if (resuming && (rc = resume(&q, false)))
 			goto out;

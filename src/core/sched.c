@@ -54,10 +54,17 @@ static uint64_t add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-/* The memory counted for a job: a job larger than the budget takes all of it but the slack. */
+/*
+ * The memory counted for a job: a job larger than the budget takes all of
+ * it but the slack, and never nothing: a budget of 0 (of less than ten
+ * bytes: no slack) has a job that needs memory run alone, where it would
+ * have counted for nothing and every job have started at once.
+ */
 static uint64_t charge(const struct hs_sched *s, const struct hs_sched_job *j)
 {
-	return j->need > s->budget ? s->budget - s->budget / HS_SCHED_SLACK : j->need;
+	uint64_t most = s->budget - s->budget / HS_SCHED_SLACK;
+
+	return j->need > s->budget ? (most ? most : 1) : j->need;
 }
 
 /* The CPUs counted for a job: 1 without a history, never more than all of them. */

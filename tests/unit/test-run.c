@@ -192,6 +192,24 @@ TEST(a_job_that_ends_before_there_is_room_for_the_held_one_passes_it)
 	CHECK(hs_sched_next(&s, j, 4) == 3 && j[2].wait == HS_WAIT_ORDER);
 }
 
+/* 0 would count a job larger than the budget as needing nothing: all would start at once. */
+TEST(a_budget_of_0_runs_jobs_that_need_memory_one_at_a_time)
+{
+	struct hs_sched s = { .slots = 4, .budget = 0 };
+	struct hs_sched_job j[3] = { known(60, false), known(30, true), known(0, true) };
+
+	CHECK(hs_sched_next(&s, j, 3) == 0);
+	j[0].state = HS_Q_RUNNING;
+	CHECK(hs_sched_next(&s, j, 3) == -1);
+	CHECK(j[1].wait == HS_WAIT_MEMORY && j[2].wait == HS_WAIT_ORDER);
+	j[0].state = HS_Q_DONE;
+	CHECK(hs_sched_next(&s, j, 3) == 1);
+	/* below ten bytes a tenth is nothing: the larger job takes it all */
+	s.budget = 5, j[2].need = 3;
+	j[1].state = HS_Q_RUNNING;
+	CHECK(hs_sched_next(&s, j, 3) == -1 && j[2].wait == HS_WAIT_MEMORY);
+}
+
 TEST(a_job_passes_the_held_one_only_with_time_to_spare)
 {
 	struct hs_sched s = { .slots = 4, .budget = 100 };
@@ -328,6 +346,7 @@ int main(void)
 			 a_job_that_ends_before_there_is_room_for_the_held_one_passes_it,
 			 a_later_job_passes_one_waiting_for_memory_only_if_both_fit,
 			 a_job_passes_the_held_one_only_with_time_to_spare,
+			 a_budget_of_0_runs_jobs_that_need_memory_one_at_a_time,
 			 a_job_that_fits_beside_the_held_one_once_it_starts_passes_it,
 			 the_first_job_waiting_for_a_cpu_keeps_its_memory,
 			 a_job_with_no_history_runs_alone_or_beside_cpu_bound_ones,
