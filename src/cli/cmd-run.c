@@ -1002,37 +1002,53 @@ static int resume(struct queue *q, bool act)
 			     q->state, st.slurm ? "slurm" : "local"), EXIT_USAGE;
 	}
 	for (size_t i = 0; i < st.n; i++) {
-		for (size_t k = 0; k < q->n; k++) {
-			struct qjob *j = &q->jobs[k];
+		/* the queue's jobs are the job file's, in its order */
+		ssize_t k = hs_jobfile_find(&q->jf, st.jobs[i].name);
+		struct qjob *j;
 
-			if (strcmp(j->def->name, st.jobs[i].name))
-				continue;
-			/* in Slurm, a job goes on without the queue: the resumed one adopts it */
-			if (q->slurm && st.jobs[i].state == HS_Q_RUNNING) {	/* id 0: being submitted */
-				j->s.state = HS_Q_RUNNING;
-				j->ran = true;
-				j->slurm_job = (int)st.jobs[i].supervisor;
-				j->start_ns = st.jobs[i].start_ns;
-				continue;
-			}
-			/* a job that was running is run again: its supervisor died with the queue */
-			if (act && !q->slurm && st.jobs[i].state == HS_Q_RUNNING) {
-				unsigned n = stop_leftovers(j);
+		if (k < 0)
+			continue;
+		j = &q->jobs[k];
+		/* in Slurm, a job goes on without the queue: the resumed one adopts it */
+		if (q->slurm && st.jobs[i].state == HS_Q_RUNNING) {	/* id 0: being submitted */
+			j->s.state = HS_Q_RUNNING;
+			j->ran = true;
+			j->slurm_job = (int)st.jobs[i].supervisor;
+			j->start_ns = st.jobs[i].start_ns;
+			continue;
+		}
+		/* a job that was running is run again: its supervisor died with the queue */
+		if (act && !q->slurm && st.jobs[i].state == HS_Q_RUNNING) {
+			unsigned n = stop_leftovers(j);
 
-				if (n)
-					warning("job '%s': killed %u process%s it left running when "
-						"the queue was killed", j->def->name, n,
-						n == 1 ? "" : "es");
-			}
-			if (st.jobs[i].state == HS_Q_DONE) {
-				j->s.state = HS_Q_DONE;
-				j->exit_status = st.jobs[i].exit_status;
-				j->start_ns = st.jobs[i].start_ns;
-				j->end_ns = st.jobs[i].end_ns;
-			}
+			if (n)
+				warning("job '%s': killed %u process%s it left running when "
+					"the queue was killed", j->def->name, n,
+					n == 1 ? "" : "es");
+		}
+		if (st.jobs[i].state == HS_Q_DONE) {
+			j->s.state = HS_Q_DONE;
+			j->exit_status = st.jobs[i].exit_status;
+			j->start_ns = st.jobs[i].start_ns;
+			j->end_ns = st.jobs[i].end_ns;
 		}
 	}
 	hs_queue_free(&st);
+	return 0;
+}
+
+/* A job's directory and log, under the queue's state and log directories. */
+static int job_paths(struct queue *q, struct qjob *j)
+{
+	char dir[PATH_MAX], log[PATH_MAX];
+
+	if (path_of(dir, sizeof(dir), q->state, "/jobs/", j->def->name, "") ||
+	    path_of(log, sizeof(log), q->logs, "/", j->def->name, ".log"))
+		return error("%s: the path is too long", q->state), EXIT_USAGE;
+	free(j->dir), free(j->log);
+	j->dir = strdup(dir), j->log = strdup(log);
+	if (!j->dir || !j->log)
+		return error("out of memory"), EXIT_HOTSET;
 	return 0;
 }
 
@@ -1049,9 +1065,8 @@ static int setup_jobs(struct queue *q)
 
 		j->def = &q->jf.jobs[i];
 		j->pidfd = -1;
-		if (path_of(j->dir, sizeof(j->dir), q->state, "/jobs/", j->def->name, "") ||
-		    path_of(j->log, sizeof(j->log), q->logs, "/", j->def->name, ".log"))
-			return error("%s: the path is too long", q->state), EXIT_USAGE;
+		if ((rc = job_paths(q, j)))
+			return rc;
 		snprintf(path, sizeof(path), "%s/history", j->dir);
 		rc = hs_run_record_load(path, &j->hist, &err);
 		if (rc && rc != -ENOENT)
@@ -1077,11 +1092,11 @@ static int run_step(struct queue *q, const char *name)
 {
 	const int stops[] = { SIGINT, SIGTERM, SIGHUP };
 	struct qjob *j = NULL;
+	ssize_t k;
 	int rc, sig;
 
-	for (size_t i = 0; i < q->n; i++)
-		if (!strcmp(q->jobs[i].def->name, name))
-			j = &q->jobs[i];
+	if ((k = hs_jobfile_find(&q->jf, name)) >= 0)
+		j = &q->jobs[k];
 	if (!j)
 		return error("%s: no job named '%s'", q->jobfile, name), EXIT_USAGE;
 	if ((rc = hs_mkdirs(j->dir)))
@@ -1137,9 +1152,8 @@ static int slurm_ready(struct queue *q, bool dry)
 	for (size_t i = 0; i < q->n; i++) {
 		struct qjob *j = &q->jobs[i];
 
-		if (path_of(j->dir, sizeof(j->dir), q->state, "/jobs/", j->def->name, "") ||
-		    path_of(j->log, sizeof(j->log), q->logs, "/", j->def->name, ".log"))
-			return error("%s: the path is too long", q->state), EXIT_USAGE;
+		if ((rc = job_paths(q, j)))
+			return rc;
 	}
 	if (!dry && ((rc = hs_mkdirs(q->state)) || (rc = hs_mkdirs(q->logs))))
 		return error("%s: cannot make the directory: %s", rc == 0 ? q->logs : q->state,
@@ -1366,6 +1380,8 @@ static int run_run(int argc, char **argv)
 out:
 	if (lock >= 0)
 		close(lock);
+	for (size_t i = 0; i < q.n; i++)
+		free(q.jobs[i].dir), free(q.jobs[i].log);
 	hs_jobfile_free(&q.jf);
 	free(q.jobs);
 	return rc;
