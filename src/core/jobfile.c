@@ -1,5 +1,10 @@
 /*
  * jobfile.c - the job file of `hotset run` (jobfile.h).
+ *
+ * The lines are read into jobs in file order; then one sort of the jobs'
+ * indices by name (by_name) finds a name given twice and lets run find a
+ * job by its name (a resumed queue's, --step's) by binary search. A queue
+ * may hold 100,000 jobs: nothing here compares each job with all others.
  */
 #include <errno.h>
 #include <stdlib.h>
