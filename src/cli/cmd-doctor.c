@@ -66,6 +66,7 @@ static size_t timeline_points(void)
 
 	return n >= 2 && n < TIMELINE_POINTS && !*end ? n : TIMELINE_POINTS;
 }
+
 #define MAX_FINDINGS 24
 #define MAX_EVIDENCE 8
 #define MAX_RECS 8
