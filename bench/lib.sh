@@ -44,20 +44,9 @@ need_hotset() {
 	[ -x "$HOTSET" ] || die "no hotset binary at $HOTSET (run make)"
 }
 
-# Install Debian packages that are missing (the peers this bench compares with).
-need_pkgs() {
-	local missing=() p
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-			missing+=("$p")
-	done
-	[ ${#missing[@]} -eq 0 ] && return 0
-	command -v apt-get >/dev/null || die "missing ${missing[*]} and no apt-get to install them"
-	say "bench: installing ${missing[*]}"
-	apt-get update -qq || true
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		"${missing[@]}" >/dev/null
-}
+# need_pkgs PKG...: install the Debian packages that are missing (the peers
+# this bench compares with), waiting for another apt's lock rather than failing
+. "$BENCH_ROOT/scripts/apt.sh"
 
 # ---- caches ------------------------------------------------------------------
 

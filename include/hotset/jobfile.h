@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "hotset/hotset.h"
 
@@ -33,20 +34,30 @@ struct hs_jobfile {
 	struct hs_jobdef *jobs;
 	size_t n, cap;
 	uint64_t hash;		/* FNV-1a of the whole text: a resumed queue runs the same file */
+	size_t *by_name;	/* the n jobs' indices in name order: hs_jobfile_find() */
+	size_t by_name_cap;
 };
 
 /*
  * Parse len bytes of text. Returns 0, or -EINVAL with err->line and
  * err->msg saying what is wrong (-ENOMEM: out of memory). On failure
- * nothing is kept; release with hs_jobfile_free() either way.
+ * nothing is kept; release with hs_jobfile_free() either way. O(n log n)
+ * in the number of jobs (names are checked for duplicates by sorting).
  */
 int hs_jobfile_parse(const char *text, size_t len, struct hs_jobfile *jf, struct hs_error *err);
 
 /* Whether s is a valid job name (see above). */
 int hs_job_name_ok(const char *s, size_t len);
 
-/* A job of one command (`hotset run -- CMD`): named name. Returns 0 or -errno. */
+/*
+ * A job of one command (`hotset run -- CMD`): named name. Returns 0,
+ * -EEXIST if a job has that name, or -errno. O(n): for a job or a few,
+ * not for a file's worth (hs_jobfile_parse()).
+ */
 int hs_jobfile_add(struct hs_jobfile *jf, const char *name, const char *command, unsigned line);
+
+/* The index in jf->jobs of the job named name, or -1: O(log n). */
+ssize_t hs_jobfile_find(const struct hs_jobfile *jf, const char *name);
 
 /* FNV-1a, 64 bits, of len bytes. */
 uint64_t hs_fnv1a(const void *p, size_t len);

@@ -12,7 +12,8 @@
  *    budget ("memory"); a job that needs more than the whole budget reads
  *    from the disk whatever it gets, so it is counted as all of the budget
  *    but a tenth (HS_SCHED_SLACK): only jobs that need little (a CPU-bound
- *    job) run beside it, and it is never skipped;
+ *    job) run beside it, and it is never skipped; with a budget of 0, jobs
+ *    that need memory run one at a time;
  *  - a job known to be I/O-bound starts beside others only while the
  *    machine's I/O pressure is below HS_SCHED_IO_PRESSURE ("io-pressure");
  *  - a job with no history runs alone, or beside jobs known to be

@@ -56,6 +56,17 @@ static const char usage[] =
 const struct cmd cmd_doctor;
 
 #define TIMELINE_POINTS 600	/* intervals in the HTML timeline: a minute at 100 ms */
+
+/* TIMELINE_POINTS, or fewer (2 or more) from HOTSET_TIMELINE_POINTS: a test's run of seconds */
+static size_t timeline_points(void)
+{
+	const char *v = getenv("HOTSET_TIMELINE_POINTS");
+	char *end;
+	unsigned long n = v && *v ? strtoul(v, &end, 10) : 0;
+
+	return n >= 2 && n < TIMELINE_POINTS && !*end ? n : TIMELINE_POINTS;
+}
+
 #define MAX_FINDINGS 24
 #define MAX_EVIDENCE 8
 #define MAX_RECS 8
@@ -1221,7 +1232,7 @@ static void write_html(FILE *f, const void *ctx)
 		 * totals), so only detail is lost, and the chart stays as
 		 * legible and as small as a minute's.
 		 */
-		size_t stride = (d->tl.n - 2) / TIMELINE_POINTS + 1, m = 0;
+		size_t stride = (d->tl.n - 2) / timeline_points() + 1, m = 0;
 		size_t cap = (d->tl.n - 1) / stride + 2;
 		double *t = malloc(cap * sizeof(*t)), *cpu = malloc(cap * sizeof(*cpu));
 		double *io = malloc(cap * sizeof(*io));

@@ -63,9 +63,9 @@ static const char usage[] =
 	"                     run at most N jobs at once (auto, the default: as many\n"
 	"                     as the CPUs can take, by the CPU time each job used in\n"
 	"                     its last run); also --jobs\n"
-	"      --budget SIZE  the memory the running jobs may need together (default:\n"
-	"                     MemAvailable at the start, at most the memory limit of\n"
-	"                     hotset's cgroup)\n"
+	"      --budget SIZE  the memory the running jobs may need together, at least\n"
+	"                     a page (default: MemAvailable at the start, at most the\n"
+	"                     memory limit of hotset's cgroup)\n"
 	"      --state DIR    the state directory (default $XDG_STATE_HOME/hotset/run,\n"
 	"                     or /var/lib/hotset/run for root)\n"
 	"      --logs DIR     where the jobs' logs go (default DIR/logs of --state)\n"
@@ -1005,37 +1005,53 @@ static int resume(struct queue *q, bool act)
 			     q->state, st.slurm ? "slurm" : "local"), EXIT_USAGE;
 	}
 	for (size_t i = 0; i < st.n; i++) {
-		for (size_t k = 0; k < q->n; k++) {
-			struct qjob *j = &q->jobs[k];
+		/* the queue's jobs are the job file's, in its order */
+		ssize_t k = hs_jobfile_find(&q->jf, st.jobs[i].name);
+		struct qjob *j;
 
-			if (strcmp(j->def->name, st.jobs[i].name))
-				continue;
-			/* in Slurm, a job goes on without the queue: the resumed one adopts it */
-			if (q->slurm && st.jobs[i].state == HS_Q_RUNNING) {	/* id 0: being submitted */
-				j->s.state = HS_Q_RUNNING;
-				j->ran = true;
-				j->slurm_job = (int)st.jobs[i].supervisor;
-				j->start_ns = st.jobs[i].start_ns;
-				continue;
-			}
-			/* a job that was running is run again: its supervisor died with the queue */
-			if (act && !q->slurm && st.jobs[i].state == HS_Q_RUNNING) {
-				unsigned n = stop_leftovers(j);
+		if (k < 0)
+			continue;
+		j = &q->jobs[k];
+		/* in Slurm, a job goes on without the queue: the resumed one adopts it */
+		if (q->slurm && st.jobs[i].state == HS_Q_RUNNING) {	/* id 0: being submitted */
+			j->s.state = HS_Q_RUNNING;
+			j->ran = true;
+			j->slurm_job = (int)st.jobs[i].supervisor;
+			j->start_ns = st.jobs[i].start_ns;
+			continue;
+		}
+		/* a job that was running is run again: its supervisor died with the queue */
+		if (act && !q->slurm && st.jobs[i].state == HS_Q_RUNNING) {
+			unsigned n = stop_leftovers(j);
 
-				if (n)
-					warning("job '%s': killed %u process%s it left running when "
-						"the queue was killed", j->def->name, n,
-						n == 1 ? "" : "es");
-			}
-			if (st.jobs[i].state == HS_Q_DONE) {
-				j->s.state = HS_Q_DONE;
-				j->exit_status = st.jobs[i].exit_status;
-				j->start_ns = st.jobs[i].start_ns;
-				j->end_ns = st.jobs[i].end_ns;
-			}
+			if (n)
+				warning("job '%s': killed %u process%s it left running when "
+					"the queue was killed", j->def->name, n,
+					n == 1 ? "" : "es");
+		}
+		if (st.jobs[i].state == HS_Q_DONE) {
+			j->s.state = HS_Q_DONE;
+			j->exit_status = st.jobs[i].exit_status;
+			j->start_ns = st.jobs[i].start_ns;
+			j->end_ns = st.jobs[i].end_ns;
 		}
 	}
 	hs_queue_free(&st);
+	return 0;
+}
+
+/* A job's directory and log, under the queue's state and log directories. */
+static int job_paths(struct queue *q, struct qjob *j)
+{
+	char dir[PATH_MAX], log[PATH_MAX];
+
+	if (path_of(dir, sizeof(dir), q->state, "/jobs/", j->def->name, "") ||
+	    path_of(log, sizeof(log), q->logs, "/", j->def->name, ".log"))
+		return error("%s: the path is too long", q->state), EXIT_USAGE;
+	free(j->dir), free(j->log);
+	j->dir = strdup(dir), j->log = strdup(log);
+	if (!j->dir || !j->log)
+		return error("out of memory"), EXIT_HOTSET;
 	return 0;
 }
 
@@ -1052,9 +1068,8 @@ static int setup_jobs(struct queue *q)
 
 		j->def = &q->jf.jobs[i];
 		j->pidfd = -1;
-		if (path_of(j->dir, sizeof(j->dir), q->state, "/jobs/", j->def->name, "") ||
-		    path_of(j->log, sizeof(j->log), q->logs, "/", j->def->name, ".log"))
-			return error("%s: the path is too long", q->state), EXIT_USAGE;
+		if ((rc = job_paths(q, j)))
+			return rc;
 		snprintf(path, sizeof(path), "%s/history", j->dir);
 		rc = hs_run_record_load(path, &j->hist, &err);
 		if (rc && rc != -ENOENT)
@@ -1170,11 +1185,11 @@ static int run_step(struct queue *q, const char *name)
 	const int stops[] = { SIGINT, SIGTERM, SIGHUP };
 	struct qjob *j = NULL;
 	struct hs_error err = { 0 };
+	ssize_t k;
 	int sig;
 
-	for (size_t i = 0; i < q->n; i++)
-		if (!strcmp(q->jobs[i].def->name, name))
-			j = &q->jobs[i];
+	if ((k = hs_jobfile_find(&q->jf, name)) >= 0)
+		j = &q->jobs[k];
 	if (!j)
 		return error("%s: no job named '%s'", q->jobfile, name), EXIT_USAGE;
 	if (hs_mkdirs(j->dir, 0700, &err))
@@ -1199,7 +1214,7 @@ static int slurm_ready(struct queue *q, bool dry)
 {
 	char *argv[] = { "sbatch", "--version", NULL }, cwd[PATH_MAX], state[PATH_MAX], logs[PATH_MAX];
 	pid_t pid;
-	int status;
+	int status, rc;
 
 	if (!dry && (pid = fork()) == 0) {
 		int null = open("/dev/null", O_WRONLY);
@@ -1230,9 +1245,8 @@ static int slurm_ready(struct queue *q, bool dry)
 	for (size_t i = 0; i < q->n; i++) {
 		struct qjob *j = &q->jobs[i];
 
-		if (path_of(j->dir, sizeof(j->dir), q->state, "/jobs/", j->def->name, "") ||
-		    path_of(j->log, sizeof(j->log), q->logs, "/", j->def->name, ".log"))
-			return error("%s: the path is too long", q->state), EXIT_USAGE;
+		if ((rc = job_paths(q, j)))
+			return rc;
 	}
 	return dry ? 0 : make_dirs(q);
 }
@@ -1273,6 +1287,9 @@ static int run_run(int argc, char **argv)
 		case OPT_BUDGET:
 			if (parse_size(optarg, &budget))
 				return option_bad_size(&cmd_run, "--budget", optarg);
+			/* 0 would hold no job's pages: as keep, at least a page */
+			if (budget < hs_page_size())
+				return usage_error(&cmd_run, "--budget takes a size of at least a page");
 			budget_set = true;
 			break;
 		case OPT_STATE: q.state = optarg; break;
@@ -1364,6 +1381,11 @@ static int run_run(int argc, char **argv)
 	if (q.sched.cpus < 1)
 		q.sched.cpus = 1;
 	q.sched.budget = budget_set ? budget : default_budget();
+	if (!q.slurm && !q.sched.budget) {
+		error("cannot tell the memory available (/proc/meminfo): give --budget SIZE");
+		rc = EXIT_HOTSET;
+		goto out;
+	}
 	if (dry) {
 		if (resuming && (rc = resume(&q, false)))
 			goto out;
@@ -1446,6 +1468,8 @@ static int run_run(int argc, char **argv)
 out:
 	if (lock >= 0)
 		close(lock);
+	for (size_t i = 0; i < q.n; i++)
+		free(q.jobs[i].dir), free(q.jobs[i].log);
 	hs_jobfile_free(&q.jf);
 	free(q.jobs);
 	return rc;

@@ -28,7 +28,7 @@ struct qjob {
 	bool signalled;
 	int exit_status;
 	int64_t start_ns, end_ns;
-	char dir[PATH_MAX], log[PATH_MAX];
+	char *dir, *log;		/* malloc'd: a queue of 100,000 jobs must not take 800 MB */
 	int slurm_job;			/* engine slurm: its job id once submitted, 0
 					 * before, -1 when it is not to be (sbatch refused it) */
 	char slurm_wait[80];		/* engine slurm: "slurm:" and why it pends */

@@ -238,9 +238,16 @@ static int restore_mask(void *ctx)
 	return sigprocmask(SIG_SETMASK, ctx, NULL) < 0 ? -errno : 0;
 }
 
-int time_command(struct hs_job_spec *spec, bool quiet, void (*started)(void *ctx, const char *procs),
-		 void *ctx, int *status, struct hs_usage *u, char *msg, size_t cap)
+int time_command(const struct hs_job_spec *spec, bool quiet,
+		 void (*started)(void *ctx, const char *procs), void *ctx, int *status,
+		 struct hs_usage *u, char *msg, size_t cap)
 {
+	/*
+	 * The job's spec with the hooks below: this function's own, since its
+	 * ctx points at a local of this frame and its cgroup_procs into the
+	 * probe, both gone at the return (the caller's spec kept them once).
+	 */
+	struct hs_job_spec run = *spec;
 	struct hs_usage_probe *probe;
 	struct hs_job job;
 	sigset_t forwarded, saved_mask;
@@ -260,12 +267,12 @@ int time_command(struct hs_job_spec *spec, bool quiet, void (*started)(void *ctx
 	 */
 	hs_job_signal_set(&forwarded);
 	sigprocmask(SIG_BLOCK, &forwarded, &saved_mask);
-	spec->before_exec = restore_mask;
-	spec->ctx = &saved_mask;
-	spec->cgroup_procs = hs_usage_cgroup_procs(probe);
+	run.before_exec = restore_mask;
+	run.ctx = &saved_mask;
+	run.cgroup_procs = hs_usage_cgroup_procs(probe);
 	if (started)
-		started(ctx, spec->cgroup_procs);
-	rc = hs_job_start(spec, &job);
+		started(ctx, run.cgroup_procs);
+	rc = hs_job_start(&run, &job);
 	if (rc == 0)
 		hs_job_forward_signals(job.pid);
 	sigprocmask(SIG_SETMASK, &saved_mask, NULL);

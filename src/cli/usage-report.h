@@ -55,13 +55,15 @@ void json_usage(struct json *j, const struct hs_usage *u);
 /*
  * Run spec->argv as `hotset time` does: in a usage probe's cgroup, as a
  * subreaper, hotset's signals passed on to it (held from the fork until
- * the forwarding is in place). started, if set, is told the cgroup's
- * procs file (or NULL) just before it starts. On a run: 0, its wait
- * status in *status and its figures in *u. Else the exit code (125 to
- * 127, as hs_job_failure_code()) with the reason in msg.
+ * the forwarding is in place). spec's hooks and cgroup are time_command's
+ * own (spec is not changed). started, if set, is told the cgroup's procs
+ * file (or NULL) just before it starts. On a run: 0, its wait status in
+ * *status and its figures in *u. Else the exit code (125 to 127, as
+ * hs_job_failure_code()) with the reason in msg.
  */
-int time_command(struct hs_job_spec *spec, bool quiet, void (*started)(void *ctx, const char *procs),
-		 void *ctx, int *status, struct hs_usage *u, char *msg, size_t cap);
+int time_command(const struct hs_job_spec *spec, bool quiet,
+		 void (*started)(void *ctx, const char *procs), void *ctx, int *status,
+		 struct hs_usage *u, char *msg, size_t cap);
 
 /*
  * --report FILE (time's -o): open it before the job runs, so that a path

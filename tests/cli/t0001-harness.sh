@@ -91,9 +91,7 @@ test_expect_success 'skipped tests count as skipped; two plans fail' '
 test_expect_success 'a script that hangs is killed, and fails' '
 	fixture &&
 	script c/t0001-hangs.sh "sleep 30" &&
-	start=$SECONDS &&
 	HOTSET_TEST_TIMEOUT=1 expect_code 1 run_harness &&
-	test $((SECONDS - start)) -lt 20 &&
 	grep -q "^#   t0001-hangs: timed out after 1 s$" out
 '
 

@@ -449,21 +449,24 @@ test_expect_success REALFS,STRACE 'warm -p: a symlink to /dev/ptmx in an entry'"
 # A race by nature: the deterministic cases (a file shrunk or deleted just
 # before its read) are in tests/unit/test-warm.c. Here a writer keeps
 # truncating and rewriting a file while warm runs: warm must always finish,
-# with 0, or 1 and a warning.
+# with 0, or 1 and a warning. The writer has gone round once before the
+# first warm (the race is on), and stops when told to, between two rounds,
+# and is waited for (a kill would leave its cp writing after the test).
 test_expect_success REALFS 'files truncated while being warmed: no crash, no hang, exit 0 or 1' '
 	head -c $((2 << 20)) /dev/urandom > src &&
 	cp src f && "$PT" evict f &&
-	( while :; do truncate -s 0 f; cp src f; "$PT" evict f; sleep 0.02; done ) & pid=$! &&
+	( while [ ! -e stop ]; do truncate -s 0 f; cp src f; "$PT" evict f; : > went; sleep 0.02; done ) &
+	pid=$! && trap "touch stop; wait $pid" EXIT &&
+	for i in $(seq 200); do [ -e went ] && break; sleep 0.05; done && test -e went &&
 	for i in $(seq 10); do
 		rc=0
 		timeout 60 "$HOTSET" warm f > out 2> err || rc=$?
 		case $rc in
 		0) ;;
-		1) grep -Eq "shrank|deleted|cannot" err || { kill $pid; cat err >&2; exit 1; } ;;
-		*) kill $pid; echo "exit $rc" >&2; cat err >&2; exit 1 ;;
+		1) grep -Eq "shrank|deleted|cannot" err || { cat err >&2; exit 1; } ;;
+		*) echo "exit $rc" >&2; cat err >&2; exit 1 ;;
 		esac
 	done
-	kill $pid; wait $pid 2>/dev/null || true
 '
 
 test_expect_success REALFS,NOBODY 'an unprivileged user warms files it may read' '

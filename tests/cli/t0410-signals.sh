@@ -18,7 +18,8 @@ wait_for() { local i; for i in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.0
 # its handlers are in place. It exits 3 half a second after its first
 # signal (time enough for a second one to come), 4 if none came. "read"
 # first reads a line from standard input (the terminal); "read2" reads two
-# and exits 0; "sleep" exits 0 after 3 s.
+# and exits 0; "sleep" exits 0 once continued after a stop (^Z, then fg),
+# 4 if it is not within 20 s.
 cat > "$TRASH/sig.py" <<'EOF'
 import os, signal, sys, time
 name, mode = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ""
@@ -34,8 +35,12 @@ def note(text):
         f.write(text)
 note("%d\n" % os.getpid())
 if mode == "sleep":
-    time.sleep(3)
-    sys.exit(0)
+    continued = []
+    signal.signal(signal.SIGCONT, lambda sig, frame: continued.append(sig))
+    end = time.time() + 20
+    while not continued and time.time() < end:
+        time.sleep(0.02)
+    sys.exit(0 if continued else 4)
 if mode.startswith("read"):
     note("read %s" % sys.stdin.readline())
 if mode == "read2":
@@ -49,6 +54,15 @@ EOF
 chmod 644 "$TRASH/sig.py"
 SIG=$TRASH/sig.py
 PTYJOB=$TESTS_DIR/helpers/ptyjob.py
+
+# gone PID...: none of these processes is running (a zombie has ended)
+gone() {
+	local p
+	for p in "$@"; do
+		[ -e "/proc/$p" ] && ! grep -q "^State:.*Z" "/proc/$p/status" 2> /dev/null && return 1
+	done
+	return 0
+}
 
 # count FILE: how many signals the job counted
 count() { if [ -e "$1" ]; then wc -l < "$1" | tr -d " "; else echo 0; fi; }
@@ -110,8 +124,8 @@ for how in time ptrace bpf; do
 		wait_for c1.ready && wait_for c2.ready &&
 		kill -HUP -- -$pid &&
 		rc=0 && wait $pid || rc=$? &&
-		for i in $(seq 50); do [ "$(count c1)$(count c2)" = 11 ] && break; sleep 0.05; done &&
-		sleep 0.6 &&
+		# their counts are final once both have exited (half a second after the signal)
+		for i in $(seq 200); do gone $(head -n 1 c1.ready) $(head -n 1 c2.ready) && break; sleep 0.05; done &&
 		check_eq "$rc $(count c1) $(count c2)" "129 1 1"
 	'
 

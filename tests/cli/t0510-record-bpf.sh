@@ -60,10 +60,9 @@ test_expect_success BPF 'the exit status is the command'"'"'s; 127, 126 and no p
 	test ! -s out && test ! -e p3
 '
 
+# (the process left behind is still there when hotset has ended: it did not wait for it)
 test_expect_success BPF 'a job that leaves a process running ends with its first process' '
-	start=$(date +%s) &&
-	hotset record -q --backend=bpf -o p -- sh -c "sleep 30 > /dev/null 2>&1 & echo \$! > pid" &&
-	test $(($(date +%s) - start)) -lt 20 &&
+	hotset record -q --backend=bpf -o p -- sh -c "sleep 120 > /dev/null 2>&1 & echo \$! > pid" &&
 	kill $(cat pid) &&
 	hotset show p > /dev/null
 '
@@ -109,8 +108,10 @@ test_expect_success BPF,BPFTOOL 'nothing stays loaded, even when hotset is kille
 	done &&
 	test -n "$ids" && job=$(cat /proc/$pid/task/*/children) &&
 	kill -KILL $pid && { wait $pid || :; } &&
-	kill -KILL $job && sleep 0.5 &&
+	kill -KILL $job &&
+	# the kernel frees a program once its last descriptor is gone, a moment later
 	for id in $ids; do
+		for i in $(seq 100); do bpftool prog show id $id > /dev/null 2>&1 || break; sleep 0.1; done
 		! bpftool prog show id $id > /dev/null 2>&1 || { echo "prog $id still loaded" >&2; return 1; }
 	done
 '

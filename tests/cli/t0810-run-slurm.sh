@@ -16,10 +16,15 @@ ROOT=$(cd "$TESTS_DIR/.." && pwd)
 check_report() { python3 "$TESTS_DIR/helpers/json-schema.py" "$ROOT/docs/json.md" "$@"; }
 srun_q() { "$HOTSET" run -q --engine slurm --state "$PWD/st" "$@"; }
 
-# Two CPUs, so that a third job waits for one; memory for all. A prolog
-# that takes 4 s while $TRASH/slow-prolog is there, as a staging one may.
-printf '#!/bin/sh\n[ -e %s/slow-prolog ] || exit 0\ntouch %s/prolog.started\nsleep 4\n' \
-	"$TRASH" "$TRASH" > "$TRASH/prolog" && chmod 755 "$TRASH/prolog"
+# wait-for FILE: until FILE is there, 30 s at most (then exit 1)
+printf '#!/bin/sh\nfor i in $(seq 300); do [ -e "$1" ] && exit 0; sleep 0.1; done\nexit 1\n' \
+	> "$TRASH/wait-for" && chmod 755 "$TRASH/wait-for"
+# Two CPUs, so that a third job waits for one; memory for all. While
+# $TRASH/slow-prolog is there, a prolog that takes its time, as a staging
+# one may: until $TRASH/prolog.go is there too (30 s at most; it never
+# fails, which would drain the node).
+printf '#!/bin/sh\n[ -e %s/slow-prolog ] || exit 0\ntouch %s/prolog.started\nsh %s/wait-for %s/prolog.go\nexit 0\n' \
+	"$TRASH" "$TRASH" "$TRASH" "$TRASH" > "$TRASH/prolog" && chmod 755 "$TRASH/prolog"
 SLURM_CPUS=2 SLURM_REAL_MEMORY=2048 SLURM_PROLOG=$TRASH/prolog slurm_cluster_start
 prereq_SLURM() { [ -n "$SLURM_CLUSTER_DIR" ]; }
 
@@ -80,26 +85,31 @@ test_expect_success SLURM 'SIGTERM: the running jobs get it once, the waiting on
 '
 
 test_expect_success SLURM 'SIGTERM while a job'\''s prolog runs: its step, once started, does not run it' '
-	touch "$TRASH/slow-prolog" && rm -f "$TRASH/prolog.started" &&
+	touch "$TRASH/slow-prolog" && rm -f "$TRASH/prolog.started" "$TRASH/prolog.go" &&
+	trap "rm -f \"$TRASH/slow-prolog\"; touch \"$TRASH/prolog.go\"" EXIT &&
 	printf "%s\n" "a touch $PWD/a.ran" > jobs &&
 	{ "$HOTSET" run -q -J --engine slurm --state "$PWD/st" jobs > r.json 2> err & } && pid=$! &&
 	for i in $(seq 100); do [ -e "$TRASH/prolog.started" ] && break; sleep 0.1; done &&
 	test -e "$TRASH/prolog.started" &&
-	kill -TERM $pid && rc=0 && { wait $pid || rc=$?; } && rm -f "$TRASH/slow-prolog" &&
+	# the prolog ends once the queue has taken the stop (STATE/stop, for the step)
+	kill -TERM $pid && for i in $(seq 100); do [ -e st/stop ] && break; sleep 0.1; done &&
+	touch "$TRASH/prolog.go" && rc=0 && { wait $pid || rc=$?; } && rm -f "$TRASH/slow-prolog" &&
 	cat r.json err st/logs/a.log && check_eq $rc 143 && test ! -e a.ran && test ! -e st/stop &&
 	check_eq "$(json r.json "j[\"jobs\"][0][\"exit_status\"]")" 143 &&
 	grep -q "stopped (Terminated) before it started: not run" st/logs/a.log
 '
 
 test_expect_success SLURM 'kill -9 of run, then --resume: it adopts what went on, each job completes once' '
-	printf "%s\n" "a sh -c \"echo a >> $PWD/count; sleep 3\"" \
-		"b sh -c \"echo b >> $PWD/count; sleep 3\"" "c sh -c \"echo c >> $PWD/count\"" > jobs &&
+	# a and b go on until told (go), in the cluster while the queue is gone
+	printf "%s\n" "a sh -c \"echo a >> $PWD/count; sh $TRASH/wait-for $PWD/go\"" \
+		"b sh -c \"echo b >> $PWD/count; sh $TRASH/wait-for $PWD/go\"" \
+		"c sh -c \"echo c >> $PWD/count\"" > jobs &&
 	{ "$HOTSET" run -q --engine slurm --state "$PWD/st" jobs > /dev/null 2>&1 & } && pid=$! &&
 	for i in $(seq 300); do grep -q a count 2> /dev/null && break; sleep 0.1; done &&
 	kill -9 $pid && { wait $pid || :; } &&
 	grep -q "^job a running " st/queue &&
 	expect_code 125 srun_q jobs 2> err && cat err && grep -q "go on with --resume" err &&
-	srun_q -J --resume jobs > r.json && cat r.json count &&
+	touch go && srun_q -J --resume jobs > r.json && cat r.json count &&
 	check_eq "$(sort count | tr -d "\n")" abc &&
 	check_eq "$(json r.json "[x[\"exit_status\"] for x in j[\"jobs\"]]")" "[0, 0, 0]"
 '

@@ -4,8 +4,9 @@
  * (runstate.h).
  *
  * The first byte picks the parser. A job file that parses has valid,
- * unique names and non-empty commands without a newline; a record or a
- * queue that parses, printed and parsed again, gives the same values.
+ * unique names, each found by hs_jobfile_find() where it is, and non-empty
+ * commands without a newline; a record or a queue that parses, printed and
+ * parsed again, gives the same values.
  */
 #include <assert.h>
 #include <stdio.h>
@@ -49,6 +50,7 @@ static void job_file(const char *buf, size_t size)
 			assert(jf.jobs[i].command[0] && !strchr(jf.jobs[i].command, '\n'));
 			for (size_t k = 0; k < i; k++)
 				assert(strcmp(jf.jobs[i].name, jf.jobs[k].name));
+			assert(hs_jobfile_find(&jf, jf.jobs[i].name) == (ssize_t)i);
 		}
 	} else {
 		assert(err.line > 0 && err.msg[0]);

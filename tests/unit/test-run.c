@@ -59,6 +59,83 @@ TEST(a_bad_job_file_is_refused_with_its_line)
 	CHECK(parse(big, &jf, &err) == -EINVAL && strstr(err.msg, "longer than 64"));
 }
 
+TEST(a_name_given_twice_is_refused_at_the_first_line_that_gives_one_again)
+{
+	struct hs_jobfile jf;
+	struct hs_error err;
+
+	/* b comes again before a does, though a sorts first */
+	CHECK(parse("b x\na x\nc x\nb y\na z\n", &jf, &err) == -EINVAL);
+	CHECK_EQ_U64(err.line, 4);
+	CHECK(strstr(err.msg, "job 'b' is already named on line 1"));
+	CHECK(jf.n == 0 && !jf.by_name);
+	/* a third time says the first */
+	CHECK(parse("q x\nz x\nq y\nq z\n", &jf, &err) == -EINVAL && err.line == 3);
+	CHECK(strstr(err.msg, "'q' is already named on line 1"));
+	/* a name given twice before a bad line is what is wrong first; after it, the bad line */
+	CHECK(parse("a x\na y\nb/c x\n", &jf, &err) == -EINVAL && err.line == 2);
+	CHECK(strstr(err.msg, "already named"));
+	CHECK(parse("a x\nb/c x\na y\n", &jf, &err) == -EINVAL && err.line == 2);
+	CHECK(strstr(err.msg, "not a job name"));
+}
+
+TEST(jobs_are_found_by_name)
+{
+	struct hs_jobfile jf;
+	struct hs_error err;
+
+	CHECK(parse("m x\nb y\n\nz w\n", &jf, &err) == 0);
+	CHECK(hs_jobfile_find(&jf, "m") == 0 && hs_jobfile_find(&jf, "b") == 1);
+	CHECK(hs_jobfile_find(&jf, "z") == 2 && hs_jobfile_find(&jf, "c") == -1);
+	CHECK(hs_jobfile_find(&jf, "") == -1 && hs_jobfile_find(&jf, "zz") == -1);
+	/* one added is found too, and a name taken is refused */
+	CHECK(hs_jobfile_add(&jf, "c", "true", 0) == 0 && hs_jobfile_find(&jf, "c") == 3);
+	CHECK(hs_jobfile_find(&jf, "b") == 1 && hs_jobfile_find(&jf, "z") == 2);
+	CHECK(hs_jobfile_add(&jf, "m", "true", 0) == -EEXIST && jf.n == 4);
+	hs_jobfile_free(&jf);
+	/* an empty one, and one of -- COMMAND */
+	CHECK(parse("# nothing\n", &jf, &err) == 0 && jf.n == 0);
+	CHECK(hs_jobfile_find(&jf, "a") == -1);
+	CHECK(hs_jobfile_add(&jf, "sleep", "sleep 1", 0) == 0 && hs_jobfile_find(&jf, "sleep") == 0);
+	hs_jobfile_free(&jf);
+}
+
+/*
+ * 200,000 jobs, named in the reverse of their order: each found where it
+ * is, and one name again at the end found at its line. (Their speed is
+ * bench/run-jobfile.sh's; what they cost in run, t0805-run-jobfile.)
+ */
+TEST(a_large_job_file_is_indexed_whole)
+{
+	enum { N = 200000 };
+	struct hs_jobfile jf;
+	struct hs_error err = { 0 };
+	char *text = NULL, name[16];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	for (int i = 0; i < N; i++)
+		fprintf(f, "j%06d run %d\n", N - 1 - i, i);
+	fclose(f);
+	CHECK(hs_jobfile_parse(text, len, &jf, &err) == 0);
+	CHECK_EQ_U64(jf.n, N);
+	for (int i = 0; i < N; i += 997) {
+		snprintf(name, sizeof(name), "j%06d", i);
+		CHECK_EQ_U64(hs_jobfile_find(&jf, name), N - 1 - i);
+	}
+	hs_jobfile_free(&jf);
+	free(text);
+	f = open_memstream(&text, &len);
+	for (int i = 0; i < N; i++)
+		fprintf(f, "j%06d run %d\n", i, i);
+	fprintf(f, "j123456 again\n");
+	fclose(f);
+	CHECK(hs_jobfile_parse(text, len, &jf, &err) == -EINVAL);
+	CHECK_EQ_U64(err.line, N + 1);
+	CHECK(strstr(err.msg, "already named on line 123457"));
+	free(text);
+}
+
 TEST(a_record_reads_back_as_written)
 {
 	struct hs_run_record a = { .runs = 3, .exit_status = 130, .signal = 2,
@@ -192,6 +269,39 @@ TEST(a_job_that_ends_before_there_is_room_for_the_held_one_passes_it)
 	CHECK(hs_sched_next(&s, j, 4) == 3 && j[2].wait == HS_WAIT_ORDER);
 }
 
+/* The first end that makes room counts, whatever order the running jobs are listed in. */
+TEST(room_for_the_held_job_comes_with_the_first_end_that_makes_it)
+{
+	struct hs_sched s = { .slots = 8, .budget = 100 };
+	struct hs_sched_job j[5] = { known(10, false), known(40, false), known(90, false),
+				     known(5, true), known(5, true) };
+
+	j[0].state = HS_Q_RUNNING, j[0].wall = 40, j[0].elapsed = 10;	/* 30 s left */
+	j[1].state = HS_Q_RUNNING, j[1].wall = 15, j[1].elapsed = 5;	/* 10 s left: then 90 fits */
+	j[3].wall = 25;		/* would end after 10 s: waits */
+	j[4].wall = 8;		/* 8 x 1.1 + 1 s: ends in time */
+	CHECK(hs_sched_next(&s, j, 5) == 4);
+	CHECK(j[2].wait == HS_WAIT_MEMORY && j[3].wait == HS_WAIT_ORDER);
+}
+
+/* 0 would count a job larger than the budget as needing nothing: all would start at once. */
+TEST(a_budget_of_0_runs_jobs_that_need_memory_one_at_a_time)
+{
+	struct hs_sched s = { .slots = 4, .budget = 0 };
+	struct hs_sched_job j[3] = { known(60, false), known(30, true), known(0, true) };
+
+	CHECK(hs_sched_next(&s, j, 3) == 0);
+	j[0].state = HS_Q_RUNNING;
+	CHECK(hs_sched_next(&s, j, 3) == -1);
+	CHECK(j[1].wait == HS_WAIT_MEMORY && j[2].wait == HS_WAIT_ORDER);
+	j[0].state = HS_Q_DONE;
+	CHECK(hs_sched_next(&s, j, 3) == 1);
+	/* below ten bytes a tenth is nothing: the larger job takes it all */
+	s.budget = 5, j[2].need = 3;
+	j[1].state = HS_Q_RUNNING;
+	CHECK(hs_sched_next(&s, j, 3) == -1 && j[2].wait == HS_WAIT_MEMORY);
+}
+
 TEST(a_job_passes_the_held_one_only_with_time_to_spare)
 {
 	struct hs_sched s = { .slots = 4, .budget = 100 };
@@ -322,12 +432,16 @@ TEST(jobfile_fuzz_corpus_replays)
 int main(void)
 {
 	return RUN_TESTS(a_job_file_gives_names_and_commands, a_bad_job_file_is_refused_with_its_line,
+			 a_name_given_twice_is_refused_at_the_first_line_that_gives_one_again,
+			 jobs_are_found_by_name, a_large_job_file_is_indexed_whole,
 			 a_record_reads_back_as_written, jobs_start_while_they_fit_the_budget,
 			 a_job_larger_than_the_budget_leaves_only_the_slack_and_is_not_passed,
 			 without_slots_jobs_share_the_cpus_by_what_they_use,
 			 a_job_that_ends_before_there_is_room_for_the_held_one_passes_it,
 			 a_later_job_passes_one_waiting_for_memory_only_if_both_fit,
 			 a_job_passes_the_held_one_only_with_time_to_spare,
+			 room_for_the_held_job_comes_with_the_first_end_that_makes_it,
+			 a_budget_of_0_runs_jobs_that_need_memory_one_at_a_time,
 			 a_job_that_fits_beside_the_held_one_once_it_starts_passes_it,
 			 the_first_job_waiting_for_a_cpu_keeps_its_memory,
 			 a_job_with_no_history_runs_alone_or_beside_cpu_bound_ones,
