@@ -426,8 +426,8 @@ static bool near_limit(const struct hs_memcg *m, uint64_t v)
  */
 static bool memcg_full(const struct hs_memcg *m)
 {
-	return limited(m) && ((m->usage_known && near_limit(m, m->usage)) ||
-			      (m->peak_known && near_limit(m, m->peak)));
+	return limited(m) && ((m->st.usage_known && near_limit(m, m->st.usage)) ||
+			      (m->st.peak_known && near_limit(m, m->st.peak)));
 }
 
 static void find_memory(struct doctor *d)
@@ -499,15 +499,15 @@ static void find_memory(struct doctor *d)
 			    "set, but it has been full: what else runs in it competes with the job "
 			    "for that memory." : ", which leaves room for the working set.");
 		evidence(f, "%s = %llu", m->limit_path, (unsigned long long)m->limit);
-		if (m->usage_known)
+		if (m->st.usage_known)
 			evidence(f, "%s = %llu", m->version == 1 ? "memory.usage_in_bytes" :
-				 "memory.current", (unsigned long long)m->usage);
-		if (m->file_known)
+				 "memory.current", (unsigned long long)m->st.usage);
+		if (m->st.file_known)
 			evidence(f, "page cache charged to it = %llu (memory.stat %s)",
-				 (unsigned long long)m->file, m->version == 1 ? "cache" : "file");
-		if (full && d->memcg0.peak_known)
+				 (unsigned long long)m->st.file, m->version == 1 ? "cache" : "file");
+		if (full && d->memcg0.st.peak_known)
 			evidence(f, "%s = %llu", m->version == 1 ? "memory.max_usage_in_bytes" :
-				 "memory.peak", (unsigned long long)d->memcg0.peak);
+				 "memory.peak", (unsigned long long)d->memcg0.st.peak);
 		if (below) {
 			size_arg(d->needed, sz, sizeof(sz));
 			snprintf(cmd, sizeof(cmd), "echo %s > %s", sz, m->limit_path);
@@ -630,24 +630,24 @@ static void find_others(struct doctor *d)
 		const struct hs_memcg *m = &d->memcg0;
 		char b[16], c[16], e[16];
 
-		bool full_now = m->usage_known && near_limit(m, m->usage);
+		bool full_now = m->st.usage_known && near_limit(m, m->st.usage);
 
 		f = finding(d, "other-activity", true, "Other processes in the job's memory cgroup %s "
 			    "evicted its pages: the cgroup %s (%s of its %s limit), though the job "
 			    "alone needs %s of it.", m->name, full_now ? (d->ran ? "was full before the run" :
-			    "is full now") : "has been full", size_str(full_now ? m->usage : m->peak, a),
+			    "is full now") : "has been full", size_str(full_now ? m->st.usage : m->st.peak, a),
 			    size_str(m->limit, b), size_str(d->needed, c));
-		if (m->usage_known)
+		if (m->st.usage_known)
 			evidence(f, "%s = %llu%s", m->version == 1 ? "memory.usage_in_bytes" :
-				 "memory.current", (unsigned long long)m->usage,
+				 "memory.current", (unsigned long long)m->st.usage,
 				 d->ran ? ", before the run" : "");
-		if (m->peak_known)
+		if (m->st.peak_known)
 			evidence(f, "%s = %llu", m->version == 1 ? "memory.max_usage_in_bytes" :
-				 "memory.peak", (unsigned long long)m->peak);
+				 "memory.peak", (unsigned long long)m->st.peak);
 		evidence(f, "%s = %llu", m->limit_path, (unsigned long long)m->limit);
-		if (m->file_known && m->anon_known)
+		if (m->st.file_known && m->st.anon_known)
 			evidence(f, "of it page cache %s, anonymous %s (memory.stat)",
-				 size_str(m->file, a), size_str(m->anon, e));
+				 size_str(m->st.file, a), size_str(m->st.anon, e));
 		evidence(f, "memory_needed_bytes = %llu", (unsigned long long)d->needed);
 		return;
 	}
@@ -793,10 +793,10 @@ static void count_refaults(struct doctor *d)
 
 	if (!d->ran)
 		return;
-	if (!d->memcg0_rc && !d->memcg_rc && a->refault_known && b->refault_known &&
+	if (!d->memcg0_rc && !d->memcg_rc && a->st.refault_known && b->st.refault_known &&
 	    !strcmp(a->dir, b->dir)) {
 		d->refaults_known = true;
-		d->refaulted = b->refault_file > a->refault_file ? b->refault_file - a->refault_file : 0;
+		d->refaulted = b->st.refault_file > a->st.refault_file ? b->st.refault_file - a->st.refault_file : 0;
 	} else if (d->vm_ok && d->vm1.refault_known) {
 		d->refaulted = d->vm1.refault_file - d->vm0.refault_file;
 	}
@@ -859,9 +859,9 @@ static void find_lost(struct doctor *d)
 		evidence(f, "workingset_refault_file: +%llu pages (/proc/vmstat: the whole machine)",
 			 (unsigned long long)d->refaulted);
 	evidence(f, "disk_read_bytes = %llu", (unsigned long long)u->read_bytes_disk);
-	if (!d->memcg0_rc && d->memcg0.usage_known)
+	if (!d->memcg0_rc && d->memcg0.st.usage_known)
 		evidence(f, "%s before the run: %llu used of %s", d->memcg0.name,
-			 (unsigned long long)d->memcg0.usage, limited(&d->memcg0) ?
+			 (unsigned long long)d->memcg0.st.usage, limited(&d->memcg0) ?
 			 size_str(d->memcg0.limit, a) : "no limit");
 	if (d->mi_ok)
 		evidence(f, "MemAvailable before the run = %llu", (unsigned long long)d->mi.available);
@@ -1024,8 +1024,8 @@ static void json_report(struct doctor *d)
 	json_string(&j, "cgroup", d->memcg_rc ? NULL : d->memcg.name);
 	json_u64_or_null(&j, "cgroup_memory_limit_bytes", !d->memcg_rc && d->memcg.limit_known &&
 			 d->memcg.limit != UINT64_MAX, d->memcg.limit);
-	json_u64_or_null(&j, "cgroup_memory_usage_bytes", !d->memcg_rc && d->memcg.usage_known,
-			 d->memcg.usage);
+	json_u64_or_null(&j, "cgroup_memory_usage_bytes", !d->memcg_rc && d->memcg.st.usage_known,
+			 d->memcg.st.usage);
 	json_bool(&j, "nothing_to_fix", nothing_to_fix(d));
 	json_begin_array(&j, "findings");
 	for (int i = 0; i < d->nf; i++) {
