@@ -877,20 +877,24 @@ static void find_memory(facts *in, struct hs_diagnosis *d)
 				    ", which leaves room for the working set.");
 		figure_u(f, "limit_bytes", "bytes", true, l->limit);
 		figure_u(f, "usage_bytes", "bytes", l->st.usage_known, l->st.usage);
-		figure_u(f, "peak_bytes", "bytes", l0->st.peak_known, l0->st.peak);
-		figure_u(f, "limit_hits", "count", l0->st.hits_known, l0->st.hits);
+		figure_u(f, "peak_bytes", "bytes", l->st.peak_known, l->st.peak);
+		figure_u(f, "limit_hits", "count", l->st.hits_known, l->st.hits);
 		evidence(f, "%s = %llu", l->limit_path, (unsigned long long)l->limit);
 		if (l->st.usage_known)
 			evidence(f, "%s of %s = %llu", usage_file(m), lname, (unsigned long long)l->st.usage);
 		if (l->st.file_known)
 			evidence(f, "page cache charged to it = %llu (memory.stat %s)",
 				 (unsigned long long)l->st.file, m->version == 1 ? "total_cache" : "file");
-		if (l0->st.peak_known)
-			evidence(f, "%s of %s = %llu%s", peak_file(m), lname, (unsigned long long)l0->st.peak,
-				 near_limit(l->limit, l0->st.peak) ? ": it reached its limit" : "");
-		if (l0->st.hits_known)
+		if (l->st.peak_known)
+			evidence(f, "%s of %s = %llu%s", peak_file(m), lname, (unsigned long long)l->st.peak,
+				 near_limit(l->limit, l->st.peak) ? ": it reached its limit" : "");
+		if (l->st.hits_known)
 			evidence(f, "%s of %s = %llu: the times it reached its limit", hits_file(m), lname,
-				 (unsigned long long)l0->st.hits);
+				 (unsigned long long)l->st.hits);
+		/* before the run: whether others had filled it, which the run's own use hides */
+		if (in->ran && l0 != l && l0->st.peak_known && l0->st.hits_known)
+			evidence(f, "before the run: %s %llu, %s %llu", peak_file(m),
+				 (unsigned long long)l0->st.peak, hits_file(m), (unsigned long long)l0->st.hits);
 		for (int k = 0; k < m->nlevels; k++) {
 			char kn[PATH_MAX];
 
