@@ -138,7 +138,10 @@ test_expect_success ROOT,MEMCG,REALFS,CACHESTAT 'others in the same memory cgrou
 	in_memcg "$cg" sh -c "cat filler/* > /dev/null" &&
 	# from outside the cgroup: the profile names it
 	"$HOTSET" doctor -J -p p.prof > d.json &&
-	if test "$(json d.json "j[\"evicted_pages\"] * 100 < j[\"working_set_bytes\"] / j[\"page_size\"]")" = True; then
+	# under so small a cgroup'"'"'s pressure the kernel may reclaim the shadow
+	# entries too (cachestat then counts no eviction): pages gone from a
+	# cgroup that filled are lost there all the same
+	if test "$(json d.json "j[\"resident_bytes\"] * 100 >= 99 * j[\"working_set_bytes\"]")" = True; then
 		# reclaim took the streamed pages, not the tree: no page lost, no cause
 		check_eq "$(json d.json "j[\"cause\"]")" None && exit 0
 	fi &&
