@@ -72,6 +72,13 @@ uint32_t hs_page_size(void);
 void hs_tidy_path(char *path, bool dotdot);
 
 /*
+ * A size for people, in powers of 1024: "512 B", "12.3 MiB"; buf holds at
+ * least 16 bytes. Returns buf. The one such format, of the library's
+ * sentences and the commands' reports (human_size()).
+ */
+const char *hs_size_str(uint64_t bytes, char buf[16]);
+
+/*
  * Nanoseconds on CLOCK_MONOTONIC: for durations and deadlines, never for
  * dates. The one clock of the library and of the commands.
  */

@@ -109,6 +109,12 @@ struct hs_profile_header {
 	uint64_t max_rss;	/* max-rss: the peak RSS of its largest process, bytes */
 	bool write_bytes_known;
 	uint64_t write_bytes;	/* write-bytes: the bytes it wrote for storage */
+	/* the memory cgroup the recorded job was charged in, and the limit over it */
+	int memcg_version;		/* memory-cgroup: 1 or 2; 0 when not recorded */
+	const char *memcg;		/* its name in the hierarchy ("/a/b"), decoded, or NULL */
+	bool memcg_limit_known;		/* memory-limit */
+	uint64_t memcg_limit;		/* the lowest limit over it; UINT64_MAX: none */
+	const char *memcg_limit_holder;	/* the cgroup that sets it, or NULL (none) */
 };
 
 /*

@@ -131,6 +131,13 @@ void print_path(FILE *f, const char *path, size_t len);
  */
 void print_text(FILE *f, const char *text, size_t len);
 /*
+ * Print text for an HTML page: control characters escaped as by
+ * print_path() (with backslash, a backslash doubled too, as in a path), then
+ * &, <, >, " and ' as entities: the page shows what a terminal shows, and
+ * never markup. A command to paste is printed without backslash.
+ */
+void print_html(FILE *f, const char *text, size_t len, bool backslash);
+/*
  * argv as one command line that a POSIX shell reads back into the same
  * words: a word with anything but letters, digits and @%+=:,./-_ is
  * single-quoted, a quote written '\'', a control character $'\xHH' (a

@@ -11,6 +11,7 @@
 
 #include "hotset/atomic.h"
 #include "hotset/job.h"
+#include "hotset/memory.h"
 #include "hotset/record.h"
 #include "options.h"
 #include "record-run.h"
@@ -232,12 +233,29 @@ static int run_record(int argc, char **argv)
 	return exit_as_job(r.res.wait_status);
 }
 
+/*
+ * The memory cgroup the job is charged in: hotset's own, which it inherits
+ * (v1), or the parent of the usage cgroup it is moved into (v2), both
+ * where the command was started from. Malloc'd (it is large), or NULL.
+ */
+static struct hs_memcg *job_memcg(void)
+{
+	struct hs_memcg *m = malloc(sizeof(*m));
+
+	if (m && hs_memcg_of(0, m)) {
+		free(m);
+		m = NULL;
+	}
+	return m;
+}
+
 int record_run(struct record_run *r)
 {
 	struct hs_profile_header h;
 	struct hs_error err = { 0 };
 	struct hs_usage_probe *meter;
-	char *command, cwd[4096];
+	struct hs_memcg *memcg;
+	char *command, cwd[4096], holder[PATH_MAX];
 	int rc;
 
 	r->o.warn = warn_cb;
@@ -258,10 +276,12 @@ int record_run(struct record_run *r)
 		return -1;
 	}
 	r->o.cgroup_procs = hs_usage_cgroup_procs(meter);
+	memcg = job_memcg();
 	if (r->starting)
 		r->starting(r->ctx, r->o.cgroup_procs);
 	rc = hs_record_run(&r->o, r->rec, &r->res, &err);
 	if (rc || r->res.exec_error) {
+		free(memcg);
 		hs_usage_end(meter, 0, NULL);
 		r->backend = r->res.backend;
 		if (rc) {
@@ -289,8 +309,19 @@ int record_run(struct record_run *r)
 	h.max_rss = r->u.max_rss_bytes;
 	h.write_bytes_known = r->u.io_known;
 	h.write_bytes = r->u.write_bytes_disk;
+	/* where it was charged, and the limit then, for doctor -p */
+	if (memcg) {
+		h.memcg_version = memcg->version;
+		h.memcg = memcg->name;
+		h.memcg_limit_known = memcg->limit_known;
+		h.memcg_limit = memcg->limit;
+		if (memcg->lowest >= 0)
+			h.memcg_limit_holder = hs_memcg_level_name(memcg, memcg->lowest, holder,
+								   sizeof(holder));
+	}
 	r->save_rc = save(r->rec, r->out, &h);
 	free(command);
+	free(memcg);
 	/*
 	 * The job ran: its exit status stands, and so does the summary of what
 	 * it did. Only the profile is lost, and that is said where it shows.

@@ -144,6 +144,27 @@ void print_text(FILE *f, const char *text, size_t len)
 	print_escaped(f, text, len, false);
 }
 
+void print_html(FILE *f, const char *text, size_t len, bool backslash)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	char out[8];
+	size_t k;
+
+	for (size_t i = 0; i < len;) {
+		i += escape_char(s + i, len - i, backslash, out, &k);
+		for (size_t j = 0; j < k; j++) {
+			switch (out[j]) {
+			case '&': fputs("&amp;", f); break;
+			case '<': fputs("&lt;", f); break;
+			case '>': fputs("&gt;", f); break;
+			case '"': fputs("&quot;", f); break;
+			case '\'': fputs("&#39;", f); break;
+			default: putc(out[j], f);
+			}
+		}
+	}
+}
+
 /* Bytes a shell word needs no quotes for (Python's shlex.quote: none). */
 static bool shell_safe(unsigned char c, bool first_word)
 {
@@ -308,19 +329,7 @@ int parse_duration(const char *s, uint64_t *ns)
 
 const char *human_size(uint64_t bytes, char buf[16])
 {
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double v = (double)bytes;
-	int u = 0;
-
-	while (v >= 1024.0 && u < 6) {
-		v /= 1024.0;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, 16, "%llu B", (unsigned long long)bytes);
-	else
-		snprintf(buf, 16, "%.1f %s", v, units[u]);
-	return buf;
+	return hs_size_str(bytes, buf);
 }
 
 uint64_t memory_bytes(uint64_t pages, uint64_t page_size)

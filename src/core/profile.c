@@ -101,6 +101,7 @@ struct hs_profile_reader {
 	struct hs_profile_header header;
 	struct hs_profile_totals totals;	/* promised by the trailer */
 	char *command, *cwd;	/* decoded header strings */
+	char *memcg, *memlimit;	/* memory-cgroup's and memory-limit's cgroups */
 
 	/* iteration state */
 	size_t pos;		/* offset of the next line */
@@ -540,10 +541,66 @@ static int header_choice(struct cursor *c, char *dst, size_t cap, struct hs_erro
 }
 
 /* Parse header lines up to the first item; fills r->header. */
+/* A cgroup's name after a header key: escaped like a path, absolute. */
+static int parse_cgroup_name(struct hs_profile_reader *r, struct cursor *c, char **out,
+			     struct hs_error *err, const char *what)
+{
+	const char *start = c->p;
+	size_t len;
+	int rc;
+
+	if ((rc = parse_string(r, c, &len, err, what)))
+		return rc;
+	if (r->path[0] != '/') {
+		c->p = start;
+		return fail(err, c, "%s must be a cgroup's path, from \"/\"", what);
+	}
+	if (!(*out = strdup(r->path)))
+		return hs_error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+/* "memory-cgroup VERSION PATH": cgroup v1 (the memory controller's) or v2. */
+static int parse_memcg(struct hs_profile_reader *r, struct cursor *c, struct hs_profile_header *h,
+		       struct hs_error *err)
+{
+	uint64_t v;
+	int rc;
+
+	if ((rc = parse_u64(c, &v, err, "the cgroup version")))
+		return rc;
+	if (v != 1 && v != 2)
+		return fail(err, c, "memory-cgroup's version must be 1 or 2");
+	if ((rc = expect_space(c, err, "the cgroup")) ||
+	    (rc = parse_cgroup_name(r, c, &r->memcg, err, "memory-cgroup")))
+		return rc;
+	h->memcg_version = (int)v;
+	return 0;
+}
+
+/* "memory-limit none", or "memory-limit BYTES PATH": the lowest limit over the job, and whose. */
+static int parse_memlimit(struct hs_profile_reader *r, struct cursor *c, struct hs_profile_header *h,
+			  struct hs_error *err)
+{
+	int rc;
+
+	if (keyword(c, "none")) {
+		h->memcg_limit = UINT64_MAX;
+	} else if ((rc = parse_u64(c, &h->memcg_limit, err, "memory-limit")) ||
+		   (rc = expect_space(c, err, "the cgroup that sets it")) ||
+		   (rc = parse_cgroup_name(r, c, &r->memlimit, err, "memory-limit's cgroup"))) {
+		return rc;
+	} else if (h->memcg_limit == UINT64_MAX) {
+		return fail(err, c, "memory-limit is \"none\" or below 2^64 - 1");
+	}
+	h->memcg_limit_known = true;
+	return 0;
+}
+
 static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 {
 	struct hs_profile_header *h = &r->header;
-	struct cursor c;
+	struct cursor c, limit_at = { 0 };
 	size_t pos = 0;
 	unsigned line = 1;
 	uint64_t v;
@@ -551,7 +608,7 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 	int rc;
 	enum { K_CREATED = 1, K_HOST = 2, K_KERNEL = 4, K_PAGE = 8, K_SOURCE = 16,
 	       K_BACKEND = 32, K_MMAP = 64, K_COMMAND = 128, K_CWD = 256, K_MAX_RSS = 512,
-	       K_WRITE_BYTES = 1024 };
+	       K_WRITE_BYTES = 1024, K_MEMCG = 2048, K_MEMLIMIT = 4096 };
 	static const char *const sources[] = { "record", "snapshot", NULL },
 		*const backends[] = { "ptrace", "bpf", NULL },
 		*const mmap_pages[] = { "faulted", "touched", NULL };
@@ -609,6 +666,10 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 			bit = K_MAX_RSS;
 		else if (keyword(&c, "write-bytes"))
 			bit = K_WRITE_BYTES;
+		else if (keyword(&c, "memory-cgroup"))
+			bit = K_MEMCG;
+		else if (keyword(&c, "memory-limit"))
+			bit = K_MEMLIMIT;
 		else
 			return fail(err, &c, "unknown header line (expected a key such as page-size, or a file line \"f ...\")");
 		if (seen & bit)
@@ -646,6 +707,14 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 			rc = parse_u64(&c, &h->write_bytes, err, "write-bytes");
 			h->write_bytes_known = !rc;
 			break;
+		case K_MEMCG:
+			rc = parse_memcg(r, &c, h, err);
+			break;
+		case K_MEMLIMIT:
+			limit_at = c;
+			limit_at.p = c.line_start;
+			rc = parse_memlimit(r, &c, h, err);
+			break;
 		case K_COMMAND:
 		case K_CWD:
 			if ((rc = parse_string(r, &c, &len, err, bit == K_COMMAND ? "command" : "cwd")))
@@ -663,8 +732,12 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 		return fail(err, &c, "the header has no page-size line");
 	if (!(seen & K_SOURCE))
 		return fail(err, &c, "the header has no source line");
+	if ((seen & K_MEMLIMIT) && !(seen & K_MEMCG))
+		return fail(err, &limit_at, "memory-limit without a memory-cgroup line: the limit of what");
 	h->command = r->command;
 	h->cwd = r->cwd;
+	h->memcg = r->memcg;
+	h->memcg_limit_holder = r->memlimit;
 	r->body = pos;
 	r->body_line = line;
 	return 0;
@@ -1014,6 +1087,8 @@ void hs_profile_close(struct hs_profile_reader *r)
 	free(r->copy);
 	free(r->command);
 	free(r->cwd);
+	free(r->memcg);
+	free(r->memlimit);
 	free(r->path);
 	free(r->ranges);
 	free(r->sorted);
@@ -1185,6 +1260,23 @@ static void put_header(struct hs_profile_writer *w, const struct hs_profile_head
 		put_str(w, "write-bytes ");
 		put_u64(w, h->write_bytes);
 		put(w, "\n", 1);
+	}
+	if (h->memcg_version && h->memcg && h->memcg[0] == '/') {
+		put_str(w, "memory-cgroup ");
+		put_u64(w, (uint64_t)h->memcg_version);
+		put(w, " ", 1);
+		put_escaped(w, h->memcg, strlen(h->memcg));
+		put(w, "\n", 1);
+		if (h->memcg_limit_known && h->memcg_limit == UINT64_MAX) {
+			put_str(w, "memory-limit none\n");
+		} else if (h->memcg_limit_known && h->memcg_limit_holder &&
+			   h->memcg_limit_holder[0] == '/') {
+			put_str(w, "memory-limit ");
+			put_u64(w, h->memcg_limit);
+			put(w, " ", 1);
+			put_escaped(w, h->memcg_limit_holder, strlen(h->memcg_limit_holder));
+			put(w, "\n", 1);
+		}
 	}
 	if (h->command && *h->command) {
 		put_str(w, "command ");

@@ -75,6 +75,23 @@ int hs_grow_inline(void *arrayp, size_t *cap, size_t need, size_t elem, const vo
 	return grow(arrayp, cap, need, elem, inline_buf);
 }
 
+const char *hs_size_str(uint64_t bytes, char buf[16])
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)bytes;
+	int u = 0;
+
+	while (v >= 1024.0 && u < 6) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, 16, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(buf, 16, "%.1f %s", v, units[u]);
+	return buf;
+}
+
 uint64_t hs_monotonic_ns(void)
 {
 	struct timespec ts;

@@ -141,15 +141,20 @@ in_memcg() { local dir=$1; shift; sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@
 # Reclaim inside a limited cgroup leaves shadow entries: cachestat counts
 # the pages as evicted, which hotset evict (fadvise) would not.
 test_expect_success ROOT,MEMCG,REALFS,CACHESTAT 'others in the same memory cgroup evicted the pages: they are the cause, keep the fix' '
-	mktree && readtree > /dev/null && hotset evict -q tree &&
+	mktree && hotset evict -q tree &&
 	mkdir filler && for i in $(seq 1 96); do mkpages filler/f$i 256; done &&
 	hotset evict -q filler &&
 	set -- $(memcg_dir) && cg=$1.others file=$2 &&
 	trap "rmdir \"$cg\" 2>/dev/null" EXIT &&
 	mkdir "$cg" && echo $((48 << 20)) > "$cg/$file" &&
-	in_memcg "$cg" sh -c "cat tree/*/* > /dev/null; cat filler/* > /dev/null" &&
-	in_memcg "$cg" "$HOTSET" doctor -J -p p.prof > d.json &&
-	if test "$(json d.json "j[\"evicted_pages\"] * 100 < j[\"working_set_bytes\"] / j[\"page_size\"]")" = True; then
+	in_memcg "$cg" "$HOTSET" record -q --trace --backend ptrace -o p.prof -- sh -c "cat tree/*/* > /dev/null" &&
+	in_memcg "$cg" sh -c "cat filler/* > /dev/null" &&
+	# from outside the cgroup: the profile names it
+	"$HOTSET" doctor -J -p p.prof > d.json &&
+	# under so small a cgroup'"'"'s pressure the kernel may reclaim the shadow
+	# entries too (cachestat then counts no eviction): pages gone from a
+	# cgroup that filled are lost there all the same
+	if test "$(json d.json "j[\"resident_bytes\"] * 100 >= 99 * j[\"working_set_bytes\"]")" = True; then
 		# reclaim took the streamed pages, not the tree: no page lost, no cause
 		check_eq "$(json d.json "j[\"cause\"]")" None && exit 0
 	fi &&
@@ -199,6 +204,66 @@ test_expect_success NOBODY,REALFS 'as nobody: what could not be read is said, wi
 		json d.json "j[\"not_read\"]" | grep -q "DAMON.*needs root"
 	fi &&
 	check_eq "$(json d.json "j[\"unknown_pages\"] > 0")" True
+'
+
+# What could not be seen comes first, with its share, and no "nothing to
+# fix" is drawn from the part that could: most of the tree is root's, and
+# nobody may not learn its residency; two files are nobody's own.
+test_expect_success NOBODY,REALFS 'as nobody, most residency unknown: said first, with the share; nothing to fix is not concluded' '
+	mktree && chown nobody tree/b/g1 tree/b/g2 && readtree > /dev/null && chmod -R go+rX . &&
+	hotset warm -q -p p.prof &&
+	as_nobody "$HOTSET" doctor -J -p p.prof > d.json &&
+	check_eq "$(json d.json "j[\"nothing_to_fix\"], j[\"findings\"][0][\"id\"], j[\"findings\"][0][\"severity\"]")" "False unseen unseen" &&
+	check_eq "$(json d.json "0 < j[\"seen_fraction\"] < 0.5 and j[\"unknown_pages\"] > 0")" True &&
+	check_eq "$(json d.json "[f[\"id\"] for f in j[\"findings\"] if f[\"id\"] == \"nothing-to-fix\"]")" "[]" &&
+	as_nobody "$HOTSET" doctor -p p.prof > out &&
+	# the first finding of the text is what could not be seen, with its share
+	grep -m1 "^[!?-] " out > first && grep -Eq "^\? [0-9]+% of the working set could not be seen" first &&
+	! grep -q "Nothing to fix" out
+'
+
+# A profile whose files were deleted: nothing of it can be resident, and
+# nothing of it is known to be: missing, said first, never "nothing to fix".
+test_expect_success REALFS 'a profile whose files are gone: missing, said first; nothing to fix is not concluded' '
+	mktree && cat tree/*/* > /dev/null && hotset snapshot -q -o s.prof tree && rm -r tree &&
+	hotset doctor -J -q -p s.prof > d.json &&
+	check_eq "$(json d.json "j[\"nothing_to_fix\"], j[\"findings\"][0][\"id\"], j[\"seen_fraction\"] == 0")" "False unseen True" &&
+	check_eq "$(json d.json "j[\"missing_pages\"] == j[\"working_set_bytes\"] // j[\"page_size\"] and j[\"resident_bytes\"] == 0")" True &&
+	hotset doctor -q -p s.prof > out && ! grep -q "Nothing to fix" out &&
+	grep -q "^? 100% of the working set could not be seen" out
+'
+
+# Commands to paste are quoted: a directory named x$(touch PWNED)y and a
+# profile named with a quote and a $(...) give commands that, pasted into
+# a shell, run the command and nothing else. The commands run here are
+# stubs that say what argv they got.
+test_expect_success REALFS 'commands to paste are quoted: pasted, a hostile directory or profile name runs nothing but the command' '
+	d="x\$(touch PWNED)y" prof="it'"'"'s \$(touch PWNED2).prof" &&
+	mkdir -p "tree/$d" tree/b && for i in 1 2 3 4; do mkpages "tree/$d/f$i" 256; done &&
+	mkpages tree/b/g 16 &&
+	hotset record -q -o "$prof" -- sh -c "cat tree/*/* > /dev/null" &&
+	hotset evict -q -p "$prof" && hotset doctor -q -p "$prof" > out &&
+	mkdir stub && for c in systemctl systemd-escape hotset; do
+		printf "#!/bin/sh\nprintf \"%%s\\\\n\" \"\$(basename \"\$0\")\" \"\$@\" >> \"%s/argv\"; echo >> \"%s/argv\"\n" "$PWD" "$PWD" > stub/$c &&
+		chmod +x stub/$c || return 1
+	done &&
+	sed -n "s/^     \\$ //p" out > cmds && test -s cmds &&
+	while IFS= read -r line; do PATH=$PWD/stub:$PATH bash -c "$line" || return 1; done < cmds &&
+	test ! -e PWNED && test ! -e PWNED2 &&
+	# hotset warm -p got the profile as one word, systemctl the escaped unit
+	grep -qxF "$prof" argv &&
+	unit="hotset-persist@$(systemd-escape -p "$(pwd -P)/tree/$d").service" &&
+	U=$unit awk -v RS= "\$1 == \"systemctl\" && \$2 == \"enable\" && \$3 == \"--now\" && \$4 == ENVIRON[\"U\"] && NF == 4 { ok = 1 } END { exit !ok }" argv
+'
+
+# A path with an escape sequence (ESC [31m) is shown escaped as show shows
+# it, in the text and in the HTML: never raw, never dropped.
+test_expect_success REALFS 'control bytes in paths: escaped in the text, and shown escaped in the HTML' '
+	d=$(printf "x\033[31my") && mkdir -p "tree/$d" && for i in 1 2 3; do mkpages "tree/$d/f$i" 64; done &&
+	hotset record -q -o p.prof -- sh -c "cat tree/*/* > /dev/null" && hotset evict -q -p p.prof &&
+	hotset doctor -q -o r.html -p p.prof > out &&
+	! grep -q "$(printf "\033")" out && ! grep -q "$(printf "\033")" r.html &&
+	grep -qF "x\\x1b[31my" out && grep -qF "x\\x1b[31my" r.html
 '
 
 test_expect_success 'usage errors: no command and no profile, both, standard input' '

@@ -271,6 +271,11 @@ static void full_header(struct hs_profile_header *h)
 	h->max_rss = 52428800;
 	h->write_bytes_known = true;
 	h->write_bytes = 0;
+	h->memcg_version = 1;
+	h->memcg = "/db box/server\x1b";
+	h->memcg_limit_known = true;
+	h->memcg_limit = 1073741824;
+	h->memcg_limit_holder = "/db box";
 }
 
 TEST(roundtrip_header_and_items)
@@ -333,6 +338,11 @@ TEST(roundtrip_header_and_items)
 	CHECK(g->max_rss_known && g->write_bytes_known);
 	CHECK_EQ_U64(g->max_rss, 52428800);
 	CHECK_EQ_U64(g->write_bytes, 0);
+	/* the memory cgroup, escaped like a path, and the limit over it with whose */
+	CHECK_EQ_U64(g->memcg_version, 1);
+	CHECK(g->memcg && !strcmp(g->memcg, h.memcg));
+	CHECK(g->memcg_limit_known && g->memcg_limit == 1073741824);
+	CHECK(g->memcg_limit_holder && !strcmp(g->memcg_limit_holder, "/db box"));
 	CHECK_EQ_U64(hs_profile_totals(r)->files, n);
 	CHECK_EQ_U64(hs_profile_totals(r)->outputs, 2);
 	CHECK_EQ_U64(hs_profile_totals(r)->trace_lines, 3);
@@ -588,6 +598,16 @@ TEST(rejects_bad_header)
 	BAD("hotset-profile 1\npage-size 4096\nsource record\nmax-rss 1M\nend 0 0 0\n", 4, "unexpected text after the value");
 	BAD("hotset-profile 1\npage-size 4096\nsource record\nwrite-bytes -1\nend 0 0 0\n", 4, "write-bytes");
 	BAD("hotset-profile 1\npage-size 4096\nsource record\nmax-rss 1\nmax-rss 1\nend 0 0 0\n", 5, "given twice");
+	BAD("hotset-profile 1\npage-size 4096\nsource record\nmemory-cgroup 3 /a\nend 0 0 0\n", 4, "version must be 1 or 2");
+	BAD("hotset-profile 1\npage-size 4096\nsource record\nmemory-cgroup 1 a/b\nend 0 0 0\n", 4, "from \"/\"");
+	BAD("hotset-profile 1\npage-size 4096\nsource record\nmemory-cgroup 1\nend 0 0 0\n", 4, "expected a space");
+	BAD("hotset-profile 1\npage-size 4096\nsource record\nmemory-cgroup 2 /a\x01\nend 0 0 0\n", 4, "raw control");
+	BAD("hotset-profile 1\npage-size 4096\nsource record\nmemory-cgroup 2 /a\nmemory-limit 5\nend 0 0 0\n", 5, "expected a space");
+	BAD("hotset-profile 1\npage-size 4096\nsource record\nmemory-cgroup 2 /a\nmemory-limit max /a\nend 0 0 0\n", 5, "expected a number");
+	BAD("hotset-profile 1\npage-size 4096\nsource record\nmemory-cgroup 2 /a\nmemory-limit none /a\nend 0 0 0\n", 5, "unexpected text");
+	BAD("hotset-profile 1\npage-size 4096\nsource record\nmemory-cgroup 2 /a\nmemory-limit 18446744073709551615 /a\nend 0 0 0\n", 5, "below 2^64");
+	BAD("hotset-profile 1\npage-size 4096\nsource record\nmemory-limit 5 /a\nend 0 0 0\n", 4, "without a memory-cgroup");
+	BAD("hotset-profile 1\npage-size 4096\nsource record\nmemory-cgroup 2 /a\nmemory-cgroup 2 /a\nend 0 0 0\n", 5, "given twice");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\n\nend 0 0 0\n", 4, "unknown header line");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\nsources x\nend 0 0 0\n", 4, "unknown header line");
 	BAD("hotset-profile 1\npage-size 4095\nsource snapshot\nend 0 0 0\n", 2, "power of two");
