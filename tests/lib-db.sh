@@ -46,7 +46,8 @@
 # start is cold. PostgreSQL runs as USER from a cluster made by initdb
 # (superuser postgres, trust authentication, locale C).
 #
-# Everything is stopped at exit: the first db_start adds db_stop_all to the
+# The servers are not the calling shell's children (a bare "wait" does not
+# wait for them). Everything is stopped at exit: the first db_start adds db_stop_all to the
 # shell's EXIT trap (before the trap the caller had, which still runs) and
 # makes SIGINT, SIGTERM and SIGHUP exit. db_stop NAME stops the server
 # (SIGTERM to mariadbd, pg_ctl stop -m fast), waits for it to end (killing
@@ -96,7 +97,7 @@ _db_until() {
 	done
 }
 
-# _db_alive PID: PID runs (a zombie has ended: only its parent may reap it)
+# _db_alive PID: PID runs (a zombie has ended: init reaps it in its time)
 _db_alive() {
 	local s
 	s=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$1/status" 2> /dev/null) || return 1
@@ -280,18 +281,20 @@ _db_start_mariadb() {
 	# sun_path holds 108 bytes with its NUL
 	[ ${#d} -le 90 ] || { _db_fail "$name" "the data directory's name is too long for a socket: $d"; return 1; }
 	mkdir -p "$d" && chmod 700 "$d" || { _db_fail "$name" "cannot make $d"; return 1; }
-	# the tmpdir in the data directory: nothing left in /tmp
-	"${_db_enter[@]}" "$MARIADBD" --no-defaults --user=root --datadir="$d" \
+	# Started from a subshell that ends at once, so that it is not this
+	# shell's child (a bare "wait" of the caller's would wait for it), as
+	# pg_ctl's postmaster is not. The tmpdir in the data directory: nothing
+	# left in /tmp.
+	pid=$("${_db_enter[@]}" "$MARIADBD" --no-defaults --user=root --datadir="$d" \
 		--socket="$d/mysqld.sock" --pid-file="$d/mysqld.pid" --log-error="$d/error.log" \
 		--tmpdir="$d" --skip-networking --skip-grant-tables \
 		--innodb-flush-method="$flush" --innodb-buffer-pool-size="$pool" \
 		--innodb-buffer-pool-load-at-startup=0 --innodb-buffer-pool-dump-at-shutdown=0 \
-		"$@" < /dev/null >> "$d/error.log" 2>&1 &
-	pid=$!
+		"$@" < /dev/null >> "$d/error.log" 2>&1 & echo $!)
 	DB_PID[$name]=$pid
 	local end=$((SECONDS + DB_TIMEOUT))
 	until [ -S "$d/mysqld.sock" ] && _db_mariadb_q "$name" 'SELECT 1' > /dev/null 2>&1; do
-		_db_alive "$pid" || { wait "$pid" 2> /dev/null || :; _db_fail "$name" "mariadbd exited at start"; return 1; }
+		_db_alive "$pid" || { _db_fail "$name" "mariadbd exited at start"; return 1; }
 		[ $SECONDS -lt $end ] || { _db_fail "$name" "mariadbd did not answer within $DB_TIMEOUT s"; return 1; }
 		sleep 0.1
 	done
@@ -378,8 +381,6 @@ db_stop() {
 		fi
 		_db_until "$DB_TIMEOUT" _db_gone "$pid" || kill -KILL "$pid" 2> /dev/null || :
 	fi
-	# mariadbd is this shell's child: reap it
-	[ -z "$pid" ] || wait "$pid" 2> /dev/null || :
 	if [ -n "${DB_OWN_CG[$name]:-}" ]; then
 		_db_cg_rm "${DB_OWN_CG[$name]}"
 	else

@@ -141,25 +141,38 @@ test_expect_success ROOT,POSTGRES 'the table postgres read for the job is in hot
 '
 
 # A script of its own that starts a server (lib-db.sh alone, as the
-# benchmarks use it), says where it is, then fails or waits to be killed.
+# benchmarks use it), says where it is, then fails, waits for its children,
+# or waits to be killed.
 cat > "$TRASH/starter.sh" <<-EOF
 DB_ROOT=\$PWD
 . "$TESTS_DIR/lib-db.sh"
 db_start mariadb --pool 8M --mem $LIMIT || exit 9
 { db_pid mariadb; db_cgroups mariadb; db_datadir mariadb; } > where.tmp && mv where.tmp where
-[ "\$1" = fail ] && exit 3
+case \$1 in
+fail) exit 3;;
+wait-all) wait; exit 4;;
+esac
 while :; do sleep 1; done
 EOF
-# gone: the server, its cgroup and its directory, as where lists them
+# gone: the server (ended, if maybe not yet reaped by init), its cgroup and
+# its directory, as where lists them
 gone() {
 	local pid cg dir
 	{ read -r pid; read -r cg; read -r dir; } < where &&
-	! kill -0 "$pid" 2> /dev/null && test ! -e "$cg" && test ! -e "$dir"
+	case $(awk "/^State:/ { print \$2 }" /proc/$pid/status 2> /dev/null) in
+	""|Z) ;; *) echo "$pid runs"; return 1;;
+	esac &&
+	{ test ! -e "$cg" || { echo "$cg is left"; return 1; }; } &&
+	{ test ! -e "$dir" || { echo "$dir is left"; return 1; }; }
 }
 wait_file() { local i; for i in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.1; done; return 1; }
 
 test_expect_success ROOT,MARIADB 'a script that fails after starting a server stops it: no server, cgroup or data left' '
 	expect_code 3 bash "$TRASH/starter.sh" fail && gone
+'
+
+test_expect_success ROOT,MARIADB 'the server is not the script'"'"'s child: a bare wait returns, and the server stops at exit' '
+	expect_code 4 timeout 120 bash "$TRASH/starter.sh" wait-all && gone
 '
 
 test_expect_success ROOT,MARIADB 'a script killed while its server runs stops it too' '
