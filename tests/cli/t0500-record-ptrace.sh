@@ -141,7 +141,7 @@ for who in root nobody; do
 		test ! -s out && test ! -e p3 &&
 		# a profile that cannot be written is told before the job runs
 		expect_code 125 rec '$who' -o /nonexistent/dir/p -- echo ran > out 2> err &&
-		grep -q "cannot write the profile: cannot create files in /nonexistent/dir" err &&
+		grep -q "cannot write the profile: /nonexistent: No such file or directory" err &&
 		test ! -s out &&
 		mkdir pdir && expect_code 125 rec '$who' -o pdir -- echo ran > out 2> err &&
 		grep -q "pdir: cannot write the profile: a directory" err && test ! -s out &&
