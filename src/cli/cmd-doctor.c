@@ -277,7 +277,7 @@ static int read_profile(struct doctor *d)
 	struct hs_profile_reader *rd;
 	struct hs_profile_item it;
 	struct hs_error err = { 0 };
-	struct hs_curve_opts co = { 0 };
+	struct hs_curve_opts co;
 	struct operands ops = { .cmd = &cmd_doctor, .profile = d->profile, .quiet = true };
 	int rc;
 
@@ -304,6 +304,7 @@ static int read_profile(struct doctor *d)
 	if (rc >= 0)
 		rc = hs_tops_finish(&d->tops, rd, &err);
 	if (rc >= 0) {
+		hs_curve_model_opts(&co);	/* the model curve and run use */
 		rc = hs_curve_from_profile(rd, &co, &d->c, &err);
 		d->curve_ok = !rc;
 		if (rc == -ENODATA) {
@@ -451,8 +452,11 @@ static void find_memory(struct doctor *d)
 	evidence(f, "memory_needed_bytes = %llu = read %llu + written %llu + RSS %llu",
 		 (unsigned long long)d->needed, (unsigned long long)d->need.read,
 		 (unsigned long long)d->need.written, (unsigned long long)d->need.anon);
-	evidence(f, "read: %s", d->curve_ok ? "the curve's least cache for a re-run with no miss" :
-		 "the profile's pages");
+	if (d->curve_ok)
+		evidence(f, "read: the least cache at which a re-run reads the least (nothing, most "
+			 "often), by the curve of the %s model", hs_curve_model_name(&d->c));
+	else
+		evidence(f, "read: the profile's pages");
 	if (d->need.written_known)
 		evidence(f, "written: the bytes the job dirtied (write_bytes of /proc/PID/io%s): new "
 			 "and temporary files take page cache too, charged to its cgroup",
@@ -928,7 +932,8 @@ static void diagnose(struct doctor *d)
 	bool lost;
 
 	d->working_set = (d->curve_ok ? d->c.pages : d->pages) * d->ps;
-	d->needed = hs_rerun_need(d->curve_ok ? d->cs.rerun_zero : d->working_set / d->ps, d->ps,
+	d->needed = hs_rerun_need(d->curve_ok ? hs_curve_rerun_cache(&d->c, &d->cs) :
+				  d->working_set / d->ps, d->ps,
 				  d->ran ? &d->run.u : &d->recorded, &d->need);
 	d->needed_source = d->curve_ok ? "curve" : "profile";
 	find_cause(d);
@@ -1010,6 +1015,10 @@ static void json_report(struct doctor *d)
 	json_u64(&j, "working_set_bytes", d->working_set);
 	json_u64(&j, "memory_needed_bytes", d->needed);
 	json_string(&j, "memory_needed_source", d->needed_source);
+	if (d->curve_ok)
+		json_string(&j, "model", hs_curve_model_name(&d->c));
+	else
+		json_null(&j, "model");
 	json_u64(&j, "memory_needed_read_bytes", d->need.read);
 	json_u64_or_null(&j, "memory_needed_written_bytes", d->need.written_known, d->need.written);
 	json_u64_or_null(&j, "memory_needed_rss_bytes", d->need.anon_known, d->need.anon);

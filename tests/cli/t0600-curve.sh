@@ -5,7 +5,8 @@
 # printing exactly the sizes asked, a curve that goes on until a re-run
 # reads nothing, "never" only when true, which model the default picks);
 # a sample of no page, unknown; a profile without a trace; usage errors;
-# --mem-request, from the curve and the run figures record writes.
+# --mem-request, from the curve and the run figures record writes; doctor
+# and run counting the same model's need.
 . "$(dirname "$0")/../lib.sh"
 
 HEAD='hotset-profile 1
@@ -385,6 +386,31 @@ test_expect_success '--sample so small that no page is followed: the sizes are u
 	hotset curve --sample 1e-9 twice.prof > out && cat out &&
 	grep -q "^Re-run:       unknown: the sample follows no page" out &&
 	grep -q "^Knee:         unknown" out && grep -q "^Hits:         90% with unknown, 99% with unknown" out
+'
+
+# doctor's chart and need were LRU's while curve's were the kernel's: the
+# same job, two answers. Both now read the curve of the kernel model, as
+# run does for a job's need (after its first run, which records it).
+test_expect_success 'doctor, run and --mem-request count the one model'"'"'s need' '
+	printf "%s\nf 8:1 12 1048576 1.000000000 r 0-9 /data\nt 0 0-9\nt 0 0-9\nend 1 0 2\n" "$HEAD" > ra.prof &&
+	hotset curve -J ra.prof > c.json &&
+	hotset doctor -J -p ra.prof > d.json &&
+	check_eq "$(json d.json "(j[\"model\"], j[\"memory_needed_read_bytes\"])")" \
+		"$(json c.json "(j[\"model\"], j[\"memory_needed_read_bytes\"])")" &&
+	check_eq "$(json c.json "(j[\"model\"], j[\"memory_needed_read_bytes\"] > j[\"working_set_bytes\"])")" "('"'"'kernel'"'"', True)" &&
+	hotset doctor -p ra.prof > d.out && grep -q "read: the least cache at which a re-run reads the least (nothing, most often), by the curve of the kernel model" d.out
+'
+
+test_expect_success REALFS 'run'"'"'s need of a job is its profile'"'"'s, by the same model' '
+	mkpages big 256 &&
+	echo "a head -c 40960 $PWD/big > /dev/null; head -c 40960 $PWD/big > /dev/null" > jobs &&
+	"$HOTSET" run -q --state "$PWD/st" jobs &&
+	"$HOTSET" run -q -J --state "$PWD/st" jobs > r.json &&
+	hotset curve -J st/jobs/a/profile > c.json &&
+	check_eq "$(json r.json "j[\"model\"]")" kernel &&
+	check_eq "$(json r.json "j[\"jobs\"][0][\"memory_needed_bytes\"]")" "$(json c.json "j[\"memory_needed_bytes\"]")" &&
+	# readahead reads more of the file than the job does: LRU counted the job'"'"'s pages alone
+	check_eq "$(json c.json "j[\"memory_needed_read_bytes\"] > j[\"working_set_bytes\"]")" 1
 '
 
 test_expect_success 'bad profiles: missing, a FIFO (never opened), malformed with its line; exit 2' '
