@@ -72,13 +72,14 @@ printf '  (libCacheSim: a 1.3-billion-request trace, its published figures)\n'
 PROF=$BENCH_DIR/trace.prof
 "$CB" profile "$PROF" "$PROFILE_ACCESSES" "$PAGES" || die "cannot write the profile"
 "$CB" read "$PROF" > "$BENCH_DIR/read.out" || die "cannot read the profile"
-s=$(bench_once "$HOTSET" curve -q "$PROF")
+s=$(bench_once "$HOTSET" curve -q --model lru "$PROF")
 s1=$(bench_once "$HOTSET" curve -q --sample 1% "$PROF")
+s2=$(bench_once "$HOTSET" curve -q "$PROF")
 printf '\n== a profile of %s accesses to %s pages (%s MiB)\n' "$PROFILE_ACCESSES" "$PAGES" \
 	"$(( $(stat -c %s "$PROF") >> 20 ))"
 printf '  reading its trace as page ids: %s s (%s accesses/s)\n' \
 	"$(field "$BENCH_DIR/read.out" seconds)" "$(field "$BENCH_DIR/read.out" per_second)"
-printf '  hotset curve (exact), end to end: %s s; with --sample 1%%: %s s\n' "$s" "$s1"
+printf '  hotset curve --model lru (exact), end to end: %s s; with --sample 1%%: %s s; the kernel\n  model (the default): %s s\n' "$s" "$s1" "$s2"
 
 printf '\n== goals\n'
 check_goal "exact curve, seconds" "$T_EXACT" "<=" 20

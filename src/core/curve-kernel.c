@@ -33,7 +33,16 @@
  *    read_ahead_kb (get_init_ra_size, get_next_ra_size,
  *    page_cache_sync_ra, page_cache_async_ra). A fault in a mapped file
  *    reads around it: the window centred on the page, with a mark a
- *    quarter from its end (do_sync_mmap_readahead). The request (req) is
+ *    quarter from its end (do_sync_mmap_readahead), until the file's
+ *    mmap_miss passes MMAP_LOTSAMISS: faults that found their page
+ *    missing count it up (to ten times that), faults that found it cached
+ *    count it down (do_async_mmap_readahead), and past it a fault reads
+ *    its page alone, read-around only hurting a file that misses much
+ *    more than it hits. Fault-around, which maps cached pages next to a
+ *    fault and counts them down too, is not modelled as such: the trace
+ *    holds the pages a mapping faulted in, once per mapping, in runs, and
+ *    a run's pages after the first count as faults that found their page.
+ *    The request (req) is
  *    the rest of the trace's run, at most REQ_PAGES: the trace merges
  *    consecutive reads, so a read's own size is lost. O_DIRECT files are
  *    read from the disk at every access and never cached.
@@ -128,6 +137,7 @@
 #define MAX_PAGES (UINT64_C(1) << 31)
 #define REQ_PAGES 32		/* a read's request: 128 KiB, cat's and most tools' buffer */
 #define DEFAULT_RA_KB 128	/* VM_READAHEAD_PAGES, where a device says nothing */
+#define MMAP_LOTSAMISS 100	/* mm/filemap.c: past it, no mmap read-around */
 #define LEN_BITS 26		/* a kept run: its pages below, what follows it above */
 #define LEN_MAX ((UINT32_C(1) << LEN_BITS) - 1)
 #define GRID 8			/* the first sizes, evenly up to U */
@@ -526,6 +536,7 @@ struct ra {
 	/* file_ra_state: the window, its mark, the last page accessed */
 	uint64_t start, size, async, prev;
 	size_t hint;		/* the span the last lookup found */
+	unsigned mmap_miss;	/* faults that missed, less those that hit */
 	bool have_prev;
 };
 
@@ -759,6 +770,10 @@ static void sync_ra(struct sim *s, size_t f, uint64_t pg, uint64_t req)
 	if (!max)	/* no readahead: the page alone */
 		return;
 	if (s->m->files[f].flags & HS_FILE_MAPPED) {	/* mmap read-around */
+		if (k->mmap_miss < MMAP_LOTSAMISS * 10)
+			k->mmap_miss++;
+		if (k->mmap_miss > MMAP_LOTSAMISS)	/* it misses much more than it hits */
+			return;
 		set_window(k, pg > max / 2 ? pg - max / 2 : 0, max, max / 4);
 		read_window(s, f, k->start, k->size, k->async);
 		return;
@@ -820,9 +835,13 @@ static void access_page(struct sim *s, size_t f, uint64_t pg, uint32_t p, uint64
 		sync_ra(s, f, pg, req);
 		if (!(s->flags[p] & RESIDENT))	/* beyond the window, or a window of nothing */
 			insert(s, p);
-	} else if (s->flags[p] & MARK) {
-		s->flags[p] &= (uint8_t)~MARK;
-		async_ra(s, f, pg, req);
+	} else {
+		if ((s->flags[p] & MAPPED) && k->mmap_miss)	/* a fault that found its page */
+			k->mmap_miss--;
+		if (s->flags[p] & MARK) {
+			s->flags[p] &= (uint8_t)~MARK;
+			async_ra(s, f, pg, req);
+		}
 	}
 	mark_accessed(s, p);
 	k->prev = pg;
@@ -890,6 +909,7 @@ static void run_pass(struct sim *s, struct round *rd, bool main)
 
 	for (size_t f = 0; f < m->nfiles; f++) {	/* the files opened anew */
 		s->ra[f].have_prev = false;
+		s->ra[f].mmap_miss = 0;
 		set_window(&s->ra[f], 0, 0, 0);
 	}
 	s->lim_lo = 0;

@@ -639,6 +639,31 @@ TEST(kernel_readahead_of_a_sequential_read)
 	CHECK(cold == 10 && rerun == 10);
 }
 
+/*
+ * A fault in a mapped file reads around it until the file's faults miss
+ * more than MMAP_LOTSAMISS times what they find read ahead (mm/filemap.c):
+ * then a fault reads its page alone. 300 faults 1000 pages apart, all
+ * missing: 100 read 32 pages each, the others 1. The same with each
+ * fault's neighbour faulted next, found read around: the count stays low,
+ * and every fault reads around.
+ */
+TEST(kernel_mmap_read_around_stops_when_faults_miss)
+{
+	const struct hs_curve_kfile files[] = { { 400000, 32, HS_FILE_MAPPED } };
+	struct hs_curve_krun far[300], near[600];
+	double cold, rerun;
+
+	for (size_t i = 0; i < 300; i++) {
+		far[i] = (struct hs_curve_krun){ 0, 1000 * i + 500, 1 };
+		near[2 * i] = far[i];
+		near[2 * i + 1] = (struct hs_curve_krun){ 0, 1000 * i + 501, 1 };
+	}
+	CHECK(kernel_reads(files, 1, far, 300, 100000, &cold, &rerun) == 0);
+	CHECK_EQ_U64(cold, 100 * 32 + 200);
+	CHECK(kernel_reads(files, 1, near, 600, 100000, &cold, &rerun) == 0);
+	CHECK_EQ_U64(cold, 300 * 32);
+}
+
 TEST(kernel_curve_of_a_profile)
 {
 	struct hs_profile_reader *r;
@@ -1026,7 +1051,8 @@ int main(void)
 			 kernel_a_page_read_twice_outlives_a_scan_that_evicts_a_page_read_once,
 			 kernel_a_cyclic_scan_larger_than_the_cache_misses_throughout,
 			 kernel_a_refault_within_the_active_list_is_activated,
-			 kernel_readahead_of_a_sequential_read, kernel_curve_of_a_profile,
+			 kernel_readahead_of_a_sequential_read, kernel_mmap_read_around_stops_when_faults_miss,
+			 kernel_curve_of_a_profile,
 			 kernel_search_equals_the_per_size_simulation,
 			 kernel_curve_goes_past_the_working_set,
 			 kernel_a_floor_above_nothing_is_never_at_any_size,
