@@ -436,8 +436,8 @@ static void print_mem_request(const struct curve_cmd *k)
 	}
 	printf("--mem=%lluM: the memory a warm re-run of ", mib);
 	print_path(stdout, k->profile, strlen(k->profile));
-	printf(" needs to read %s from the disk (%s model)\n", zero ? "nothing" : "the least",
-	       hs_curve_model_name(&k->c));
+	printf(" needs to read %s from the disk (%s model%s)\n", zero ? "nothing" : "the least",
+	       hs_curve_model_name(&k->c), k->c.sampled ? ", on a sample: an estimate" : "");
 	printf("  cache       %10s  %s\n", human_size(k->need.read, a),
 	       strcmp(k->need_source, "curve") ? "its working set (the sample follows no page)" :
 	       zero ? "the least cache at which a re-run reads nothing" :

@@ -998,7 +998,7 @@ double hs_curve_misses(const struct hs_curve *c, uint64_t cache_pages, bool reru
 
 	if (!c->n)
 		return 0;
-	if (c->sampled && cache_pages >= c->pages)
+	if (c->sampled && !c->size && cache_pages >= c->pages)	/* LRU: nothing changes beyond */
 		return floor;
 	if (c->size) {	/* the last point at or below, by bisection; the first below them all */
 		size_t lo = 0, hi = c->n;

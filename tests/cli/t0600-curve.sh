@@ -329,7 +329,12 @@ test_expect_success 'the default curve goes on past the working set until a re-r
 	check_eq "$(json j "(j[\"points\"][-1][\"cache_bytes\"], j[\"points\"][-1][\"miss_bytes_rerun\"], max(p[\"cache_bytes\"] for p in j[\"points\"] if p[\"miss_bytes_rerun\"]) < 131072)")" \
 		"(131072, 0, True)" &&
 	check_eq "$(json j "len(j[\"points\"]) == j[\"simulated_sizes\"] and j[\"model\"] == \"kernel\"")" 1 &&
-	hotset curve --read-ahead 128K --mem-request -q ra.prof > q && check_eq "$(cat q)" 1M
+	hotset curve --read-ahead 128K --mem-request -q ra.prof > q && check_eq "$(cat q)" 1M &&
+	# a sample (of its one block, all of it): the same, not LRU'"'"'s nothing beyond the working set
+	hotset curve --csv --read-ahead 128K --sizes 40K,128K ra.prof > whole.csv &&
+	hotset curve --csv --read-ahead 128K --model kernel --sample 0.9 --sizes 40K,128K ra.prof > sample.csv &&
+	diff whole.csv sample.csv && hotset curve -J --model kernel --sample 0.9 ra.prof > s.json &&
+	check_eq "$(json s.json "j[\"sampling\"] is not None")" 1
 '
 
 # A file read with O_DIRECT is read at every access: no cache makes a
