@@ -16,9 +16,14 @@
  * below a threshold are followed, and their distances scaled up): misses
  * at cache sizes 0, step, 2 step... pages. KERNEL is a model of Linux's
  * page cache (active and inactive file lists, refault activation,
- * readahead), simulated at each of a few sizes: its points are at the
- * sizes in size[], and it counts the pages read from the disk, which
- * readahead makes more than the accesses that miss.
+ * readahead), simulated at some sizes it picks (or is given): its points
+ * are at the sizes in size[], and it counts the pages read from the disk,
+ * which readahead makes more than the accesses that miss.
+ *
+ * The model of hotset's commands (curve's default, doctor's chart and
+ * recommendation, run's memory need, curve --mem-request) is one:
+ * hs_curve_from_profile() with HS_CURVE_AUTO, the kernel model; each
+ * report names it (hs_curve_model_name()).
  *
  * Building:  hs_curve_new(), hs_curve_access() per access (or
  *            hs_curve_access_run() for a run of consecutive ids),
@@ -39,13 +44,22 @@ enum hs_curve_policy {
 	HS_CURVE_LRU = 0,	/* least recently used: what Mattson's stack models */
 	HS_CURVE_KERNEL,	/* Linux's file LRU lists, refaults and readahead (no MGLRU) */
 	/*
-	 * hs_curve_from_profile() only: KERNEL when its simulations take at
-	 * most HS_CURVE_AUTO_STEPS page accesses in all (a few seconds), and
-	 * without sampling; else LRU. The curve's policy says which.
+	 * hs_curve_from_profile() only: the model of hotset's commands, KERNEL
+	 * (its fast path samples a long trace by itself); LRU when SHARDS
+	 * sampling is asked for. The curve's policy says which.
 	 */
 	HS_CURVE_AUTO,
 };
-#define HS_CURVE_AUTO_STEPS (UINT64_C(1) << 29)
+
+/*
+ * Kernel: the simulated page accesses (every size, both passes) beyond
+ * which the model simulates a spatial sample of the trace rather than all
+ * of it: 2^24 (a fraction of a second), or HS_CURVE_STEPS_PER_ACCESS times
+ * the trace's accesses if more (bench/curve.sh: within a few times exact
+ * LRU's time).
+ */
+#define HS_CURVE_KERNEL_STEPS (UINT64_C(1) << 24)
+#define HS_CURVE_STEPS_PER_ACCESS 16
 
 /* Kernel: each file's readahead window is its device's read_ahead_kb. */
 #define HS_CURVE_RA_DEVICE UINT64_MAX
@@ -54,7 +68,9 @@ struct hs_curve_opts {
 	enum hs_curve_policy policy;
 	/*
 	 * SHARDS at a fixed rate: follow the pages whose hash is below
-	 * rate * 2^64. 0 (or 1): follow every page, exactly.
+	 * rate * 2^64. 0 (or 1): follow every page, exactly. Kernel: simulate
+	 * the blocks whose hash is below it, whatever the budget (1: the whole
+	 * trace); 0: as the budget allows.
 	 */
 	double sample_rate;
 	/*
@@ -71,20 +87,42 @@ struct hs_curve_opts {
 	 */
 	uint64_t known_pages;
 	/*
-	 * Kernel: the cache sizes to simulate, in pages, in any order (the
-	 * curve's points are sorted); NULL: points sizes evenly from 0 to the
-	 * working set, as round(M * i / (points - 1)), 101 if points is 0.
+	 * Kernel: cache sizes to simulate, in pages, in any order, besides
+	 * those the model picks to find the curve's shape and end (the
+	 * curve's points are all of them, sorted, each once); with sizes_only,
+	 * these alone. points: also points sizes evenly from 0 to the curve's
+	 * end (hs_curve_even_size()).
 	 */
 	const uint64_t *sizes;
 	size_t nsizes;
+	bool sizes_only;
 	unsigned points;
 	/* Kernel: the readahead window in pages (0: none), or HS_CURVE_RA_DEVICE. */
 	uint64_t read_ahead_pages;
+	/*
+	 * Kernel: the budget of simulated page accesses, 0 for the default
+	 * (HS_CURVE_KERNEL_STEPS...), UINT64_MAX to simulate the whole trace
+	 * whatever it costs.
+	 */
+	uint64_t max_steps;
+	/*
+	 * Kernel: called now and then (from the calling thread) with the
+	 * phase ("reading", "simulating"), the work done and the work
+	 * expected in all, in page accesses (total: an estimate, 0 unknown).
+	 */
+	void (*progress)(void *arg, const char *phase, uint64_t done, uint64_t total);
+	void *progress_arg;
 };
 
 /*
  * The curves: misses at cache sizes k * step pages (LRU: accesses that
  * miss) or size[k] pages (kernel: pages read from the disk).
+ *
+ * Kernel, sampled (a long trace): the simulations are miniature ones
+ * (Waldspurger et al., ATC '17): only the blocks of pages of a file whose
+ * hash falls below a threshold are simulated, in a cache as much smaller
+ * as the sample's pages are fewer, and what they read scaled back up.
+ * sample_rate is that ratio (sampled distinct pages / distinct pages).
  */
 struct hs_curve {
 	enum hs_curve_policy policy;
@@ -99,28 +137,86 @@ struct hs_curve {
 	double *rerun;		/* the same for the re-run; LRU: 0 at the last point */
 	uint64_t *size;		/* kernel: the size of point k, ascending; NULL: k * step */
 	uint64_t read_ahead_pages;	/* kernel: the largest readahead window used */
+	/*
+	 * The least size at which both curves have reached their floors (the
+	 * least they read at any size), beyond which more cache reads no
+	 * less: LRU the working set; kernel found by its search, at least the
+	 * working set. Points evenly spaced go from 0 to it.
+	 */
+	uint64_t end;
+	/*
+	 * Whether the points reach a size from which more cache changes
+	 * nothing (every page the job brings in fits): false only for a
+	 * kernel curve of sizes_only that all fall short of it. Then what
+	 * is not reached at the last point is not known beyond it.
+	 */
+	bool complete;
 };
+
+/* The name of the model of a curve, as the reports print it: "kernel" or "lru". */
+const char *hs_curve_model_name(const struct hs_curve *c);
+
+/* The same of a policy; HS_CURVE_AUTO's without sampling: "kernel". */
+const char *hs_curve_policy_name(enum hs_curve_policy p);
 
 /* The cache size of point k, in pages. */
 uint64_t hs_curve_size(const struct hs_curve *c, size_t k);
 
-/* Misses with a cache of cache_pages (the point at or below it; the last beyond). */
+/*
+ * Misses with a cache of cache_pages: the point at or below it (the last
+ * beyond the last). Exact at every size for LRU; for the kernel model
+ * only at its points (hs_curve_point() says whether a size is one).
+ */
 double hs_curve_misses(const struct hs_curve *c, uint64_t cache_pages, bool rerun);
 
-/* Headline figures, in pages of cache. */
+/* The index of the point at exactly cache_pages, or -1: not simulated. */
+ptrdiff_t hs_curve_point(const struct hs_curve *c, uint64_t cache_pages);
+
+/*
+ * Point i of n evenly spaced from 0 to the curve's end:
+ * round(end * i / (n - 1)), the sizes opts.points asks the kernel model for.
+ */
+uint64_t hs_curve_even_size(const struct hs_curve *c, unsigned i, unsigned n);
+
+/*
+ * Headline figures, in pages of cache. A size is HS_CURVE_NEVER when no
+ * size up to upto reaches it (upto UINT64_MAX: none at all, since beyond
+ * the curve's end nothing changes), HS_CURVE_UNKNOWN when the curve says
+ * nothing (a sample that followed no page).
+ */
+#define HS_CURVE_NEVER UINT64_MAX
+#define HS_CURVE_UNKNOWN (UINT64_MAX - 1)
 struct hs_curve_summary {
 	uint64_t rerun_zero;	/* the least cache at which a re-run reads nothing */
 	/*
-	 * The knee of the cold curve: the size furthest below the straight
-	 * line from (0, N) to the least size at which the cold curve reaches
-	 * its floor (each page read once); that size itself when no point
-	 * lies below the line (a scan: nothing helps until all of it fits).
+	 * The size at which the re-run reads the least it reads at any size
+	 * (rerun_zero when that is nothing; more with O_DIRECT, or readahead
+	 * that reads pages the last run left out): the cache a re-run needs.
+	 */
+	uint64_t rerun_floor;
+	/*
+	 * The knee of the cold curve: of the points from its highest to the
+	 * least size at which it reaches its floor (each page read once, and
+	 * what readahead adds), the one furthest below the straight line
+	 * between those two; the floor's size itself when no point lies below
+	 * the line (a scan: nothing helps until all of it fits); NEVER when the
+	 * curve does not fall (a job that reads each page once: no cache
+	 * helps a cold start).
 	 */
 	uint64_t knee;
 	uint64_t rerun_hits90, rerun_hits99;	/* least sizes for 90%, 99% of accesses to hit, re-run */
-	uint64_t cold_hits90, cold_hits99;	/* the same from cold; UINT64_MAX if never */
+	uint64_t cold_hits90, cold_hits99;	/* the same from cold */
+	uint64_t upto;		/* NEVER holds up to this size (UINT64_MAX: at any size) */
 };
 void hs_curve_summarize(const struct hs_curve *c, struct hs_curve_summary *s);
+
+/*
+ * The cache a warm re-run needs, in pages, the one rule of curve, doctor
+ * and run: the least at which it reads the least it reads at any size
+ * (s->rerun_floor: nothing, most often); the working set when the curve
+ * says nothing (a sample that follows no page).
+ */
+uint64_t hs_curve_rerun_cache(const struct hs_curve *c, const struct hs_curve_summary *s);
 
 /* Release what hs_curve_finish() or hs_curve_from_profile() filled. */
 void hs_curve_release(struct hs_curve *c);
@@ -201,18 +297,27 @@ struct hs_curve_krun {
 
 /*
  * The kernel model's curves of runs[0 .. nruns) over files[0 .. nfiles),
- * at the sizes of o (o->read_ahead_pages is not used: each file has its
- * window). Returns 0, -EINVAL (a run beyond its file, or a bad policy),
- * -E2BIG (more than 2^31 pages to follow) or -ENOMEM.
+ * at the sizes it picks and those of o (o->read_ahead_pages is not used:
+ * each file has its window), simulating a sample of the trace when all
+ * of it would take more than o->max_steps. Returns 0, -EINVAL (a run
+ * beyond its file, or a bad policy), -E2BIG (more than 2^31 pages to
+ * follow) or -ENOMEM.
  */
 int hs_curve_kernel(const struct hs_curve_kfile *files, size_t nfiles,
 		    const struct hs_curve_krun *runs, size_t nruns, const struct hs_curve_opts *o,
 		    struct hs_curve *out);
 
 /*
- * The curves of the trace of profile r, by o->policy. Returns 0, or what
- * hs_trace_open(), hs_trace_next(), the builder or hs_curve_kernel()
- * returned.
+ * The options of the model of hotset's commands, which curve, doctor and
+ * run (and curve --mem-request) start from: HS_CURVE_AUTO, each file's
+ * device's readahead window, the default budget.
+ */
+void hs_curve_model_opts(struct hs_curve_opts *o);
+
+/*
+ * The curves of the trace of profile r, by o->policy (HS_CURVE_AUTO: the
+ * model of hotset's commands). Returns 0, or what hs_trace_open(),
+ * hs_trace_next(), the builder or hs_curve_kernel() returned.
  */
 int hs_curve_from_profile(struct hs_profile_reader *r, const struct hs_curve_opts *o,
 			  struct hs_curve *out, struct hs_error *err);

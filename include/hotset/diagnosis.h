@@ -75,7 +75,8 @@ struct hs_diag_facts {
 	const struct hs_tops *tops;	/* or NULL */
 	bool curve_ok;			/* it has a trace: the two below are known */
 	uint64_t curve_pages;		/* distinct pages of the trace */
-	uint64_t rerun_zero;		/* the least cache, in pages, at which a re-run reads nothing */
+	uint64_t rerun_zero;		/* the least cache, in pages, at which a re-run reads the least */
+	const char *curve_model;	/* the model of that curve (hs_curve_model_name()) */
 	const struct hs_residency_total *res;
 
 	/* the machine: before the run (now, without one), and after it */

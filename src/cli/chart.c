@@ -9,19 +9,13 @@
 #include "cli.h"
 
 #define W 720
-#define H 440
+#define H 480
 #define X0 90
-#define Y0 40
+#define Y0 56	/* room above for the title and the working set's mark */
 #define PW 590	/* the plot's width */
 #define PH 320	/* and height */
-
-uint64_t curve_point_pages(const struct hs_curve *c, const uint64_t *sizes, unsigned i,
-			   unsigned n)
-{
-	if (sizes)
-		return sizes[i];
-	return (uint64_t)llround((double)c->pages * i / (n - 1));
-}
+#define LEGEND_Y (Y0 + PH + 64)	/* below the axis and its name: never over a line */
+#define LRU_POINTS 101
 
 static void svg_start(FILE *f, bool xml_decl, const char *title)
 {
@@ -58,11 +52,14 @@ static void svg_grid(FILE *f, const char *const xl[5], const char *const yl[5], 
 		Y0 + PH + 40, xname);
 }
 
-/* The legend of series i (0, 1) in color. */
+/* The legend of series i (0, 1) in color: a stroke and its name, under the plot. */
 static void svg_legend(FILE *f, int i, const char *color, const char *name)
 {
-	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", X0 + PW - 150,
-		Y0 + 20 + 18 * i, color, name);
+	int x = X0 + 200 * i;
+
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
+		   "stroke-width=\"2\"/>\n", x, LEGEND_Y - 4, x + 24, LEGEND_Y - 4, color);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", x + 30, LEGEND_Y, color, name);
 }
 
 /* A polyline of n points (x, y in [0, 1] of the plot). */
@@ -79,34 +76,55 @@ void curve_svg(FILE *f, const struct hs_curve *c, uint32_t ps, const uint64_t *s
 {
 	char xb[5][16], yb[5][16], title[96];
 	const char *xl[5], *yl[5];
-	double n = (double)c->accesses, *x = NULL, *y = NULL;
-	/* the right end of the axis: the working set, or the largest of sizes */
-	uint64_t axis = sizes && points && sizes[points - 1] > c->pages ? sizes[points - 1] : c->pages;
+	uint64_t *own = NULL, axis = c->end;
+	double ymax = (double)c->accesses, *x = NULL, *y = NULL;
 
+	/* no sizes: the kernel model's points, or LRU's evenly to its end */
+	if (!sizes && (own = malloc((c->size ? c->n : LRU_POINTS) * sizeof(*own)))) {
+		points = c->size ? (unsigned)c->n : LRU_POINTS;
+		for (unsigned i = 0; i < points; i++)
+			own[i] = c->size ? c->size[i] : hs_curve_even_size(c, i, points);
+		sizes = own;
+	}
+	if (!sizes)
+		points = 0;
+	/* axes that hold every point: readahead can read more than was accessed */
+	for (unsigned i = 0; i < points; i++) {
+		axis = sizes[i] > axis ? sizes[i] : axis;
+		for (int r = 0; r < 2; r++) {
+			double v = hs_curve_misses(c, sizes[i], r);
+
+			ymax = v > ymax ? v : ymax;
+		}
+	}
 	snprintf(title, sizeof(title), "Bytes read from the disk by page cache size (%s%s)",
 		 c->policy == HS_CURVE_KERNEL ? "kernel model" : "LRU",
-		 c->sampled ? ", SHARDS estimate" : "");
+		 c->sampled ? ", estimates" : "");
 	svg_start(f, xml_decl, title);
 	for (int t = 0; t <= 4; t++) {
 		xl[t] = human_size(axis * ps / 4 * (uint64_t)t, xb[t]);
-		yl[t] = human_size(c->accesses * ps / 4 * (uint64_t)t, yb[t]);
+		yl[t] = human_size((uint64_t)(ymax * ps / 4 * t), yb[t]);
 	}
-	svg_grid(f, xl, yl, "cache size (the working set at the right)");
+	svg_grid(f, xl, yl, "page cache size");
+	if (axis && c->pages <= axis) {	/* the working set, marked */
+		double wx = X0 + PW * (double)c->pages / (double)axis;
+
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#888\" "
+			   "stroke-dasharray=\"4 4\"/>\n", wx, Y0, wx, Y0 + PH);
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"%s\" fill=\"#888\">working "
+			   "set</text>\n", wx + (wx > X0 + PW / 2 ? -4 : 4), Y0 - 6,
+			wx > X0 + PW / 2 ? "end" : "start");
+	}
 	if (points && (x = malloc(points * sizeof(*x))) && (y = malloc(points * sizeof(*y)))) {
 		for (int r = 0; r < 2; r++) {
 			for (unsigned i = 0; i < points; i++) {
-				uint64_t p = curve_point_pages(c, sizes, i, points);
-				double v = hs_curve_misses(c, p, r);
-
-				if (v > n)	/* readahead: more read than accessed; at the top */
-					v = n;
-				x[i] = axis ? (double)p / (double)axis : 0;
-				y[i] = n > 0 ? v / n : 0;
+				x[i] = axis ? (double)sizes[i] / (double)axis : 0;
+				y[i] = ymax > 0 ? hs_curve_misses(c, sizes[i], r) / ymax : 0;
 			}
 			svg_line(f, r ? "#1f77b4" : "#d62728", x, y, points);
 		}
 	}
-	free(x), free(y);
+	free(x), free(y), free(own);
 	svg_legend(f, 0, "#d62728", "cold start");
 	svg_legend(f, 1, "#1f77b4", "re-run");
 	fputs("</svg>\n", f);

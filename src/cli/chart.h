@@ -12,17 +12,12 @@
 #include "hotset/curve.h"
 
 /*
- * The cache size of point i of n, in pages: sizes[i] if sizes is given
- * (curve --sizes), else evenly spaced from 0 to the working set.
- */
-uint64_t curve_point_pages(const struct hs_curve *c, const uint64_t *sizes, unsigned i,
-			   unsigned n);
-
-/*
- * The cold and re-run curves of c (pages of ps bytes) at the points
- * sizes of curve_point_pages(), as an SVG image: with its XML declaration
- * for a file of its own (xml_decl), without for one inlined in HTML, where
- * it scales to its container.
+ * The cold and re-run curves of c (pages of ps bytes) at the cache sizes
+ * sizes[0 .. points) (pages, ascending); sizes NULL: at the kernel
+ * model's points, or evenly from 0 to LRU's end. The axes hold every
+ * point; the working set is marked, the legend under the plot. An SVG
+ * image: with its XML declaration for a file of its own (xml_decl),
+ * without for one inlined in HTML, where it scales to its container.
  */
 void curve_svg(FILE *f, const struct hs_curve *c, uint32_t ps, const uint64_t *sizes,
 	       unsigned points, bool xml_decl);

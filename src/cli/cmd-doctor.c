@@ -220,7 +220,7 @@ static int read_profile(struct doctor *d)
 	struct hs_profile_reader *rd;
 	struct hs_profile_item it;
 	struct hs_error err = { 0 };
-	struct hs_curve_opts co = { 0 };
+	struct hs_curve_opts co;
 	struct operands ops = { .cmd = &cmd_doctor, .profile = d->profile, .quiet = true };
 	const struct hs_profile_header *h;
 	int rc;
@@ -259,6 +259,7 @@ static int read_profile(struct doctor *d)
 		rc = hs_tops_cover(&d->tops, HS_TOPS_COVER_SHARE, HS_TOPS_COVER_MAX, HS_TOPS_COVER_MIN,
 				   rd, &err);
 	if (rc >= 0) {
+		hs_curve_model_opts(&co);	/* the model curve and run use */
 		rc = hs_curve_from_profile(rd, &co, &d->c, &err);
 		d->curve_ok = !rc;
 		if (rc == -ENODATA) {
@@ -275,7 +276,8 @@ static int read_profile(struct doctor *d)
 		hs_curve_summarize(&d->c, &d->cs);
 		in->curve_ok = true;
 		in->curve_pages = d->c.pages;
-		in->rerun_zero = d->cs.rerun_zero;
+		in->rerun_zero = hs_curve_rerun_cache(&d->c, &d->cs);
+		in->curve_model = hs_curve_model_name(&d->c);
 	}
 	in->tops = &d->tops;
 	in->res = &d->res;
@@ -421,6 +423,10 @@ static void json_report(struct doctor *d)
 	json_u64(&j, "working_set_bytes", x->working_set);
 	json_u64(&j, "memory_needed_bytes", x->needed);
 	json_string(&j, "memory_needed_source", x->needed_source);
+	if (in->curve_ok)
+		json_string(&j, "model", in->curve_model);
+	else
+		json_null(&j, "model");
 	json_u64(&j, "memory_needed_read_bytes", x->need.read);
 	json_u64_or_null(&j, "memory_needed_written_bytes", x->need.written_known, x->need.written);
 	json_u64_or_null(&j, "memory_needed_rss_bytes", x->need.anon_known, x->need.anon);

@@ -129,11 +129,14 @@ int path_of(char *buf, size_t size, const char *a, const char *mid, const char *
 
 /* ---- the supervisor: one job, as `time` or `record --trace` runs it ------------ */
 
-/* The curve of the profile just recorded: the cache with which a re-run reads nothing. */
+/*
+ * The curve of the profile just recorded, by the model curve and doctor
+ * use: the cache with which a re-run reads the least (nothing, most often).
+ */
 static void profile_figures(const char *profile, struct hs_run_record *r)
 {
 	struct hs_profile_reader *rd;
-	struct hs_curve_opts co = { 0 };
+	struct hs_curve_opts co;
 	struct hs_error err = { 0 };
 	struct hs_curve c;
 	struct hs_curve_summary cs;
@@ -142,13 +145,14 @@ static void profile_figures(const char *profile, struct hs_run_record *r)
 	if (hs_profile_open(profile, &rd, &err))
 		return;
 	ps = hs_profile_header(rd)->page_size;
+	hs_curve_model_opts(&co);
 	if (hs_curve_from_profile(rd, &co, &c, &err) == 0) {
 		hs_curve_summarize(&c, &cs);
 		r->profile_known = true;
 		r->working_set_bytes = c.pages * ps;
-		if (cs.rerun_zero != UINT64_MAX) {
+		if (cs.rerun_floor < HS_CURVE_UNKNOWN) {
 			r->rerun_known = true;
-			r->rerun_cache_bytes = cs.rerun_zero * ps;
+			r->rerun_cache_bytes = hs_curve_rerun_cache(&c, &cs) * ps;
 		}
 		hs_curve_release(&c);
 	}
@@ -709,6 +713,8 @@ static void json_report(struct queue *q)
 	json_u64_or_null(&j, "slots", q->sched.slots, q->sched.slots);
 	json_u64_or_null(&j, "cpus", !q->slurm, (uint64_t)q->sched.cpus);
 	json_u64_or_null(&j, "budget_bytes", !q->slurm, q->sched.budget);
+	/* the page-cache model of the jobs' memory needs (profile_figures()) */
+	json_string(&j, "model", hs_curve_policy_name(HS_CURVE_AUTO));
 	json_begin_array(&j, "jobs");
 	for (size_t i = 0; i < q->n; i++) {
 		struct qjob *jb = &q->jobs[i];
@@ -825,6 +831,8 @@ static void dry_run(struct queue *q)
 	else
 		printf("budget %s, %.0f CPUs shared by what the jobs use of them\n",
 		       short_size(q->sched.budget, budget), q->sched.cpus);
+	printf("needs: a warm re-run's cache (the %s model's curve of the last run), what it "
+	       "wrote, its peak RSS\n", hs_curve_policy_name(HS_CURVE_AUTO));
 	for (size_t i = 0; i < q->n; i++) {
 		struct qjob *j = &q->jobs[i];
 		char cpu[16] = "?";

@@ -4,12 +4,15 @@
 
 #include "hotset/curve.h"
 
-/*
- * hs_curve_from_profile() for HS_CURVE_KERNEL. With max_steps, returns 1
- * (and nothing in *out) when the simulations would take more page
- * accesses than that.
- */
+/* hs_curve_from_profile() for HS_CURVE_KERNEL. */
 int hs_curve_kernel_from_profile(struct hs_profile_reader *r, const struct hs_curve_opts *o,
-				 uint64_t max_steps, struct hs_curve *out, struct hs_error *err);
+				 struct hs_curve *out, struct hs_error *err);
+
+/*
+ * hs_trace_next(), and the run's file (its index among the profile's file
+ * lines) and its first page in that file.
+ */
+int hs_trace_next_in_file(struct hs_trace *t, uint64_t *file, uint64_t *page, uint64_t *first,
+			  uint64_t *n, struct hs_error *err);
 
 #endif

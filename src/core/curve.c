@@ -957,6 +957,8 @@ int hs_curve_finish(struct hs_curve_builder *b, struct hs_curve *out)
 	out->n = n;
 	out->cold = b->hist;
 	out->rerun = rerun;
+	out->end = b->distinct;	/* LRU: a cache of them all misses nothing but first accesses */
+	out->complete = true;
 	b->hist = NULL;
 	b->hist_cap = b->hist_len = 0;
 	return 0;
@@ -996,7 +998,7 @@ double hs_curve_misses(const struct hs_curve *c, uint64_t cache_pages, bool reru
 
 	if (!c->n)
 		return 0;
-	if (c->sampled && cache_pages >= c->pages)
+	if (c->sampled && !c->size && cache_pages >= c->pages)	/* LRU: nothing changes beyond */
 		return floor;
 	if (c->size) {	/* the last point at or below, by bisection; the first below them all */
 		size_t lo = 0, hi = c->n;
@@ -1018,6 +1020,39 @@ double hs_curve_misses(const struct hs_curve *c, uint64_t cache_pages, bool reru
 }
 
 
+const char *hs_curve_policy_name(enum hs_curve_policy p)
+{
+	return p == HS_CURVE_LRU ? "lru" : "kernel";
+}
+
+const char *hs_curve_model_name(const struct hs_curve *c)
+{
+	return hs_curve_policy_name(c->policy);
+}
+
+ptrdiff_t hs_curve_point(const struct hs_curve *c, uint64_t cache_pages)
+{
+	size_t lo = 0, hi = c->n;
+
+	if (!c->size)	/* LRU: every step is a point */
+		return cache_pages % c->step == 0 && cache_pages / c->step < c->n ?
+		       (ptrdiff_t)(cache_pages / c->step) : -1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->size[mid] < cache_pages)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->n && c->size[lo] == cache_pages ? (ptrdiff_t)lo : -1;
+}
+
+uint64_t hs_curve_even_size(const struct hs_curve *c, unsigned i, unsigned n)
+{
+	return n > 1 ? (uint64_t)((double)c->end * i / (n - 1) + 0.5) : c->end;
+}
+
 /* The point at which curve v first falls to at most limit (c->n: never). */
 static size_t first_at_most(const struct hs_curve *c, const double *v, double limit)
 {
@@ -1028,48 +1063,85 @@ static size_t first_at_most(const struct hs_curve *c, const double *v, double li
 }
 
 /*
- * The size of point k (UINT64_MAX: never); a sampled one no more than the
- * working set (see hs_curve_misses()).
+ * The size of point k (NEVER past the last); a sampled LRU one no more than
+ * the working set (see hs_curve_misses()).
  */
 static uint64_t size_at(const struct hs_curve *c, size_t k)
 {
-	uint64_t size = k < c->n ? hs_curve_size(c, k) : UINT64_MAX;
+	uint64_t size = k < c->n ? hs_curve_size(c, k) : HS_CURVE_NEVER;
 
-	return c->sampled && size != UINT64_MAX && size > c->pages ? c->pages : size;
+	return c->sampled && !c->size && size != HS_CURVE_NEVER && size > c->pages ? c->pages : size;
+}
+
+/*
+ * The knee (see curve.h): from the highest point before the floor's (the
+ * kernel model's cold start can read more with a small cache than with
+ * none: readahead thrashing) to the floor's. The kernel model's point 0
+ * is left out: with no cache there is no readahead either, and each
+ * access reads its page, less than any cache reads, which would be the
+ * curve's floor.
+ */
+static uint64_t knee_of(const struct hs_curve *c)
+{
+	size_t k0 = c->size && c->n > 1 && !c->size[0], floor_at = k0, top = k0;
+	double least = c->cold[k0], best = 0, x0, x1;
+	uint64_t knee;
+
+	for (size_t k = k0 + 1; k < c->n; k++)
+		least = c->cold[k] < least ? c->cold[k] : least;
+	while (floor_at < c->n && c->cold[floor_at] > least + 0.5)
+		floor_at++;
+	for (size_t k = k0 + 1; k < floor_at; k++)
+		if (c->cold[k] > c->cold[top])
+			top = k;
+	/* a gap of less than half an access is no fall (rounding) */
+	if (c->cold[top] - c->cold[floor_at] < 0.5)
+		return HS_CURVE_NEVER;
+	knee = hs_curve_size(c, floor_at);
+	x0 = (double)hs_curve_size(c, top);
+	x1 = (double)hs_curve_size(c, floor_at);
+	for (size_t k = top + 1; k < floor_at; k++) {
+		double x = ((double)hs_curve_size(c, k) - x0) / (x1 - x0);
+		double chord = c->cold[top] - (c->cold[top] - c->cold[floor_at]) * x;
+
+		if (chord - c->cold[k] > best && chord - c->cold[k] >= 0.5) {
+			best = chord - c->cold[k];
+			knee = hs_curve_size(c, k);
+		}
+	}
+	return c->sampled && !c->size && knee > c->pages ? c->pages : knee;
 }
 
 void hs_curve_summarize(const struct hs_curve *c, struct hs_curve_summary *s)
 {
-	double n = (double)c->accesses, best = 0, x0, x1;
-	size_t floor_at;
+	double n = (double)c->accesses, least;
 
 	memset(s, 0, sizeof(*s));
-	if (!c->n)
+	if (!c->n || (c->sampled && !c->sampled_pages)) {	/* a sample of nothing */
+		s->rerun_zero = s->rerun_floor = s->knee = HS_CURVE_UNKNOWN;
+		s->rerun_hits90 = s->rerun_hits99 = s->cold_hits90 = s->cold_hits99 = HS_CURVE_UNKNOWN;
 		return;
-	s->rerun_zero = size_at(c, first_at_most(c, c->rerun, 0));
+	}
+	s->upto = c->complete ? UINT64_MAX : hs_curve_size(c, c->n - 1);
+	least = c->rerun[0];
+	for (size_t k = 1; k < c->n; k++)
+		least = c->rerun[k] < least ? c->rerun[k] : least;
+	/* half a page: a sample's scaled figures are not whole */
+	s->rerun_zero = size_at(c, first_at_most(c, c->rerun, 0.5));
+	s->rerun_floor = size_at(c, first_at_most(c, c->rerun, least + 0.5));
 	s->rerun_hits90 = size_at(c, first_at_most(c, c->rerun, n * 0.1));
 	s->rerun_hits99 = size_at(c, first_at_most(c, c->rerun, n * 0.01));
 	/* a cold start hits at best the accesses that are not first ones */
 	s->cold_hits90 = (double)c->pages <= n * 0.1 ?
-		size_at(c, first_at_most(c, c->cold, n * 0.1)) : UINT64_MAX;
+		size_at(c, first_at_most(c, c->cold, n * 0.1)) : HS_CURVE_NEVER;
 	s->cold_hits99 = (double)c->pages <= n * 0.01 ?
-		size_at(c, first_at_most(c, c->cold, n * 0.01)) : UINT64_MAX;
-	floor_at = first_at_most(c, c->cold, c->cold[c->n - 1]);
-	s->knee = hs_curve_size(c, floor_at);
-	x0 = (double)hs_curve_size(c, 0);
-	x1 = (double)hs_curve_size(c, floor_at);
-	for (size_t k = 1; k < floor_at; k++) {
-		double x = ((double)hs_curve_size(c, k) - x0) / (x1 - x0);
-		double chord = c->cold[0] - (c->cold[0] - c->cold[floor_at]) * x;
+		size_at(c, first_at_most(c, c->cold, n * 0.01)) : HS_CURVE_NEVER;
+	s->knee = knee_of(c);
+}
 
-		/* a gap of less than half an access is no knee (rounding) */
-		if (chord - c->cold[k] > best && chord - c->cold[k] >= 0.5) {
-			best = chord - c->cold[k];
-			s->knee = hs_curve_size(c, k);
-		}
-	}
-	if (c->sampled && s->knee > c->pages)
-		s->knee = c->pages;
+uint64_t hs_curve_rerun_cache(const struct hs_curve *c, const struct hs_curve_summary *s)
+{
+	return s->rerun_floor < HS_CURVE_UNKNOWN ? s->rerun_floor : c->pages;
 }
 
 /* ---- the trace of a profile ---------------------------------------------------- */
@@ -1200,6 +1272,14 @@ static ptrdiff_t find_range(const struct hs_trace *t, struct tfile *f, uint64_t 
 
 int hs_trace_next(struct hs_trace *t, uint64_t *first, uint64_t *n, struct hs_error *err)
 {
+	uint64_t file, page;
+
+	return hs_trace_next_in_file(t, &file, &page, first, n, err);
+}
+
+int hs_trace_next_in_file(struct hs_trace *t, uint64_t *file, uint64_t *page, uint64_t *first,
+			  uint64_t *n, struct hs_error *err)
+{
 	const struct hs_profile_trace *tr = &t->it.trace;
 	struct tfile *f;
 	const struct hs_range *rg;
@@ -1221,6 +1301,8 @@ int hs_trace_next(struct hs_trace *t, uint64_t *first, uint64_t *n, struct hs_er
 	}
 	rg = &t->ranges[f->r0 + (size_t)k];
 	end = tr->ranges[t->ri].last < rg->last ? tr->ranges[t->ri].last : rg->last;
+	*file = tr->file;
+	*page = t->pos;
 	*first = t->id[f->r0 + (size_t)k] + (t->pos - rg->first);
 	*n = end - t->pos + 1;
 	if (end < tr->ranges[t->ri].last) {
@@ -1249,6 +1331,13 @@ void hs_trace_close(struct hs_trace *t)
 	free(t);
 }
 
+void hs_curve_model_opts(struct hs_curve_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->policy = HS_CURVE_AUTO;
+	o->read_ahead_pages = HS_CURVE_RA_DEVICE;
+}
+
 int hs_curve_from_profile(struct hs_profile_reader *r, const struct hs_curve_opts *o,
 			  struct hs_curve *out, struct hs_error *err)
 {
@@ -1258,12 +1347,10 @@ int hs_curve_from_profile(struct hs_profile_reader *r, const struct hs_curve_opt
 	uint64_t first, n;
 	int rc;
 
-	if (o->policy == HS_CURVE_AUTO && !o->sample_rate && !o->sample_size) {
+	if ((o->policy == HS_CURVE_AUTO && !o->sample_rate && !o->sample_size) ||
+	    o->policy == HS_CURVE_KERNEL) {
 		opts.policy = HS_CURVE_KERNEL;
-		if ((rc = hs_curve_kernel_from_profile(r, &opts, HS_CURVE_AUTO_STEPS, out, err)) <= 0)
-			return rc;	/* else the trace is too long to simulate: LRU */
-	} else if (o->policy == HS_CURVE_KERNEL) {
-		return hs_curve_kernel_from_profile(r, o, 0, out, err);
+		return hs_curve_kernel_from_profile(r, &opts, out, err);
 	}
 	opts.policy = HS_CURVE_LRU;
 	if ((rc = hs_trace_open(r, &t, err)))

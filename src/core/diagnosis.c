@@ -820,8 +820,11 @@ static void find_memory(facts *in, struct hs_diagnosis *d)
 	evidence(f, "memory_needed_bytes = %llu = read %llu + written %llu + RSS %llu",
 		 (unsigned long long)d->needed, (unsigned long long)n->read,
 		 (unsigned long long)n->written, (unsigned long long)n->anon);
-	evidence(f, "read: %s", in->curve_ok ? "the curve's least cache for a re-run with no miss" :
-		 "the profile's pages");
+	if (in->curve_ok)
+		evidence(f, "read: the least cache at which a re-run reads the least (nothing, most "
+			 "often), by the curve of the %s model", in->curve_model);
+	else
+		evidence(f, "read: the profile's pages");
 	if (n->written_known)
 		evidence(f, "written: the bytes the job dirtied (write_bytes of /proc/PID/io%s): new "
 			 "and temporary files take page cache too, charged to its cgroup",

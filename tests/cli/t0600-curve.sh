@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # hotset curve: the miss curve of a profile's trace, exact against known
 # traces and against an LRU simulated here (over a job recorded for real);
-# its CSV, JSON and SVG; sampling; the kernel model (readahead, --sizes,
-# which model the default picks); a profile without a trace; usage errors;
-# --mem-request, from the curve and the run figures record writes.
+# its CSV, JSON and SVG; sampling; the kernel model (readahead, --sizes
+# printing exactly the sizes asked, a curve that goes on until a re-run
+# reads nothing, "never" only when true, which model the default picks);
+# a sample of no page, unknown; a profile without a trace; usage errors;
+# --mem-request, from the curve and the run figures record writes; doctor
+# and run counting the same model's need.
 . "$(dirname "$0")/../lib.sh"
 
 HEAD='hotset-profile 1
@@ -49,12 +52,13 @@ test_expect_success 'the report for people: headline figures, a chart in 80 colu
 	twice &&
 	hotset curve --model lru twice.prof > out &&
 	grep -q "^Accesses:     128 pages (512.0 KiB read with no cache)$" out &&
-	grep -q "^Working set:  64 pages (256.0 KiB)" out &&
+	grep -q "^Working set:  64 pages (256.0 KiB)" out && grep -q "^Model:        least recently used" out &&
 	grep -q "^Re-run:       reads nothing with 256.0 KiB of cache$" out &&
 	grep -q "^Sampling:     none: exact" out &&
 	grep -q "^  64.0 KiB   512.0 KiB  100.0%   512.0 KiB  100.0%" out &&
 	grep -q "^ 256.0 KiB   256.0 KiB   50.0%         0 B    0.0%  knee, 90% hits, 99% hits,$" out &&
 	grep -q "^ \{54\}re-run reads nothing,$" out && grep -q "^ \{54\}working set$" out &&
+	check_eq "$(grep -c "^ *[0-9.]* [KMG]*i*B  " out)" 5 &&
 	! awk "length > 80" out | grep . &&
 	hotset curve --model lru -p twice.prof > out2 && cmp out out2
 '
@@ -116,7 +120,8 @@ test_expect_success 'kernel model: a cyclic scan without readahead misses as LRU
 		"[(0, 128, 128), (16, 128, 128), (32, 128, 128), (48, 128, 128), (64, 64, 0)]" &&
 	hotset curve --model kernel --read-ahead 0 twice.prof > out &&
 	grep -q "^Model:        the kernel.s active and inactive lists, refaults and readahead$" out &&
-	grep -q "^ \{14\}(up to 0 B), simulated at 101 sizes$" out &&
+	grep -Eq "^ {14}\(up to 0 B\), simulated at [0-9]+ sizes up to 256.0 KiB$" out &&
+	grep -q "^Sampling:     none: every access simulated$" out &&
 	! awk "length > 80" out | grep .
 '
 
@@ -152,7 +157,7 @@ test_expect_success 'the default model: the kernel for a short trace, LRU when s
 test_expect_success 'kernel model: usage errors' '
 	twice &&
 	expect_code 2 hotset curve --model fifo twice.prof 2> err && grep -q "lru., .kernel. or .auto., not .fifo." err &&
-	expect_code 2 hotset curve --model kernel --sample 1% twice.prof 2> err && grep -q "sampling (SHARDS) is for --model lru" err &&
+	expect_code 2 hotset curve --model kernel --sample-size 10 twice.prof 2> err && grep -q "sample-size (SHARDS) is for --model lru" err &&
 	expect_code 2 hotset curve --model lru --read-ahead 1M twice.prof 2> err && grep -q "read-ahead is for --model kernel" err &&
 	expect_code 2 hotset curve --points 5 --sizes 1M twice.prof 2> err && grep -q "choose one" err &&
 	expect_code 2 hotset curve --sizes 1M,x twice.prof 2>/dev/null &&
@@ -175,7 +180,8 @@ test_expect_success 'sampled estimates within the bounds the exact page count se
 	twice &&
 	for s in "--sample-size 1" "--sample-size 2" "--sample 0.01" "--sample 0.3"; do
 		hotset curve -J --points 65 $s twice.prof > j &&
-		check_eq "$(json j "all(j[k] <= j[\"working_set_bytes\"] for k in (\"rerun_zero_bytes\", \"knee_bytes\", \"hits90_bytes\", \"hits99_bytes\"))")" 1 &&
+		# none known when the sample follows no page (0.01 of 64 pages)
+		check_eq "$(json j "all((j[k] is None) if j[\"sampled_pages\"] == 0 else j[k] <= j[\"working_set_bytes\"] for k in (\"rerun_zero_bytes\", \"knee_bytes\", \"hits90_bytes\", \"hits99_bytes\"))")" 1 &&
 		check_eq "$(json j "all(p[\"miss_bytes_cold\"] >= 262144 for p in j[\"points\"])")" 1 &&
 		check_eq "$(json j "(j[\"points\"][64][\"miss_bytes_cold\"], j[\"points\"][64][\"miss_bytes_rerun\"])")" "(262144, 0)" || return 1
 	done
@@ -268,6 +274,148 @@ test_expect_success REALFS 'record writes the max-rss and write-bytes of the run
 	hotset show -J p.prof > show.json &&
 	check_eq "$(json show.json "(j[\"max_rss_bytes\"], j[\"write_bytes\"])")" "($rss, $wb)" &&
 	hotset show p.prof | grep -q "^Run:      peak RSS .*, wrote "
+'
+
+# A profile of TRACE lines over files of 256 pages on device 8:1: "t 0 0-9" ...
+manyfiles() {
+	{
+		printf '%s\n' "$HEAD"
+		for i in 0 1 2 3 4 5 6 7; do
+			printf 'f 8:1 %d 1048576 1.000000000 r 0-255 /data%d\n' $((20 + i)) $i
+		done
+		printf '%s\n' "$@"
+		printf 'end 8 0 %d\n' $#
+	} > many.prof
+}
+
+# Every --sizes list gives exactly its sizes (in whole pages, sorted, once
+# each), in the CSV, the JSON and the table, each with the value the size
+# alone gives: a table printed 0 B and the quarters of the working set
+# besides, with the values of the sizes below them (the first asked, for
+# sizes below all of them).
+test_expect_success '--sizes: exactly the sizes asked, each with its own value (kernel and LRU)' '
+	manyfiles "t 0 0-9" "t 1 0-255" "t 2 0-3" "t 3 100-120" "t 0 0-9" "t 1 0-255" "t 4 0-255" "t 2 0-3" &&
+	for lists in "70K,100K" "0,4K,1M" "4097,8K,8191,12K,9M" "2M,300K,2M,5K,64K" "1M"; do
+		for m in kernel lru; do
+			hotset curve --csv --model $m --sizes $lists many.prof > c &&
+			python3 - "$lists" c <<-\PY || return 1
+			import sys
+			want = sorted({int(float(s[:-1]) * 1024 ** " KMG".index(s[-1])) // 4096 if s[-1] in "KMG" else int(s) // 4096
+			               for s in sys.argv[1].split(",")})
+			got = [int(l.split(",")[0]) // 4096 for l in open(sys.argv[2]).read().split()[1:]]
+			assert got == want, (got, want)
+			PY
+			hotset curve --model $m --sizes $lists many.prof > out &&
+			check_eq "$(sed -n "/^     CACHE/,\$p" out | grep -c "^ *[0-9.]* [KMG]*i*B  ")" "$(($(wc -l < c) - 1))" &&
+			tail -n +2 c | while IFS=, read -r size cold rerun; do
+				hotset curve --csv --model $m --sizes $size many.prof | tail -n 1 > one &&
+				check_eq "$(cat one)" "$size,$cold,$rerun" || return 1
+			done || return 1
+		done
+	done
+'
+
+# Readahead reads past what the job asks for: pages 0-9 of a file, twice,
+# read 32 pages with a window of 128 KiB. The curve stopped at the working
+# set (10 pages) and said a re-run reads from the disk at every size.
+test_expect_success 'the default curve goes on past the working set until a re-run reads nothing' '
+	printf "%s\nf 8:1 12 1048576 1.000000000 r 0-9 /data\nt 0 0-9\nt 0 0-9\nend 1 0 2\n" "$HEAD" > ra.prof &&
+	hotset curve --read-ahead 128K ra.prof > out && cat out &&
+	grep -q "^Re-run:       reads nothing with 128.0 KiB of cache$" out &&
+	grep -q "^Memory:       128.0 KiB for a re-run to read nothing" out &&
+	hotset curve -J --read-ahead 128K ra.prof > j &&
+	check_eq "$(json j "(j[\"working_set_bytes\"], j[\"rerun_zero_bytes\"], j[\"curve_end_bytes\"], j[\"never_up_to_bytes\"], j[\"memory_needed_read_bytes\"])")" \
+		"(40960, 131072, 131072, None, 131072)" &&
+	check_eq "$(json j "(j[\"points\"][-1][\"cache_bytes\"], j[\"points\"][-1][\"miss_bytes_rerun\"], max(p[\"cache_bytes\"] for p in j[\"points\"] if p[\"miss_bytes_rerun\"]) < 131072)")" \
+		"(131072, 0, True)" &&
+	check_eq "$(json j "len(j[\"points\"]) == j[\"simulated_sizes\"] and j[\"model\"] == \"kernel\"")" 1 &&
+	hotset curve --read-ahead 128K --mem-request -q ra.prof > q && check_eq "$(cat q)" 1M &&
+	# a sample (of its one block, all of it): the same, not LRU'"'"'s nothing beyond the working set
+	hotset curve --csv --read-ahead 128K --sizes 40K,128K ra.prof > whole.csv &&
+	hotset curve --csv --read-ahead 128K --model kernel --sample 0.9 --sizes 40K,128K ra.prof > sample.csv &&
+	diff whole.csv sample.csv && hotset curve -J --model kernel --sample 0.9 ra.prof > s.json &&
+	check_eq "$(json s.json "j[\"sampling\"] is not None")" 1
+'
+
+# A file read with O_DIRECT is read at every access: no cache makes a
+# re-run read nothing, and that is said for every size, with the least it
+# reads; without the file, the same job reads nothing from 16 pages.
+test_expect_success '"never" only when true: a re-run of an O_DIRECT reader reads at any size' '
+	printf "%s\nf 8:1 12 65536 1.000000000 r 0-15 /a\nf 8:1 13 65536 1.000000000 rd 0-3 /b\nt 0 0-15\nt 1 0-3\nt 0 0-15\nend 2 0 3\n" "$HEAD" > d.prof &&
+	hotset curve --read-ahead 0 d.prof > out && cat out &&
+	grep -q "^Re-run:       reads from the disk at any size: at least 16.0 KiB, from 64.0 KiB of$" out &&
+	hotset curve -J --read-ahead 0 d.prof > j &&
+	check_eq "$(json j "(j[\"rerun_zero_bytes\"], j[\"rerun_floor_bytes\"], j[\"rerun_floor_read_bytes\"], j[\"never_up_to_bytes\"], j[\"hits99_bytes\"])")" \
+		"(None, 65536, 16384, None, None)" &&
+	hotset curve --read-ahead 0 --mem-request d.prof > m && grep -q "needs to read the least from the disk" m &&
+	grep -q "^Hits:         90% with no size, 99% with no size (re-run)$" out
+'
+
+# The cold start of a job reads more than it accessed with a small cache
+# (readahead evicting what it read): the charts cut it off at the accesses.
+test_expect_success 'the charts hold the most any point reads; the SVG legend is under the plot' '
+	manyfiles "t 0 0" "t 0 100" "t 0 200" "t 1 50" "t 1 150" "t 0 0" "t 0 100" "t 0 200" "t 1 50" "t 1 150" &&
+	hotset curve -J --read-ahead 128K many.prof > j &&
+	top=$(json j "max(max(p[\"miss_bytes_cold\"], p[\"miss_bytes_rerun\"]) for p in j[\"points\"])") &&
+	test "$top" -gt "$(json j "j[\"accesses\"] * 4096")" &&
+	hotset curve --read-ahead 128K many.prof > out && cat out &&
+	label=$(sed -n "/^Bytes read/{n;n;p}" out | sed "s/ *|.*//; s/^ *//") &&
+	python3 -c "
+import sys
+n, u = sys.argv[1].split()
+assert float(n) * 1024 ** [\"B\", \"KiB\", \"MiB\", \"GiB\"].index(u) >= int(sys.argv[2]) * 0.99, sys.argv[1:]" "$label" "$top" &&
+	hotset curve --read-ahead 128K --svg c.svg many.prof > /dev/null &&
+	python3 - c.svg "$top" <<-\PY
+	import sys, xml.etree.ElementTree as E
+	ns = "{http://www.w3.org/2000/svg}"
+	r = E.parse(sys.argv[1]).getroot()
+	box = next(e for e in r.iter(ns + "rect") if e.get("stroke") == "black")
+	x0, y0 = float(box.get("x")), float(box.get("y"))
+	x1, y1 = x0 + float(box.get("width")), y0 + float(box.get("height"))
+	pts = [tuple(map(float, p.split(","))) for l in r.iter(ns + "polyline") for p in l.get("points").split()]
+	assert all(x0 <= x <= x1 and y0 <= y <= y1 for x, y in pts), pts
+	assert min(y for x, y in pts) <= y0 + 1, "the highest point is at the top of the axis"
+	names = [t for t in r.iter(ns + "text") if t.text in ("cold start", "re-run")]
+	assert len(names) == 2 and all(float(t.get("y")) > y1 + 30 for t in names), "legend under the plot"
+	PY
+'
+
+# A sample of no page follows nothing: the knee and the sizes it gave were
+# those of an empty curve, printed as if known.
+test_expect_success '--sample so small that no page is followed: the sizes are unknown, and said so' '
+	twice &&
+	hotset curve -J --sample 1e-9 twice.prof > j &&
+	check_eq "$(json j "(j[\"sampled_pages\"], j[\"curve_known\"], j[\"knee_bytes\"], j[\"rerun_zero_bytes\"], j[\"hits90_bytes\"], j[\"hits99_bytes\"], j[\"cold_hits90_bytes\"])")" \
+		"(0, False, None, None, None, None, None)" &&
+	check_eq "$(json j "(j[\"memory_needed_source\"], j[\"memory_needed_read_bytes\"])")" "('"'"'working-set'"'"', 262144)" &&
+	hotset curve --sample 1e-9 twice.prof > out && cat out &&
+	grep -q "^Re-run:       unknown: the sample follows no page" out &&
+	grep -q "^Knee:         unknown" out && grep -q "^Hits:         90% with unknown, 99% with unknown" out
+'
+
+# doctor's chart and need were LRU's while curve's were the kernel's: the
+# same job, two answers. Both now read the curve of the kernel model, as
+# run does for a job's need (after its first run, which records it).
+test_expect_success 'doctor, run and --mem-request count the one model'"'"'s need' '
+	printf "%s\nf 8:1 12 1048576 1.000000000 r 0-9 /data\nt 0 0-9\nt 0 0-9\nend 1 0 2\n" "$HEAD" > ra.prof &&
+	hotset curve -J ra.prof > c.json &&
+	hotset doctor -J -p ra.prof > d.json &&
+	check_eq "$(json d.json "(j[\"model\"], j[\"memory_needed_read_bytes\"])")" \
+		"$(json c.json "(j[\"model\"], j[\"memory_needed_read_bytes\"])")" &&
+	check_eq "$(json c.json "(j[\"model\"], j[\"memory_needed_read_bytes\"] > j[\"working_set_bytes\"])")" "('"'"'kernel'"'"', True)" &&
+	hotset doctor -p ra.prof > d.out && grep -q "read: the least cache at which a re-run reads the least (nothing, most often), by the curve of the kernel model" d.out
+'
+
+test_expect_success REALFS 'run'"'"'s need of a job is its profile'"'"'s, by the same model' '
+	mkpages big 256 &&
+	echo "a head -c 40960 $PWD/big > /dev/null; head -c 40960 $PWD/big > /dev/null" > jobs &&
+	"$HOTSET" run -q --state "$PWD/st" jobs &&
+	"$HOTSET" run -q -J --state "$PWD/st" jobs > r.json &&
+	hotset curve -J st/jobs/a/profile > c.json &&
+	check_eq "$(json r.json "j[\"model\"]")" kernel &&
+	check_eq "$(json r.json "j[\"jobs\"][0][\"memory_needed_bytes\"]")" "$(json c.json "j[\"memory_needed_bytes\"]")" &&
+	# readahead reads more of the file than the job does: LRU counted the job'"'"'s pages alone
+	check_eq "$(json c.json "j[\"memory_needed_read_bytes\"] > j[\"working_set_bytes\"]")" 1
 '
 
 test_expect_success 'bad profiles: missing, a FIFO (never opened), malformed with its line; exit 2' '

@@ -31,7 +31,8 @@ test_expect_success SLOWDISK,REALFS 'a cold read: the wait on I/O, the bytes fro
 	check_eq "$(json d.json "j[\"io_wait_fraction\"] >= 0.1")" True &&
 	check_eq "$(json d.json "any(r[\"command\"] == \"hotset warm -p p.prof\" for r in j[\"recommendations\"])")" True &&
 	finding d.json top-directories > t && grep -Eq "tree/a \([0-9]+% of its pages, 16 files\)" t &&
-	check_eq "$(json d.json "j[\"working_set_bytes\"] >= 24 * 1048576 and j[\"memory_needed_read_bytes\"] <= j[\"working_set_bytes\"]")" True &&
+	# the kernel model: a re-run reads nothing once all it reads fits, and what readahead adds
+	check_eq "$(json d.json "j[\"working_set_bytes\"] >= 24 * 1048576 and j[\"memory_needed_read_bytes\"] >= j[\"working_set_bytes\"]")" True &&
 	# what a re-run needs: its reads, what it wrote (the profile) and its RSS
 	check_eq "$(json d.json "j[\"memory_needed_bytes\"] == j[\"memory_needed_read_bytes\"] + j[\"memory_needed_written_bytes\"] + j[\"memory_needed_rss_bytes\"] and j[\"memory_needed_rss_bytes\"] > 0")" True &&
 	finding d.json vfs-cache | grep -q "vfs_cache_pressure"

@@ -536,7 +536,7 @@ static int kernel_reads(const struct hs_curve_kfile *files, size_t nfiles,
 			const struct hs_curve_krun *runs, size_t nruns, uint64_t cap,
 			double *cold, double *rerun)
 {
-	struct hs_curve_opts o = { .policy = HS_CURVE_KERNEL, .sizes = &cap, .nsizes = 1 };
+	struct hs_curve_opts o = { .policy = HS_CURVE_KERNEL, .sizes = &cap, .nsizes = 1, .sizes_only = true };
 	struct hs_curve c;
 	int rc = hs_curve_kernel(files, nfiles, runs, nruns, &o, &c);
 
@@ -639,6 +639,31 @@ TEST(kernel_readahead_of_a_sequential_read)
 	CHECK(cold == 10 && rerun == 10);
 }
 
+/*
+ * A fault in a mapped file reads around it until the file's faults miss
+ * more than MMAP_LOTSAMISS times what they find read ahead (mm/filemap.c):
+ * then a fault reads its page alone. 300 faults 1000 pages apart, all
+ * missing: 100 read 32 pages each, the others 1. The same with each
+ * fault's neighbour faulted next, found read around: the count stays low,
+ * and every fault reads around.
+ */
+TEST(kernel_mmap_read_around_stops_when_faults_miss)
+{
+	const struct hs_curve_kfile files[] = { { 400000, 32, HS_FILE_MAPPED } };
+	struct hs_curve_krun far[300], near[600];
+	double cold, rerun;
+
+	for (size_t i = 0; i < 300; i++) {
+		far[i] = (struct hs_curve_krun){ 0, 1000 * i + 500, 1 };
+		near[2 * i] = far[i];
+		near[2 * i + 1] = (struct hs_curve_krun){ 0, 1000 * i + 501, 1 };
+	}
+	CHECK(kernel_reads(files, 1, far, 300, 100000, &cold, &rerun) == 0);
+	CHECK_EQ_U64(cold, 100 * 32 + 200);
+	CHECK(kernel_reads(files, 1, near, 600, 100000, &cold, &rerun) == 0);
+	CHECK_EQ_U64(cold, 300 * 32);
+}
+
 TEST(kernel_curve_of_a_profile)
 {
 	struct hs_profile_reader *r;
@@ -649,10 +674,16 @@ TEST(kernel_curve_of_a_profile)
 
 	CHECK(hs_profile_open_buffer(text, strlen(text), &r, &err) == 0);
 	CHECK(hs_curve_from_profile(r, &o, &c, &err) == 0);
-	CHECK(c.policy == HS_CURVE_KERNEL && c.n == 5 && c.pages == 64 && c.accesses == 128);
-	/* sizes 0, 16, 32, 48, 64: a cyclic scan, read once at 64, every access below */
-	CHECK(c.size[1] == 16 && c.size[4] == 64);
-	CHECK(c.cold[0] == 128 && c.cold[3] == 128 && c.cold[4] == 64 && c.rerun[4] == 0);
+	CHECK(c.policy == HS_CURVE_KERNEL && c.pages == 64 && c.accesses == 128);
+	/* its end is the working set: no readahead reads more */
+	CHECK(c.end == 64 && c.complete);
+	/* sizes 0, 16, 32, 48, 64 among the points: a cyclic scan, read once at 64, every access below */
+	for (unsigned i = 0; i < 5; i++) {
+		ptrdiff_t k = hs_curve_point(&c, hs_curve_even_size(&c, i, 5));
+
+		CHECK(k >= 0 && c.size[k] == 16 * i);
+		CHECK(k >= 0 && c.cold[k] == (i < 4 ? 128 : 64) && c.rerun[k] == (i < 4 ? 128 : 0));
+	}
 	CHECK(hs_curve_misses(&c, 63, false) == 128 && hs_curve_misses(&c, 1000, true) == 0);
 	hs_curve_release(&c);
 	/* auto: short enough to simulate */
@@ -668,6 +699,345 @@ TEST(kernel_curve_of_a_profile)
 	hs_profile_close(r);
 }
 
+/* ---- the kernel model's search, and its sample --------------------------------- */
+
+/* A trace of the kernel model: files and runs, grown as a test writes them. */
+struct ktrace {
+	struct hs_curve_kfile files[600];
+	size_t nfiles;
+	struct hs_curve_krun *runs;
+	size_t nruns, cap;
+};
+
+static void kt_file(struct ktrace *t, uint64_t pages, uint64_t ra, unsigned flags)
+{
+	t->files[t->nfiles++] = (struct hs_curve_kfile){ pages, ra, flags };
+}
+
+static void kt_run(struct ktrace *t, uint64_t file, uint64_t first, uint64_t n)
+{
+	if (t->nruns == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 1024;
+		t->runs = realloc(t->runs, t->cap * sizeof(*t->runs));
+	}
+	t->runs[t->nruns++] = (struct hs_curve_krun){ file, first, n };
+}
+
+/*
+ * The traces the fast path is held to: name, then k (0: small, whole; 1:
+ * large, many files, for the sample).
+ *   cyclic   files read through from the start, three times
+ *   random   single pages at random, skewed to a hot few
+ *   strided  every 8th page of a file, twice
+ *   mmap     faults at random in mapped files, one executed, and a read file
+ */
+static void kt_make(struct ktrace *t, int kind, int large)
+{
+	size_t files = large ? 400 : 3;
+	uint64_t pages = large ? 300 : 200;
+
+	memset(t, 0, sizeof(*t));
+	rng_state = 1234 + (uint64_t)kind;
+	for (size_t f = 0; f < files; f++)
+		kt_file(t, pages, kind == 2 ? 8 : 32,
+			kind == 3 ? (f % 3 == 2 ? HS_FILE_READ : HS_FILE_MAPPED | (f % 3 ? HS_FILE_EXEC : 0))
+				  : HS_FILE_READ);
+	switch (kind) {
+	case 0:	/* cyclic: each file whole, in runs of 16, three passes */
+		for (int pass = 0; pass < 3; pass++)
+			for (size_t f = 0; f < files; f++)
+				for (uint64_t p = 0; p < pages; p += 16)
+					kt_run(t, f, p, pages - p < 16 ? pages - p : 16);
+		break;
+	case 1:	/* random: a fifth of the files hot, nine accesses in ten */
+		for (size_t i = 0; i < (large ? 200000 : 3000); i++) {
+			size_t f = below(10) ? below(files / 5 + 1) : below(files);
+
+			kt_run(t, f < files ? f : files - 1, below(pages), 1);
+		}
+		break;
+	case 2:	/* strided */
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t f = 0; f < files; f++)
+				for (uint64_t p = 0; p < pages; p += 8)
+					kt_run(t, f, p, 1);
+		break;
+	default:	/* mmap */
+		for (size_t i = 0; i < (large ? 150000 : 2000); i++) {
+			size_t f = below(files);
+
+			kt_run(t, f, below(pages - 4), 1 + below(4));
+		}
+	}
+}
+
+static const char *const kt_names[] = { "cyclic", "random", "strided", "mmap" };
+
+/* The per-size simulation of c's point k: the sizes given alone, the whole trace. */
+static int per_size(const struct ktrace *t, uint64_t size, double *cold, double *rerun)
+{
+	struct hs_curve_opts o = { .policy = HS_CURVE_KERNEL, .sizes = &size, .nsizes = 1,
+				   .sizes_only = true, .max_steps = UINT64_MAX };
+	struct hs_curve c;
+	int rc = hs_curve_kernel(t->files, t->nfiles, t->runs, t->nruns, &o, &c);
+
+	if (rc)
+		return rc;
+	if (c.n != 1 || c.size[0] != size || c.sampled)
+		rc = -EINVAL;
+	*cold = c.cold[0];
+	*rerun = c.rerun[0];
+	hs_curve_release(&c);
+	return rc;
+}
+
+/*
+ * Small traces are simulated whole, so the search's points are the
+ * per-size simulation's to the page, whichever sizes it picks; the curve
+ * ends where the re-run reads nothing, past the working set when
+ * readahead reads more, and points evenly spaced go to that end.
+ */
+TEST(kernel_search_equals_the_per_size_simulation)
+{
+	for (int kind = 0; kind < 4; kind++) {
+		struct hs_curve_opts o = { .policy = HS_CURVE_KERNEL, .points = 7 };
+		struct ktrace t;
+		struct hs_curve c;
+		struct hs_curve_summary s;
+		int bad = 0;
+
+		kt_make(&t, kind, 0);
+		CHECK(hs_curve_kernel(t.files, t.nfiles, t.runs, t.nruns, &o, &c) == 0);
+		CHECK(!c.sampled && c.complete && c.n > 10);
+		for (size_t k = 0; k < c.n && !bad; k++) {
+			double cold, rerun;
+
+			CHECK(per_size(&t, c.size[k], &cold, &rerun) == 0);
+			if (cold != c.cold[k] || rerun != c.rerun[k]) {
+				printf("#   %s at %llu pages: %.0f, %.0f; per size %.0f, %.0f\n",
+				       kt_names[kind], (unsigned long long)c.size[k], c.cold[k],
+				       c.rerun[k], cold, rerun);
+				bad = 1;
+			}
+		}
+		CHECK(!bad);
+		hs_curve_summarize(&c, &s);
+		printf("# %s: %zu points, working set %llu, end %llu, re-run reads nothing from %llu\n",
+		       kt_names[kind], c.n, (unsigned long long)c.pages, (unsigned long long)c.end,
+		       (unsigned long long)s.rerun_zero);
+		/* the end: both curves at their floors, the re-run's nothing */
+		CHECK(s.rerun_zero != HS_CURVE_NEVER && s.rerun_zero <= c.end && c.end >= c.pages);
+		CHECK(c.rerun[c.n - 1] == 0 && s.upto == UINT64_MAX);
+		CHECK(hs_curve_misses(&c, c.end, true) == 0);
+		/* and the point before the least that reads nothing reads something */
+		CHECK(hs_curve_point(&c, s.rerun_zero) > 0 &&
+		      c.rerun[hs_curve_point(&c, s.rerun_zero) - 1] > 0);
+		for (unsigned i = 0; i < 7; i++)
+			CHECK(hs_curve_point(&c, hs_curve_even_size(&c, i, 7)) >= 0);
+		hs_curve_release(&c);
+		free(t.runs);
+	}
+}
+
+/* Readahead reads past the working set: the curve goes on until the re-run reads nothing. */
+TEST(kernel_curve_goes_past_the_working_set)
+{
+	/* pages 0-9 of a file of 256, twice: the first window reads 32 */
+	const struct hs_curve_kfile files[] = { { 256, 32, HS_FILE_READ } };
+	const struct hs_curve_krun runs[] = { { 0, 0, 10 }, { 0, 0, 10 } };
+	struct hs_curve_opts o = { .policy = HS_CURVE_KERNEL };
+	struct hs_curve c;
+	struct hs_curve_summary s;
+
+	CHECK(hs_curve_kernel(files, 1, runs, 2, &o, &c) == 0);
+	hs_curve_summarize(&c, &s);
+	CHECK(c.pages == 10 && c.end == 32 && c.complete);
+	CHECK(s.rerun_zero == 32 && s.rerun_floor == 32 && hs_curve_rerun_cache(&c, &s) == 32);
+	CHECK(hs_curve_misses(&c, 32, false) == 32 && hs_curve_misses(&c, 32, true) == 0);
+	CHECK(hs_curve_misses(&c, 10, true) > 0);
+	hs_curve_release(&c);
+}
+
+/* O_DIRECT reads at every access: a re-run never reads nothing, at any size, and says so. */
+TEST(kernel_a_floor_above_nothing_is_never_at_any_size)
+{
+	const struct hs_curve_kfile files[] = { { 64, 32, HS_FILE_READ },
+						{ 64, 32, HS_FILE_READ | HS_FILE_DIRECT } };
+	const struct hs_curve_krun runs[] = { { 0, 0, 64 }, { 1, 0, 8 }, { 0, 0, 64 } };
+	struct hs_curve_opts o = { .policy = HS_CURVE_KERNEL };
+	struct hs_curve c;
+	struct hs_curve_summary s;
+
+	CHECK(hs_curve_kernel(files, 2, runs, 3, &o, &c) == 0);
+	hs_curve_summarize(&c, &s);
+	CHECK(s.rerun_zero == HS_CURVE_NEVER && s.upto == UINT64_MAX);
+	CHECK(s.rerun_floor != HS_CURVE_NEVER && hs_curve_misses(&c, s.rerun_floor, true) == 8);
+	CHECK(hs_curve_rerun_cache(&c, &s) == s.rerun_floor);
+	hs_curve_release(&c);
+	/* the sizes given alone, short of the end: not reached up to the largest */
+	{
+		uint64_t sizes[] = { 4, 16 };
+
+		o.sizes = sizes;
+		o.nsizes = 2;
+		o.sizes_only = true;
+		CHECK(hs_curve_kernel(files, 2, runs, 3, &o, &c) == 0);
+		hs_curve_summarize(&c, &s);
+		CHECK(c.n == 2 && !c.complete && s.rerun_zero == HS_CURVE_NEVER && s.upto == 16);
+		hs_curve_release(&c);
+	}
+}
+
+/*
+ * The sizes asked are points, each once, with the per-size simulation's
+ * values; with sizes_only, the only points: random lists, repeats, 0,
+ * sizes far beyond everything.
+ */
+TEST(kernel_sizes_asked_are_exactly_the_points)
+{
+	struct ktrace t;
+
+	kt_make(&t, 1, 0);
+	for (int round = 0; round < 12; round++) {
+		uint64_t sizes[12], want[12];
+		size_t n = 1 + below(12), m = 0;
+
+		for (size_t i = 0; i < n; i++)
+			sizes[i] = below(4) ? below(700) : i % 2 ? 0 : UINT64_C(1) << 40;
+		for (size_t i = 0; i < n; i++) {	/* sorted, each once */
+			size_t j = 0;
+
+			while (j < m && want[j] != sizes[i])
+				j++;
+			if (j == m)
+				want[m++] = sizes[i];
+		}
+		for (int only = 0; only < 2; only++) {
+			struct hs_curve_opts o = { .policy = HS_CURVE_KERNEL, .sizes = sizes, .nsizes = n,
+						   .sizes_only = only };
+			struct hs_curve c;
+
+			CHECK(hs_curve_kernel(t.files, t.nfiles, t.runs, t.nruns, &o, &c) == 0);
+			if (only)
+				CHECK_EQ_U64(c.n, m);
+			for (size_t k = 1; k < c.n; k++)
+				CHECK(c.size[k - 1] < c.size[k]);
+			for (size_t i = 0; i < m; i++) {
+				ptrdiff_t k = hs_curve_point(&c, want[i]);
+				double cold, rerun;
+
+				CHECK(k >= 0);
+				if (k < 0)
+					continue;
+				if (want[i]) {
+					CHECK(per_size(&t, want[i], &cold, &rerun) == 0);
+				} else {	/* no cache: every access reads */
+					cold = rerun = (double)c.accesses;
+				}
+				CHECK(c.cold[k] == cold && c.rerun[k] == rerun);
+			}
+			hs_curve_release(&c);
+		}
+	}
+	free(t.runs);
+}
+
+/*
+ * A long trace is simulated on a sample of its blocks (miniature
+ * simulations), held to the bound docs/curve-kernel.md states: at every
+ * point, the sample's re-run and cold start are within
+ * KERNEL_SAMPLE_BOUND of the per-size simulation of the whole trace, of
+ * the working set or of what is read there if more, at that size or at
+ * one within KERNEL_SAMPLE_SHIFT of the working set beside it (a cliff,
+ * where a re-run goes from reading much to nothing, found a little to
+ * one side: no sample places it to the page). What is measured is
+ * printed, the plain error too. The budget is lowered so that traces of a
+ * test's size are sampled.
+ */
+#define KERNEL_SAMPLE_BOUND 0.05
+#define KERNEL_SAMPLE_SHIFT 0.01
+
+/* How far v lies outside the values of a, b and c (0 within). */
+static double outside(double v, double a, double b, double c)
+{
+	double lo = a < b ? (a < c ? a : c) : (b < c ? b : c);
+	double hi = a > b ? (a > c ? a : c) : (b > c ? b : c);
+
+	return v < lo ? lo - v : v > hi ? v - hi : 0;
+}
+
+TEST(kernel_sample_is_within_its_bound_of_the_per_size_simulation)
+{
+	for (int kind = 0; kind < 4; kind++) {
+		struct hs_curve_opts o = { .policy = HS_CURVE_KERNEL, .max_steps = 2000000 };
+		struct ktrace t;
+		struct hs_curve c, whole;
+		double plain[2] = { 0, 0 }, worst[2] = { 0, 0 };
+		uint64_t *sizes, shift;
+
+		kt_make(&t, kind, 1);
+		CHECK(hs_curve_kernel(t.files, t.nfiles, t.runs, t.nruns, &o, &c) == 0);
+		CHECK(c.sampled && c.sample_rate < 0.9 && c.sampled_pages > 0);
+		/* the whole trace at the sample's sizes and a shift either side, in one call */
+		shift = (uint64_t)((double)c.pages * KERNEL_SAMPLE_SHIFT);
+		sizes = malloc(3 * c.n * sizeof(*sizes));
+		for (size_t k = 0; k < c.n; k++) {
+			sizes[3 * k] = c.size[k];
+			sizes[3 * k + 1] = c.size[k] > shift ? c.size[k] - shift : 0;
+			sizes[3 * k + 2] = c.size[k] + shift;
+		}
+		o = (struct hs_curve_opts){ .policy = HS_CURVE_KERNEL, .sizes = sizes, .nsizes = 3 * c.n,
+					    .sizes_only = true, .max_steps = UINT64_MAX };
+		CHECK(hs_curve_kernel(t.files, t.nfiles, t.runs, t.nruns, &o, &whole) == 0);
+		CHECK(!whole.sampled && whole.pages == c.pages);
+		for (size_t k = 0; k < c.n && !whole.sampled; k++) {
+			for (int r = 0; r < 2; r++) {
+				double v = r ? c.rerun[k] : c.cold[k];
+				double at = hs_curve_misses(&whole, sizes[3 * k], r);
+				double e = fabs(v - at) / (double)c.pages;
+				double b = outside(v, at, hs_curve_misses(&whole, sizes[3 * k + 1], r),
+						   hs_curve_misses(&whole, sizes[3 * k + 2], r)) /
+					   (at > (double)c.pages ? at : (double)c.pages);
+
+				plain[r] = e > plain[r] ? e : plain[r];
+				worst[r] = b > worst[r] ? b : worst[r];
+				if (getenv("CURVE_DEBUG"))
+					printf("#   %llu: %s %.0f whole %.0f\n",
+					       (unsigned long long)c.size[k], r ? "re-run" : "cold", v, at);
+			}
+		}
+		printf("# %s: %zu accesses, %llu pages, sample %.3f (%llu pages): error, of the "
+		       "working set or what is read: cold %.4f re-run %.4f; plain, of the working "
+		       "set: cold %.4f re-run %.4f\n", kt_names[kind], t.nruns,
+		       (unsigned long long)c.pages, c.sample_rate, (unsigned long long)c.sampled_pages,
+		       worst[0], worst[1], plain[0], plain[1]);
+		CHECK(worst[0] <= KERNEL_SAMPLE_BOUND && worst[1] <= KERNEL_SAMPLE_BOUND);
+		free(sizes);
+		hs_curve_release(&whole);
+		hs_curve_release(&c);
+		free(t.runs);
+	}
+}
+
+/* A sample of no page: the curve says nothing, and the summary so. */
+TEST(a_sample_of_no_page_is_unknown)
+{
+	struct hs_curve_opts o = { .sample_rate = 1e-12 };
+	struct hs_curve c;
+	struct hs_curve_summary s;
+	uint64_t t[64];
+
+	for (size_t i = 0; i < 64; i++)
+		t[i] = i % 32;
+	CHECK(build(&o, 32, t, 64, &c) == 0);
+	CHECK(c.sampled && c.sampled_pages == 0);
+	hs_curve_summarize(&c, &s);
+	CHECK(s.knee == HS_CURVE_UNKNOWN && s.rerun_zero == HS_CURVE_UNKNOWN &&
+	      s.rerun_hits90 == HS_CURVE_UNKNOWN && s.cold_hits99 == HS_CURVE_UNKNOWN);
+	CHECK(hs_curve_rerun_cache(&c, &s) == 32);	/* the working set, then */
+	hs_curve_release(&c);
+}
+
 int main(void)
 {
 	return RUN_TESTS(exact_matches_a_simulated_lru_on_random_traces,
@@ -681,5 +1051,12 @@ int main(void)
 			 kernel_a_page_read_twice_outlives_a_scan_that_evicts_a_page_read_once,
 			 kernel_a_cyclic_scan_larger_than_the_cache_misses_throughout,
 			 kernel_a_refault_within_the_active_list_is_activated,
-			 kernel_readahead_of_a_sequential_read, kernel_curve_of_a_profile);
+			 kernel_readahead_of_a_sequential_read, kernel_mmap_read_around_stops_when_faults_miss,
+			 kernel_curve_of_a_profile,
+			 kernel_search_equals_the_per_size_simulation,
+			 kernel_curve_goes_past_the_working_set,
+			 kernel_a_floor_above_nothing_is_never_at_any_size,
+			 kernel_sizes_asked_are_exactly_the_points,
+			 kernel_sample_is_within_its_bound_of_the_per_size_simulation,
+			 a_sample_of_no_page_is_unknown);
 }
