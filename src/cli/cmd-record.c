@@ -238,6 +238,7 @@ int record_run(struct record_run *r)
 	int rc;
 
 	r->o.warn = warn_cb;
+	r->o.trace = r->trace;
 	r->backend = r->o.backend;
 	r->code = EXIT_HOTSET;
 	r->rec = NULL;

@@ -772,8 +772,8 @@ static void detach(struct bpf_link **links, int *nlinks)
  * Load the programs and attach them (links[], *nlinks); on failure err says
  * why, and nothing is left loaded.
  */
-static int load_programs(struct record_bpf **out, struct bpf_link **links, int *nlinks,
-			 bool *have_dio, struct hs_error *err)
+static int load_programs(struct record_bpf **out, bool exact, struct bpf_link **links,
+			 int *nlinks, bool *have_dio, struct hs_error *err)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
 	struct record_bpf *skel;
@@ -792,15 +792,20 @@ static int load_programs(struct record_bpf **out, struct bpf_link **links, int *
 	}
 	skel->rodata->page_shift = (uint32_t)__builtin_ctz(hs_page_size());
 	skel->rodata->wake_bytes = WAKE_BYTES;
+	skel->rodata->exact = exact;
+	/* sched_switch runs at every switch of the machine: only for a trace */
+	bpf_program__set_autoload(skel->progs.on_switch, exact);
 	bpf_map__set_max_entries(skel->maps.events, RINGBUF_BYTES);
 	rc = record_bpf__load(skel);
 	if (rc)
 		goto out;
 	*have_dio = true;
 	bpf_object__for_each_program(prog, skel->obj) {
-		struct bpf_link *link = bpf_program__attach(prog);
+		struct bpf_link *link;
 
-		if (link) {
+		if (!bpf_program__autoload(prog))
+			continue;	/* not loaded: not wanted here */
+		if ((link = bpf_program__attach(prog))) {
 			links[(*nlinks)++] = link;
 			continue;
 		}
@@ -916,7 +921,7 @@ int hs_record_bpf(const struct hs_record_opts *o, struct hs_recording *rec,
 	libbpf_last[0] = '\0';
 	if ((rc = check_privileges(err)))
 		goto out;
-	if ((rc = load_programs(&skel, links, &nlinks, &have_dio, err)))
+	if ((rc = load_programs(&skel, o->trace, links, &nlinks, &have_dio, err)))
 		goto out;
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, &s, NULL);
 	if (!rb) {
