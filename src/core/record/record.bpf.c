@@ -668,14 +668,89 @@ int BPF_PROG(on_fault, struct address_space *mapping, unsigned long index)
 	return 0;
 }
 
+/*
+ * Is page index of mapping in the page cache, up to date? A walk down the
+ * xarray of the cache (include/linux/xarray.h): an entry whose low bits are
+ * 10 is internal, a node above 4096, a sibling of a large folio's first
+ * slot below 63 << 2; one with its low bit set is a value (the shadow of an
+ * evicted page); anything else not NULL is a folio.
+ */
+#define XA_LEVELS 11	/* 64-bit indexes, 6 bits a level */
+
+static __always_inline bool page_cached(struct address_space *mapping, __u64 index)
+{
+	unsigned long e = (unsigned long)BPF_CORE_READ(mapping, i_pages.xa_head), flags = 0;
+	bool root = true;
+
+	for (int level = 0; level < XA_LEVELS; level++) {
+		struct xa_node *node;
+		__u64 off;
+		__u8 shift;
+
+		if ((e & 3) != 2 || e <= 4096)
+			break;
+		node = (void *)(e - 2);
+		shift = BPF_CORE_READ(node, shift);
+		if (shift > 63 || (root && (index >> shift) > 63))
+			return false;	/* beyond what the tree holds */
+		root = false;
+		off = (index >> shift) & 63;
+		bpf_probe_read_kernel(&e, sizeof(e), &node->slots[off]);
+		if ((e & 3) == 2 && e >> 2 < 63) {	/* a sibling: the folio is at its slot */
+			off = (e >> 2) & 63;
+			bpf_probe_read_kernel(&e, sizeof(e), &node->slots[off]);
+		}
+	}
+	if ((root && index) || !e || (e & 3))
+		return false;	/* nothing, a shadow, or an internal entry (retry...) */
+	bpf_probe_read_kernel(&flags, sizeof(flags),
+			      (void *)e + bpf_core_field_offset(struct folio, flags));
+	return flags >> bpf_core_enum_value(enum pageflags, PG_uptodate) & 1;
+}
+
+struct map_walk {
+	struct inode *inode;
+	struct address_space *mapping;
+	__u64 start, run_first;
+	__u32 pages, how;
+	bool in_run;
+};
+
+/* Page start + i of a fault-around window: extend the run of cached pages, or end it. */
+static long map_step(__u32 i, struct map_walk *w)
+{
+	__u64 index = w->start + i;
+	bool last = i + 1 >= w->pages, cached = page_cached(w->mapping, index);
+
+	if (cached && !w->in_run) {
+		w->run_first = index;
+		w->in_run = true;
+	}
+	if (w->in_run && (!cached || last)) {
+		record_pages(w->inode, w->run_first, cached ? index : index - 1, w->how);
+		w->in_run = false;
+	}
+	return last;
+}
+
+/*
+ * Fault-around: the kernel maps the pages around a fault that are in the
+ * cache, up to date (and not mapped yet), and the tracepoint names the
+ * whole window [start, end]. Only the cached ones are brought into the
+ * process: the rest, not mapped, fault when touched (a cold fault that
+ * waited for the disk comes back here for its own page, now cached).
+ */
 SEC("raw_tp/mm_filemap_map_pages")
 int BPF_PROG(on_map_pages, struct address_space *mapping, unsigned long start,
 	     unsigned long end)
 {
-	__u32 how = page_access(HS_BPF_MAPPED);
+	struct map_walk w = { .mapping = mapping, .start = start };
 
-	if (how)
-		record_pages(BPF_CORE_READ(mapping, host), start, end, how);
+	if (end < start || !(w.how = page_access(HS_BPF_MAPPED)))
+		return 0;
+	w.inode = BPF_CORE_READ(mapping, host);
+	w.pages = end - start >= 4096 ? 4096 : (__u32)(end - start + 1);
+	bpf_loop(w.pages, map_step, &w, 0);
 	return 0;
 }
 
