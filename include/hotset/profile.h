@@ -109,6 +109,10 @@ struct hs_profile_header {
 	uint64_t max_rss;	/* max-rss: the peak RSS of its largest process, bytes */
 	bool write_bytes_known;
 	uint64_t write_bytes;	/* write-bytes: the bytes it wrote for storage */
+	/* lost-events: accesses the recorder could not see (its pages and
+	 * trace lack them) */
+	bool lost_events_known;
+	uint64_t lost_events;
 };
 
 /*

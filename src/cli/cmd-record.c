@@ -287,6 +287,9 @@ int record_run(struct record_run *r)
 	h.max_rss = r->u.max_rss_bytes;
 	h.write_bytes_known = r->u.io_known;
 	h.write_bytes = r->u.write_bytes_disk;
+	/* a profile, or a trace, short of what was lost says so itself */
+	h.lost_events_known = true;
+	h.lost_events = r->res.lost_events;
 	r->save_rc = save(r->rec, r->out, &h);
 	free(command);
 	/*

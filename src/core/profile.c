@@ -554,7 +554,7 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 	int rc;
 	enum { K_CREATED = 1, K_HOST = 2, K_KERNEL = 4, K_PAGE = 8, K_SOURCE = 16,
 	       K_BACKEND = 32, K_MMAP = 64, K_COMMAND = 128, K_CWD = 256, K_MAX_RSS = 512,
-	       K_WRITE_BYTES = 1024 };
+	       K_WRITE_BYTES = 1024, K_LOST = 2048 };
 	static const char *const sources[] = { "record", "snapshot", NULL },
 		*const backends[] = { "ptrace", "bpf", NULL },
 		*const mmap_pages[] = { "faulted", "touched", NULL };
@@ -612,6 +612,8 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 			bit = K_MAX_RSS;
 		else if (keyword(&c, "write-bytes"))
 			bit = K_WRITE_BYTES;
+		else if (keyword(&c, "lost-events"))
+			bit = K_LOST;
 		else
 			return fail(err, &c, "unknown header line (expected a key such as page-size, or a file line \"f ...\")");
 		if (seen & bit)
@@ -648,6 +650,10 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 		case K_WRITE_BYTES:
 			rc = parse_u64(&c, &h->write_bytes, err, "write-bytes");
 			h->write_bytes_known = !rc;
+			break;
+		case K_LOST:
+			rc = parse_u64(&c, &h->lost_events, err, "lost-events");
+			h->lost_events_known = !rc;
 			break;
 		case K_COMMAND:
 		case K_CWD:
@@ -1189,6 +1195,11 @@ static void put_header(struct hs_profile_writer *w, const struct hs_profile_head
 	if (h->write_bytes_known) {
 		put_str(w, "write-bytes ");
 		put_u64(w, h->write_bytes);
+		put(w, "\n", 1);
+	}
+	if (h->lost_events_known) {
+		put_str(w, "lost-events ");
+		put_u64(w, h->lost_events);
 		put(w, "\n", 1);
 	}
 	if (h->command && *h->command) {

@@ -270,6 +270,8 @@ static void full_header(struct hs_profile_header *h)
 	h->max_rss = 52428800;
 	h->write_bytes_known = true;
 	h->write_bytes = 0;
+	h->lost_events_known = true;
+	h->lost_events = 3;
 }
 
 TEST(roundtrip_header_and_items)
@@ -332,6 +334,8 @@ TEST(roundtrip_header_and_items)
 	CHECK(g->max_rss_known && g->write_bytes_known);
 	CHECK_EQ_U64(g->max_rss, 52428800);
 	CHECK_EQ_U64(g->write_bytes, 0);
+	CHECK(g->lost_events_known);
+	CHECK_EQ_U64(g->lost_events, 3);
 	CHECK_EQ_U64(hs_profile_totals(r)->files, n);
 	CHECK_EQ_U64(hs_profile_totals(r)->outputs, 2);
 	CHECK_EQ_U64(hs_profile_totals(r)->trace_lines, 3);
@@ -586,6 +590,7 @@ TEST(rejects_bad_header)
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\ncolour blue\nend 0 0 0\n", 4, "unknown header line");
 	BAD("hotset-profile 1\npage-size 4096\nsource record\nmax-rss 1M\nend 0 0 0\n", 4, "unexpected text after the value");
 	BAD("hotset-profile 1\npage-size 4096\nsource record\nwrite-bytes -1\nend 0 0 0\n", 4, "write-bytes");
+	BAD("hotset-profile 1\npage-size 4096\nsource record\nlost-events x\nend 0 0 0\n", 4, "lost-events");
 	BAD("hotset-profile 1\npage-size 4096\nsource record\nmax-rss 1\nmax-rss 1\nend 0 0 0\n", 5, "given twice");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\n\nend 0 0 0\n", 4, "unknown header line");
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\nsources x\nend 0 0 0\n", 4, "unknown header line");
