@@ -500,7 +500,8 @@ static __always_inline struct file *fd_file(long fd);
  * is copied without a word, and the call's next batch starts after it.
  * So the pages of a call are taken from where the call started: pread's
  * offset, or the file position, which read(2) moves only once it is done.
- * The fd must be the inode's (a 32-bit process numbers its calls
+ * (The other ways keep that blind spot: sendfile and splice ask in batches
+ * as well.) The fd must be the inode's (a 32-bit process numbers its calls
  * otherwise; its arguments then mean something else).
  */
 static __always_inline __s64 call_start(struct task_struct *t, struct inode *inode)
