@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # hotset record --trace: every access, in order, in the trace's canonical
 # form (docs/profile.md), the same under both backends. Jobs that read
-# cyclically, at random, strided, through a mapping and interleaved
-# (tests/helpers/readjob.c, many seeds) give each backend the trace
-# readjob says they made, and the two backends the same trace; a file of
+# cyclically, at random, strided, through a mapping, interleaved and from
+# a child process (tests/helpers/readjob.c, many seeds) give each backend
+# the trace readjob says they made, and the two backends the same; a file of
 # 2,000 pages read three times over is 6,000 page accesses under both; a
 # recording that loses accesses says so in the profile.
 . "$(dirname "$0")/../lib.sh"
@@ -14,7 +14,7 @@ RJ=("$HELPERS/readjob")
 ldd "$HELPERS/readjob" 2>/dev/null | grep -q libasan && RJ=(env ASAN_OPTIONS=detect_leaks=0 "${RJ[@]}")
 check() { python3 "$TESTS_DIR/helpers/readjob-check.py" "$@"; }
 SEEDS=${HOTSET_TEST_TRACE_SEEDS:-6}
-SCENARIOS="cyclic random strided mapped interleave"
+SCENARIOS="cyclic random strided mapped interleave forked"
 
 # backends: those that can run here
 backends() { echo ptrace; have_prereq BPF && echo bpf; }
@@ -44,7 +44,7 @@ test_expect_success 'the issue: 2,000 pages read three times with pread are 6,00
 	done
 '
 
-test_expect_success 'cyclic, random, strided, mapped and interleaved reads: each backend has every access in order, the two the same' '
+test_expect_success 'cyclic, random, strided, mapped, interleaved and forked reads: each backend has every access in order, the two the same' '
 	mkdir d && readjob prepare d &&
 	for seed in $(seq "$SEEDS"); do
 		for s in $SCENARIOS; do

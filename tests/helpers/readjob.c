@@ -46,7 +46,7 @@
  * that are also written, created or truncated, an empty file, a read that
  * runs past the end of a file, and places that are never part of a
  * working set (/proc, /sys, /dev, pipes, sockets, memfd). The traced
- * scenarios (cyclic, random, strided, mapped, interleave, reread) read in
+ * scenarios (cyclic, random, strided, mapped, interleave, forked, reread) read in
  * pieces of any size and print the trace a --trace profile must hold too.
  */
 #ifndef _GNU_SOURCE
@@ -1473,6 +1473,38 @@ static void s_interleave(void)
 }
 
 /*
+ * forked: a process reads a piece of a file, starts a child that reads a
+ * piece of another and waits for it, then reads on; a few times. What
+ * the parent read before the fork comes before what the child reads.
+ */
+static void s_forked(void)
+{
+	int a = open_traced(TA), b = open_traced(TB);
+
+	for (int i = 0; i < 6; i++) {
+		long off = trand(traced_size(TA) - 2 * ps), boff = trand(traced_size(TB));
+		int status;
+		pid_t pid;
+
+		tpread(a, TA, off, 1 + trand(ps));
+		fflush(NULL);
+		if ((pid = fork()) < 0)
+			die("fork");
+		if (pid == 0) {
+			char buf[64];
+
+			_exit(pread(b, buf, sizeof(buf), boff) < 0);
+		}
+		if (waitpid(pid, &status, 0) < 0 || status != 0)
+			die("forked: child status %d", status);
+		access_bytes(TB, boff, 64);
+		tpread(a, TA, off + ps, 1 + trand(ps));
+	}
+	close(a);
+	close(b);
+}
+
+/*
  * reread: 2,000 pages read three times over with pread, in pieces of
  * 100,000 bytes: three accesses of 2,000 pages, 6,000 page accesses.
  */
@@ -1567,7 +1599,8 @@ static const struct scenario {
 	{ "exec", s_exec }, { "rename", s_rename }, { "reuse", s_reuse },
 	{ "write", s_write }, { "small", s_small }, { "pseudo", s_pseudo },
 	{ "cyclic", s_cyclic }, { "random", s_random }, { "strided", s_strided },
-	{ "mapped", s_mapped }, { "interleave", s_interleave }, { "reread", s_reread },
+	{ "mapped", s_mapped }, { "interleave", s_interleave }, { "forked", s_forked },
+	{ "reread", s_reread },
 	{ "interrupt", s_interrupt },
 };
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

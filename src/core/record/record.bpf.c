@@ -839,6 +839,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
 	__u8 *state, copy;
 
+	/* exact: what the parent read before comes before what the child reads */
+	if (exact)
+		flush_pending();
 	if (ptgid == ctgid)
 		return 0;	/* a thread: its process is tracked or not already */
 	state = bpf_map_lookup_elem(&tracked, &ptgid);
