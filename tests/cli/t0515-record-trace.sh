@@ -21,7 +21,8 @@ backends() { echo ptrace; have_prereq BPF && echo bpf; }
 
 # traced WHO BACKEND SCENARIO SEED: record it, check the profile and its
 # trace against readjob's word; the trace kept to readjob's traced files
-# in trace.BACKEND
+# in trace.BACKEND, "PATH FIRST-LAST" a line (what else the job touched
+# in between, a page of a library faulted in again, say, is left out)
 traced() {
 	local who=$1 b=$2 s=$3 seed=$4 run=()
 	[ "$who" = nobody ] && run=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
@@ -37,7 +38,7 @@ test_expect_success 'the issue: 2,000 pages read three times with pread are 6,00
 	mkdir d && readjob prepare d &&
 	for b in $(backends); do
 		traced root $b reread 1 &&
-		check_eq "$(json j.$b "sum(b - a + 1 for i, a, b in j[\"trace\"] if j[\"files\"][i][\"path\"].endswith(\"/trace/big\"))")" 6000 &&
+		check_eq "$(awk "{ split(\$2, r, \"-\"); n += r[2] - r[1] + 1 } END { print n }" trace.$b)" 6000 &&
 		check_eq "$(cat trace.$b | tr "\n" " ")" \
 			"$PWD/d/trace/big 0-1999 $PWD/d/trace/big 0-1999 $PWD/d/trace/big 0-1999 " ||
 			{ echo "backend $b" >&2; return 1; }

@@ -46,20 +46,25 @@ def fmt(p):
 
 
 def trace_of(prof, paths):
-    """The accesses of prof's trace to paths, as [path, first, last] in order,
-    merged as the canonical form merges them: leaving the other files out
-    makes neighbours of accesses that were not (the pages of a library a
-    call faulted in between, say)."""
+    """The accesses of prof's trace to paths, as [path, first, last] in order.
+    Leaving the other files out makes neighbours of accesses that were not
+    (the pages of a library a call faulted in between, say): those are
+    merged as the canonical form merges them. Two accesses that were
+    neighbours already are left as they are: the profile's own trace must
+    be in canonical form."""
     out = []
     files = prof["files"]
+    left_out = False
     for idx, first, last in prof["trace"] or []:
         path = files[idx]["path"]
         if path not in paths:
+            left_out = True
             continue
-        if out and out[-1][0] == path and first in (out[-1][2], out[-1][2] + 1):
+        if left_out and out and out[-1][0] == path and first in (out[-1][2], out[-1][2] + 1):
             out[-1][2] = max(out[-1][2], last)
         else:
             out.append([path, first, last])
+        left_out = False
     return out
 
 
