@@ -12,6 +12,10 @@
 #   notify    bench/stop-floor --notify: the same stops made by seccomp user
 #             notification instead of ptrace (the other way to stop a job
 #             without privilege)
+#   ptrace_t  hotset record --trace --backend=ptrace: every access, in order
+#   bpf_t     hotset record --trace --backend=bpf
+#   bpf_old, bpf_t_old   the same two with the hotset binary HOTSET_BEFORE
+#             (another build, to measure a change in the same rounds)
 #
 # on two jobs, with a warm cache (each job runs once before the timed runs):
 #
@@ -23,6 +27,9 @@
 #   grep      git grep --threads=4 over a copy of /usr/include committed to
 #             a repository (under $BENCH_DATA/record-grep): the same small
 #             files, read by four threads at once
+#   reads     bench/random-reads: 500,000 reads of 4 KiB at random pages of
+#             a 64 MiB file (cached): with --trace each read is an event
+#             of its own (not in the default JOBS)
 #
 # The tools run interleaved, round after round, so that the load of other
 # people's jobs on this shared machine falls on all of them alike; the table
@@ -33,7 +40,9 @@
 # profile of the compile is far smaller than the data the compile read.
 #
 #   bench/record.sh       (as root for bpf; REPEATS=N rounds, default 5;
-#                          RECORD_JOBS="compile tar grep" to choose)
+#                          RECORD_JOBS="compile tar grep" to choose;
+#                          RECORD_TOOLS="bare bpf bpf_t strace" to choose
+#                          tools, among those that can run here)
 #
 # Goals: ptrace <= 1.10x bare on the compile, <= 2x on tar; bpf <= 1.05x on
 # both. The threaded grep has no goal: it shows what threads cost.
@@ -46,13 +55,25 @@ CXX_DIR=$BENCH_DATA/record-cxx
 GREP_DIR=$BENCH_DATA/record-grep
 
 cc -O2 -o "$BENCH_DIR/stop-floor" "$(dirname "$0")/stop-floor.c" || die "cannot build stop-floor"
-TOOLS=(bare floor notify ptrace)
+cc -O2 -o "$BENCH_DIR/random-reads" "$(dirname "$0")/random-reads.c" || die "cannot build random-reads"
+HOTSET_BEFORE=${HOTSET_BEFORE:-}
+TOOLS=(bare floor notify ptrace ptrace_t)
 if "$HOTSET" record --backend=bpf --probe > /dev/null 2>&1; then
-	TOOLS+=(bpf)
+	TOOLS+=(bpf bpf_t)
+	[ -n "$HOTSET_BEFORE" ] && TOOLS+=(bpf_old bpf_t_old)
 else
 	say "bench: the bpf backend cannot run here: $("$HOTSET" record --backend=bpf --probe 2>&1 | head -n1)"
 fi
 TOOLS+=(strace)
+if [ -n "${RECORD_TOOLS:-}" ]; then
+	wanted=()
+	for tool in "${TOOLS[@]}"; do
+		[[ " $RECORD_TOOLS " == *" $tool "* ]] && wanted+=("$tool")
+	done
+	[[ " ${wanted[*]} " == *" bare "* ]] || wanted=(bare "${wanted[@]}")	# ratios are to it
+	TOOLS=("${wanted[@]}")
+fi
+READS_FILE=$BENCH_DATA/record-reads
 
 # ---- the C++ project ----------------------------------------------------------------
 
@@ -183,6 +204,7 @@ job_cmd() {
 	compile) JOB=(make -s -j1 -C "$CXX_DIR") ;;
 	tar) JOB=(sh -c 'tar c /usr/include 2> /dev/null | cat > /dev/null') ;;
 	grep) JOB=(sh -c 'git -C "$1" grep --threads=4 -c no-such-line-anywhere; [ $? -le 1 ]' - "$GREP_DIR") ;;
+	reads) JOB=("$BENCH_DIR/random-reads" "$READS_FILE" 500000) ;;
 	esac
 }
 
@@ -197,6 +219,9 @@ tool_cmd() {
 	case $1 in
 	bare) CMD=("${JOB[@]}") ;;
 	ptrace|bpf) CMD=("$HOTSET" record -q --backend="$1" -o "$3" -- "${JOB[@]}") ;;
+	ptrace_t|bpf_t) CMD=("$HOTSET" record -q --trace --backend="${1%_t}" -o "$3" -- "${JOB[@]}") ;;
+	bpf_old) CMD=("$HOTSET_BEFORE" record -q --backend=bpf -o "$3" -- "${JOB[@]}") ;;
+	bpf_t_old) CMD=("$HOTSET_BEFORE" record -q --trace --backend=bpf -o "$3" -- "${JOB[@]}") ;;
 	strace) CMD=(strace -f --seccomp-bpf -e trace=%file -o /dev/null "${JOB[@]}") ;;
 	floor) CMD=("$BENCH_DIR/stop-floor" "${JOB[@]}") ;;
 	notify) CMD=("$BENCH_DIR/stop-floor" --notify "${JOB[@]}") ;;
@@ -213,7 +238,9 @@ run_job() {
 	job_cmd "$job"
 	say "bench: $job: warming up"
 	job_prepare "$job" && bench_once "${JOB[@]}" > /dev/null
-	for tool in "${TOOLS[@]}"; do : > "$BENCH_DIR/$job.$tool.runs"; : > "$BENCH_DIR/$job.$tool.cpu"; done
+	for tool in "${TOOLS[@]}"; do
+		: > "$BENCH_DIR/$job.$tool.runs"; : > "$BENCH_DIR/$job.$tool.cpu"; : > "$BENCH_DIR/$job.$tool.lost"
+	done
 	: > "$BENCH_DIR/$job.rounds"
 	for ((r = 0; r < REPEATS; r++)); do
 		local line="$r"
@@ -222,6 +249,8 @@ run_job() {
 			tool_cmd "$tool" "$job" "$BENCH_DIR/$job.$tool.prof"
 			job_prepare "$job"
 			s=$(bench_once "${CMD[@]}") || die "$job under $tool failed"
+			sed -n 's/.*warning: \([0-9]*\) accesses could not be recorded.*/\1/p' \
+				"$BENCH_DIR/last.err" >> "$BENCH_DIR/$job.$tool.lost"
 			echo "$s" >> "$BENCH_DIR/$job.$tool.runs"
 			cat "$BENCH_DIR/last.cpu" >> "$BENCH_DIR/$job.$tool.cpu"
 			eval "round_$tool=$s"
@@ -249,6 +278,11 @@ run_job() {
 			"$(ratio "$med" "$bare_med")" "$paired" "$cpu" "$(ratio "$cpu" "$bare_cpu")"
 		eval "ratio_${job}_$tool=$(ratio "$med" "$bare_med")"
 	done
+	for tool in "${TOOLS[@]}"; do
+		[ -s "$BENCH_DIR/$job.$tool.lost" ] &&
+			printf '(%s lost accesses in some runs: %s)\n' "$tool" "$(tr '\n' ' ' < "$BENCH_DIR/$job.$tool.lost")"
+	done
+	return 0
 }
 
 # The compile's --trace profile next to what the compile read.
@@ -307,6 +341,9 @@ fixed_costs() {
 
 [[ " $JOBS " == *" compile "* ]] && write_project
 [[ " $JOBS " == *" grep "* ]] && write_repo
+if [[ " $JOBS " == *" reads "* ]] && [ "$(stat -c %s "$READS_FILE" 2>/dev/null)" != $((64 << 20)) ]; then
+	mkdir -p "$BENCH_DATA" && head -c $((64 << 20)) /dev/urandom > "$READS_FILE"
+fi
 for job in $JOBS; do run_job "$job"; done
 [[ " $JOBS " == *" compile "* ]] && profile_sizes
 fixed_costs

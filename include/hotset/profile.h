@@ -115,6 +115,10 @@ struct hs_profile_header {
 	bool memcg_limit_known;		/* memory-limit */
 	uint64_t memcg_limit;		/* the lowest limit over it; UINT64_MAX: none */
 	const char *memcg_limit_holder;	/* the cgroup that sets it, or NULL (none) */
+	/* lost-events: accesses the recorder could not see (its pages and
+	 * trace lack them) */
+	bool lost_events_known;
+	uint64_t lost_events;
 };
 
 /*

@@ -38,6 +38,9 @@ struct hs_record_opts {
 	char *const *argv;	/* the command; argv[0] is looked up in PATH */
 	enum hs_record_backend backend;
 	const char *cgroup_procs;	/* if set, the job joins this cgroup first */
+	/* The recording keeps a trace: every access must reach it, in order
+	 * (the backends otherwise merge what the profile's ranges merge). */
+	bool trace;
 	/* Told about anything worth a warning (lost events, a file that could
 	 * not be identified...); may be NULL. */
 	void (*warn)(void *ctx, const char *msg);

@@ -672,6 +672,9 @@ static int run_curve(int argc, char **argv)
 		run.io_known = h->write_bytes_known;
 		run.write_bytes_disk = h->write_bytes;
 		run.max_rss_bytes = h->max_rss_known ? h->max_rss : 0;
+		if (h->lost_events_known && h->lost_events)
+			warning("%s: the recording lost %llu accesses: the trace is short of them, "
+				"and so is the curve", k.profile, (unsigned long long)h->lost_events);
 	}
 	if (sizes && (rc = parse_sizes(&k, sizes))) {
 		operands_close(&ops);

@@ -259,6 +259,7 @@ int record_run(struct record_run *r)
 	int rc;
 
 	r->o.warn = warn_cb;
+	r->o.trace = r->trace;
 	r->backend = r->o.backend;
 	r->code = EXIT_HOTSET;
 	r->rec = NULL;
@@ -319,6 +320,9 @@ int record_run(struct record_run *r)
 			h.memcg_limit_holder = hs_memcg_level_name(memcg, memcg->lowest, holder,
 								   sizeof(holder));
 	}
+	/* a profile, or a trace, short of what was lost says so itself */
+	h.lost_events_known = true;
+	h.lost_events = r->res.lost_events;
 	r->save_rc = save(r->rec, r->out, &h);
 	free(command);
 	free(memcg);

@@ -103,6 +103,7 @@ static void print_header(struct show *s, const char *path, const struct hs_profi
 		json_u64(&s->j, "page_size", h->page_size);
 		json_u64_or_null(&s->j, "max_rss_bytes", h->max_rss_known, h->max_rss);
 		json_u64_or_null(&s->j, "write_bytes", h->write_bytes_known, h->write_bytes);
+		json_u64_or_null(&s->j, "lost_events", h->lost_events_known, h->lost_events);
 		return;
 	}
 	fputs("Profile:  ", stdout);
@@ -127,6 +128,9 @@ static void print_header(struct show *s, const char *path, const struct hs_profi
 		       h->max_rss_known ? human_size(h->max_rss, a) : "unknown",
 		       h->write_bytes_known ? human_size(h->write_bytes, b) : "unknown");
 	}
+	if (h->lost_events_known && h->lost_events)
+		printf("Lost:     %llu accesses the recorder could not see: the pages and the trace "
+		       "lack them\n", (unsigned long long)h->lost_events);
 	if (h->cwd) {
 		fputs("Cwd:      ", stdout);
 		print_path(stdout, h->cwd, strlen(h->cwd));

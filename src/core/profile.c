@@ -608,7 +608,8 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 	int rc;
 	enum { K_CREATED = 1, K_HOST = 2, K_KERNEL = 4, K_PAGE = 8, K_SOURCE = 16,
 	       K_BACKEND = 32, K_MMAP = 64, K_COMMAND = 128, K_CWD = 256, K_MAX_RSS = 512,
-	       K_WRITE_BYTES = 1024, K_MEMCG = 2048, K_MEMLIMIT = 4096 };
+	       K_WRITE_BYTES = 1024, K_MEMCG = 2048, K_MEMLIMIT = 4096,
+	       K_LOST = 8192 };
 	static const char *const sources[] = { "record", "snapshot", NULL },
 		*const backends[] = { "ptrace", "bpf", NULL },
 		*const mmap_pages[] = { "faulted", "touched", NULL };
@@ -670,6 +671,8 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 			bit = K_MEMCG;
 		else if (keyword(&c, "memory-limit"))
 			bit = K_MEMLIMIT;
+		else if (keyword(&c, "lost-events"))
+			bit = K_LOST;
 		else
 			return fail(err, &c, "unknown header line (expected a key such as page-size, or a file line \"f ...\")");
 		if (seen & bit)
@@ -714,6 +717,10 @@ static int parse_header(struct hs_profile_reader *r, struct hs_error *err)
 			limit_at = c;
 			limit_at.p = c.line_start;
 			rc = parse_memlimit(r, &c, h, err);
+			break;
+		case K_LOST:
+			rc = parse_u64(&c, &h->lost_events, err, "lost-events");
+			h->lost_events_known = !rc;
 			break;
 		case K_COMMAND:
 		case K_CWD:
@@ -1277,6 +1284,11 @@ static void put_header(struct hs_profile_writer *w, const struct hs_profile_head
 			put_escaped(w, h->memcg_limit_holder, strlen(h->memcg_limit_holder));
 			put(w, "\n", 1);
 		}
+	}
+	if (h->lost_events_known) {
+		put_str(w, "lost-events ");
+		put_u64(w, h->lost_events);
+		put(w, "\n", 1);
 	}
 	if (h->command && *h->command) {
 		put_str(w, "command ");

@@ -42,6 +42,17 @@ test_expect_success BPF 'each scenario alone, with the trace' '
 	check_eq "$(json j "j[\"trace_lines\"] > 0")" 1
 '
 
+# filemap_read() copies a batch of pages cut short at a page still being
+# read from the disk without a tracepoint: the pages come from where the
+# read call started.
+test_expect_success BPF,REALFS 'a cold file read in pieces that are not page-aligned: every page, one access' '
+	mkpages f 5000 &&
+	hotset record -q --trace --backend=bpf -o p -- dd if=f of=/dev/null bs=100000 2> /dev/null &&
+	hotset show --trace --json p > j &&
+	check_eq "$(json j "[f[\"ranges\"] for f in j[\"files\"] if f[\"path\"] == \"$PWD/f\"]")" "[[[0, 4999]]]" &&
+	check_eq "$(json j "[t[1:] for t in j[\"trace\"] if j[\"files\"][t[0]][\"path\"] == \"$PWD/f\"]")" "[[0, 4999]]"
+'
+
 test_expect_success BPF 'a file opened before the job is named from its inode' '
 	mkdir d && readjob prepare d &&
 	hotset record -q --backend=bpf -o p -- cat < d/read > /dev/null &&

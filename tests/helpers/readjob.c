@@ -7,6 +7,8 @@
  *                             its output, not its input); idempotent
  *   readjob SCENARIO DIR      run SCENARIO over DIR's files, then print on
  *                             stdout what a profile of this run must say
+ *                             (READJOB_SEED=N: the pseudo-random choices of
+ *                             the traced scenarios; flood: see s_flood)
  *   readjob list              print the scenario names ("all" runs every
  *                             scenario but "interrupt", one after another)
  *
@@ -21,6 +23,9 @@
  *                                   truncated by the job), not an input
  *   none    -   -     -      PATH   nothing under PATH (a prefix) may be
  *                                   listed as an input
+ *   trace   -   -     RANGE  PATH   with a trace, the next access to the
+ *                                   files of these lines is pages RANGE of
+ *                                   PATH (see "traces" below)
  *
  * FLAGS are profile flag letters the entry must have (r read-like, m mapped,
  * d O_DIRECT, w written); RANGES are page ranges, sorted and merged
@@ -40,7 +45,9 @@
  * file replaced by rename, an inode number reused by a new file, files
  * that are also written, created or truncated, an empty file, a read that
  * runs past the end of a file, and places that are never part of a
- * working set (/proc, /sys, /dev, pipes, sockets, memfd).
+ * working set (/proc, /sys, /dev, pipes, sockets, memfd). The traced
+ * scenarios (cyclic, random, strided, mapped, interleave, forked, reread) read in
+ * pieces of any size and print the trace a --trace profile must hold too.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -176,6 +183,8 @@ static void make_file(const char *name, long pages, long tail)
 	free(buf);
 }
 
+static void prepare_traced(void);
+
 static const char *const inputs[] = {
 	"read", "pread", "readv", "preadv", "preadv2", "sendfile", "splice", "copy", "mmap",
 	"direct", "dup", "fork", "thread", "exec-a", "exec-b", "rename", "rename.next",
@@ -203,6 +212,7 @@ static void prepare(void)
 		die("mkdir %s", sub);
 	for (int i = 0; i < NTFILES; i++)
 		make_file(tfile_name(i), TFILE_PAGES, 0);
+	prepare_traced();
 }
 
 /* ---- scenarios ---------------------------------------------------------------- */
@@ -1215,6 +1225,365 @@ static void s_interrupt(void)
 		pause();
 }
 
+/* ---- traces: every access, in order ------------------------------------------------ */
+
+/*
+ * The scenarios below read files of their own (trace/...) in patterns
+ * whose every access both record backends see in order, and print what a
+ * --trace profile must hold: the accesses to these files, in the trace's
+ * canonical form (docs/profile.md: an access that starts on the last page
+ * of the one before it, to the same file, or right after it, continues
+ * it), as "trace - - FIRST-LAST PATH" lines in order, after an "exact"
+ * line per file. Each access's pages are the pages its bytes fall in,
+ * clipped to the file's size. They draw their offsets and sizes from the
+ * seed READJOB_SEED (default 1), so that a test can run many.
+ */
+static const struct traced {
+	const char *name;
+	long pages, tail;	/* size: pages * page size + tail bytes */
+} traced[] = {
+	{ "trace/a", 50, 300 }, { "trace/b", 40, 0 }, { "trace/m", 320, 0 },
+	{ "trace/big", 2000, 0 }, { "trace/flood", 256, 0 },
+};
+#define NTRACED (sizeof(traced) / sizeof(traced[0]))
+enum { TA, TB, TM, TBIG, TFLOOD };
+
+static unsigned char *traced_seen[NTRACED];	/* pages accessed, per file */
+static struct taccess {
+	int file;
+	long first, last;
+} *accesses;
+static size_t naccesses, accesses_cap;
+static unsigned trace_seed;
+
+/* Create the traced files, unless they are there with their size (they are only read). */
+static void prepare_traced(void)
+{
+	char sub[PATH_MAX + 64];
+	struct stat st;
+
+	snprintf(sub, sizeof(sub), "%s/trace", dir);
+	if (mkdir(sub, 0755) < 0 && errno != EEXIST)
+		die("mkdir %s", sub);
+	for (size_t i = 0; i < NTRACED; i++)
+		if (stat(path_of(traced[i].name), &st) < 0 ||
+		    st.st_size != traced[i].pages * ps + traced[i].tail)
+			make_file(traced[i].name, traced[i].pages, traced[i].tail);
+	unlink(path_of("trace/ready"));
+	unlink(path_of("trace/go"));
+	unlink(path_of("trace/done"));
+}
+
+static long traced_size(int file)
+{
+	return traced[file].pages * ps + traced[file].tail;
+}
+
+/* Bytes [off, off + len) of a traced file were accessed (clipped to its size). */
+static void access_bytes(int file, long off, long len)
+{
+	long size = traced_size(file), first, last;
+	struct taccess *prev = naccesses ? &accesses[naccesses - 1] : NULL;
+
+	if (off + len > size)
+		len = size - off;
+	if (len <= 0)
+		return;
+	first = off / ps;
+	last = (off + len - 1) / ps;
+	if (!traced_seen[file] && !(traced_seen[file] = calloc((size_t)traced[file].pages + 1, 1)))
+		die("calloc");
+	memset(traced_seen[file] + first, 1, (size_t)(last - first + 1));
+	if (prev && prev->file == file && (first == prev->last || first == prev->last + 1)) {
+		if (last > prev->last)
+			prev->last = last;
+		return;
+	}
+	if (naccesses == accesses_cap) {
+		accesses_cap = accesses_cap ? 2 * accesses_cap : 64;
+		if (!(accesses = realloc(accesses, accesses_cap * sizeof(*accesses))))
+			die("realloc");
+	}
+	accesses[naccesses++] = (struct taccess){ file, first, last };
+}
+
+static int open_traced(int file)
+{
+	return open_in(traced[file].name, O_RDONLY);
+}
+
+static long trand(long n)
+{
+	return (long)(tnext(&trace_seed) % (unsigned)n);
+}
+
+/* pread of len bytes at off. */
+static void tpread(int fd, int file, long off, long len)
+{
+	char *buf = page_buf(len / ps + 1);
+
+	if (pread(fd, buf, (size_t)len, off) < 0)
+		die("pread %s", traced[file].name);
+	free(buf);
+	access_bytes(file, off, len);
+}
+
+/* read of len bytes from where the position is (pos, kept by the caller). */
+static void tread_on(int fd, int file, long *pos, long len)
+{
+	char *buf = page_buf(len / ps + 1);
+	ssize_t n = read(fd, buf, (size_t)len);
+
+	if (n < 0)
+		die("read %s", traced[file].name);
+	free(buf);
+	access_bytes(file, *pos, n);
+	*pos += n;
+}
+
+static void tseek(int fd, int file, long *pos, long off)
+{
+	if (lseek(fd, off, SEEK_SET) != off)
+		die("lseek %s", traced[file].name);
+	*pos = off;
+}
+
+/* cyclic: a file read front to back, again and again, in pieces of any size. */
+static void s_cyclic(void)
+{
+	int fd = open_traced(TA);
+	long size = traced_size(TA), pos = 0;
+
+	for (long pass = 0, passes = 2 + trand(3); pass < passes; pass++) {
+		long piece = 1 + trand(3 * ps);
+
+		if (trand(2)) {		/* read(2) from the start */
+			tseek(fd, TA, &pos, 0);
+			while (pos < size)
+				tread_on(fd, TA, &pos, piece);
+		} else {		/* pread(2) */
+			for (long off = 0; off < size; off += piece)
+				tpread(fd, TA, off, piece);
+		}
+	}
+	close(fd);
+}
+
+/* random: pieces of two files at random, by pread, lseek and read, preadv. */
+static void s_random(void)
+{
+	int fds[2] = { open_traced(TA), open_traced(TB) };
+	long pos[2] = { 0, 0 };
+
+	for (int i = 0, n = 20 + (int)trand(20); i < n; i++) {
+		int k = (int)trand(2);
+		long off = trand(traced_size(k)), len = 1 + trand(3 * ps);
+
+		switch (trand(3)) {
+		case 0:
+			tpread(fds[k], k, off, len);
+			break;
+		case 1:
+			tseek(fds[k], k, &pos[k], off);
+			tread_on(fds[k], k, &pos[k], len);
+			break;
+		default: {
+			char *buf = page_buf(len / ps + 1);
+			struct iovec iov = { buf, (size_t)len };
+
+			if (preadv(fds[k], &iov, 1, off) < 0)
+				die("preadv");
+			free(buf);
+			access_bytes(k, off, len);
+		}
+		}
+	}
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* strided: every s-th page, pass after pass, by pread or by lseek and read. */
+static void s_strided(void)
+{
+	int fd = open_traced(TB);
+	long size = traced_size(TB), pos = 0;
+
+	for (int pass = 0; pass < 3; pass++) {
+		long stride = (2 + trand(6)) * ps, len = 1 + trand(ps), start = trand(stride);
+
+		for (long off = start; off < size; off += stride) {
+			if (pass == 1) {
+				tseek(fd, TB, &pos, off);
+				tread_on(fd, TB, &pos, len);
+			} else {
+				tpread(fd, TB, off, len);
+			}
+		}
+	}
+	close(fd);
+}
+
+/*
+ * mapped: a file mapped, not in the cache, and touched page after page
+ * upwards, 16 pages apart at least (the kernel's fault-around maps only
+ * cached pages, up to 16 around a fault: none here), then unmapped and
+ * dropped from the cache; twice. The ptrace backend sees the pages when
+ * the mapping goes, in page order; eBPF each fault: the same trace.
+ */
+static void s_mapped(void)
+{
+	long pages = traced[TM].pages;
+
+	for (int pass = 0; pass < 2; pass++) {
+		int fd = open_traced(TM);
+		volatile char *m;
+		char c = 0;
+
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		m = mmap(NULL, (size_t)(pages * ps), PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED)
+			die("mmap");
+		madvise((void *)m, (size_t)(pages * ps), MADV_RANDOM);
+		for (long p = trand(16); p < pages; p += 16 + trand(24)) {
+			c += m[p * ps + trand(ps)];
+			access_bytes(TM, p * ps, 1);
+		}
+		(void)c;
+		munmap((void *)m, (size_t)(pages * ps));
+		close(fd);
+	}
+}
+
+/*
+ * interleave: a file read on through its position, between reads of
+ * another at offsets: each piece is an access of its own.
+ */
+static void s_interleave(void)
+{
+	int a = open_traced(TA), b = open_traced(TB);
+	long pos = 0;
+
+	tseek(a, TA, &pos, trand(ps));
+	for (int i = 0; i < 12 && pos < traced_size(TA); i++) {
+		tread_on(a, TA, &pos, 1 + trand(2 * ps));
+		tpread(b, TB, trand(traced_size(TB)), 1 + trand(ps));
+	}
+	close(a);
+	close(b);
+}
+
+/*
+ * forked: a process reads a piece of a file, starts a child that reads a
+ * piece of another and waits for it, then reads on; a few times. What
+ * the parent read before the fork comes before what the child reads.
+ */
+static void s_forked(void)
+{
+	int a = open_traced(TA), b = open_traced(TB);
+
+	for (int i = 0; i < 6; i++) {
+		long off = trand(traced_size(TA) - 2 * ps), boff = trand(traced_size(TB));
+		int status;
+		pid_t pid;
+
+		tpread(a, TA, off, 1 + trand(ps));
+		fflush(NULL);
+		if ((pid = fork()) < 0)
+			die("fork");
+		if (pid == 0) {
+			char buf[64];
+
+			_exit(pread(b, buf, sizeof(buf), boff) < 0);
+		}
+		if (waitpid(pid, &status, 0) < 0 || status != 0)
+			die("forked: child status %d", status);
+		access_bytes(TB, boff, 64);
+		tpread(a, TA, off + ps, 1 + trand(ps));
+	}
+	close(a);
+	close(b);
+}
+
+/*
+ * reread: 2,000 pages read three times over with pread, in pieces of
+ * 100,000 bytes: three accesses of 2,000 pages, 6,000 page accesses.
+ */
+static void s_reread(void)
+{
+	int fd = open_traced(TBIG);
+
+	for (int pass = 0; pass < 3; pass++)
+		for (long off = 0; off < traced_size(TBIG); off += 100000)
+			tpread(fd, TBIG, off, 100000);
+	close(fd);
+}
+
+/* Write a line to the FIFO DIR/name (made by the caller): it waits for a reader. */
+static void fifo_say(const char *name)
+{
+	FILE *f = fopen(path_of(name), "we");
+
+	if (!f || fputs("ok\n", f) < 0 || fclose(f))
+		die("%s", name);
+}
+
+/*
+ * flood (not in "list" nor "all"): say so on the FIFO trace/ready, wait
+ * for a line on the FIFO trace/go, read 400,000 random pieces of
+ * trace/flood with pread, each an access of its own, more than the eBPF
+ * backend's ring buffer holds, then say so on the FIFO trace/done. The
+ * caller stops the recorder meanwhile: accesses are lost, and the profile
+ * must say so.
+ */
+static void s_flood(void)
+{
+	int fd = open_traced(TFLOOD);
+	char line[16], buf[64];
+	FILE *go;
+
+	fifo_say("trace/ready");
+	if (!(go = fopen(path_of("trace/go"), "re")) || !fgets(line, sizeof(line), go))
+		die("trace/go");
+	fclose(go);
+	for (long i = 0; i < 400000; i++)
+		if (pread(fd, buf, sizeof(buf), trand(traced[TFLOOD].pages) * ps) < 0)
+			die("pread");
+	close(fd);
+	fifo_say("trace/done");
+}
+
+/* The expectations of the traced files: their pages, then the trace. */
+static void trace_expect(void)
+{
+	for (size_t i = 0; i < NTRACED; i++) {
+		char ranges[16384] = "", *o = ranges;
+
+		if (!traced_seen[i])
+			continue;
+		for (long p = 0; p <= traced[i].pages; p++) {
+			long q = p;
+
+			if (!traced_seen[i][p])
+				continue;
+			while (q + 1 <= traced[i].pages && traced_seen[i][q + 1])
+				q++;
+			if ((size_t)(o - ranges) > sizeof(ranges) - 32)
+				die("trace_expect: too many ranges");
+			o += sprintf(o, o == ranges ? "%ld" : ",%ld", p);
+			if (q > p)
+				o += sprintf(o, "-%ld", q);
+			p = q;
+		}
+		expect("exact", ino_of(traced[i].name), i == TM ? "m" : "r", ranges, traced[i].name);
+	}
+	for (size_t i = 0; i < naccesses; i++) {
+		char r[64];
+
+		snprintf(r, sizeof(r), "%ld-%ld", accesses[i].first, accesses[i].last);
+		expect("trace", 0, "-", r, traced[accesses[i].file].name);
+	}
+}
+
 static const struct scenario {
 	const char *name;
 	void (*run)(void);
@@ -1229,6 +1598,9 @@ static const struct scenario {
 	{ "forkreopen", s_forkreopen },
 	{ "exec", s_exec }, { "rename", s_rename }, { "reuse", s_reuse },
 	{ "write", s_write }, { "small", s_small }, { "pseudo", s_pseudo },
+	{ "cyclic", s_cyclic }, { "random", s_random }, { "strided", s_strided },
+	{ "mapped", s_mapped }, { "interleave", s_interleave }, { "forked", s_forked },
+	{ "reread", s_reread },
 	{ "interrupt", s_interrupt },
 };
 #define NSCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -1255,6 +1627,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "exec-child") && argc == 4)
 		return exec_child(atoi(argv[3]));
+	trace_seed = getenv("READJOB_SEED") ? (unsigned)strtoul(getenv("READJOB_SEED"), NULL, 10) : 1;
+	if (!strcmp(argv[1], "flood")) {
+		s_flood();
+		return 0;
+	}
 	bool all = !strcmp(argv[1], "all"), ran = false;
 
 	for (size_t i = 0; i < NSCENARIOS; i++) {
@@ -1270,5 +1647,6 @@ int main(int argc, char **argv)
 	}
 	if (tused)
 		texpect();
+	trace_expect();
 	return fflush(stdout) != 0;
 }

@@ -276,6 +276,8 @@ static void full_header(struct hs_profile_header *h)
 	h->memcg_limit_known = true;
 	h->memcg_limit = 1073741824;
 	h->memcg_limit_holder = "/db box";
+	h->lost_events_known = true;
+	h->lost_events = 3;
 }
 
 TEST(roundtrip_header_and_items)
@@ -343,6 +345,8 @@ TEST(roundtrip_header_and_items)
 	CHECK(g->memcg && !strcmp(g->memcg, h.memcg));
 	CHECK(g->memcg_limit_known && g->memcg_limit == 1073741824);
 	CHECK(g->memcg_limit_holder && !strcmp(g->memcg_limit_holder, "/db box"));
+	CHECK(g->lost_events_known);
+	CHECK_EQ_U64(g->lost_events, 3);
 	CHECK_EQ_U64(hs_profile_totals(r)->files, n);
 	CHECK_EQ_U64(hs_profile_totals(r)->outputs, 2);
 	CHECK_EQ_U64(hs_profile_totals(r)->trace_lines, 3);
@@ -597,6 +601,7 @@ TEST(rejects_bad_header)
 	BAD("hotset-profile 1\npage-size 4096\nsource snapshot\ncolour blue\nend 0 0 0\n", 4, "unknown header line");
 	BAD("hotset-profile 1\npage-size 4096\nsource record\nmax-rss 1M\nend 0 0 0\n", 4, "unexpected text after the value");
 	BAD("hotset-profile 1\npage-size 4096\nsource record\nwrite-bytes -1\nend 0 0 0\n", 4, "write-bytes");
+	BAD("hotset-profile 1\npage-size 4096\nsource record\nlost-events x\nend 0 0 0\n", 4, "lost-events");
 	BAD("hotset-profile 1\npage-size 4096\nsource record\nmax-rss 1\nmax-rss 1\nend 0 0 0\n", 5, "given twice");
 	BAD("hotset-profile 1\npage-size 4096\nsource record\nmemory-cgroup 3 /a\nend 0 0 0\n", 4, "version must be 1 or 2");
 	BAD("hotset-profile 1\npage-size 4096\nsource record\nmemory-cgroup 1 a/b\nend 0 0 0\n", 4, "from \"/\"");

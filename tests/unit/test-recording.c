@@ -199,6 +199,76 @@ TEST(trace_keeps_every_access_in_order)
 	hs_recording_free(r);
 }
 
+/* The trace of a saved recording as "file:first-last " items. */
+static void trace_of(struct hs_recording *r, char *got, size_t cap)
+{
+	struct hs_profile_reader *pr;
+	struct hs_profile_item it;
+	struct hs_profile_header h;
+
+	got[0] = '\0';
+	hs_profile_header_init(&h, "record");
+	CHECK(hs_recording_save(r, tmp_profile(), &h) == 0);
+	CHECK(hs_profile_open(tmp_profile(), &pr, NULL) == 0);
+	while (hs_profile_next(pr, &it, NULL) > 0) {
+		if (it.kind != HS_ITEM_TRACE)
+			continue;
+		for (size_t i = 0; i < it.trace.nranges; i++)
+			snprintf(got + strlen(got), cap - strlen(got), "%llu:%llu-%llu ",
+				 (unsigned long long)it.trace.file,
+				 (unsigned long long)it.trace.ranges[i].first,
+				 (unsigned long long)it.trace.ranges[i].last);
+	}
+	hs_profile_close(pr);
+	unlink(tmp_profile());
+}
+
+/*
+ * The canonical form: an access that starts on the previous one's last
+ * page, or right after it, continues it; the reads of one stretch of a
+ * file position (what ptrace sees) and of each read(2) (what eBPF sees)
+ * give the same trace.
+ */
+TEST(trace_canonical_form)
+{
+	struct hs_recording *r, *bytes;
+	struct hs_file_id x = id_of(1), y = id_of(2);
+	char got[512], want[512];
+	int64_t a, b;
+
+	CHECK(hs_recording_new(true, &r) == 0);
+	a = hs_recording_file(r, &x, "/x", 2);
+	b = hs_recording_file(r, &y, "/y", 2);
+	/* reads of 1,000 bytes: pages 0, 0, 0, 0, 0-1, 1, 1, 1, 1-2 */
+	for (uint64_t off = 0; off < 9000; off += 1000)
+		CHECK(hs_recording_access(r, a, off / 4096, (off + 999) / 4096, HS_FILE_READ) == 0);
+	CHECK(hs_recording_access(r, a, 2, 2, HS_FILE_READ) == 0);	/* the same page again */
+	CHECK(hs_recording_access(r, a, 0, 2, HS_FILE_READ) == 0);	/* back: a re-read */
+	CHECK(hs_recording_access(r, a, 1, 1, HS_FILE_READ) == 0);	/* back within it */
+	CHECK(hs_recording_access(r, a, 3, 3, HS_FILE_READ) == 0);	/* ahead, a gap */
+	CHECK(hs_recording_access(r, b, 3, 4, HS_FILE_READ) == 0);	/* another file */
+	CHECK(hs_recording_access(r, a, 3, 5, HS_FILE_READ) == 0);	/* not continued across b */
+	CHECK(hs_recording_access(r, a, 6, 6, HS_FILE_MAPPED) == 0);	/* continues, however read */
+	trace_of(r, got, sizeof(got));
+	CHECK_STR(got, "0:0-2 0:0-2 0:1-1 0:3-3 1:3-4 0:3-6 ");
+
+	/* the same reads as one stretch of bytes [0, 9000): the same trace */
+	CHECK(hs_recording_new(true, &bytes) == 0);
+	a = hs_recording_file(bytes, &x, "/x", 2);
+	b = hs_recording_file(bytes, &y, "/y", 2);
+	CHECK(hs_recording_access(bytes, a, 0, 8999 / 4096, HS_FILE_READ) == 0);
+	CHECK(hs_recording_access(bytes, a, 2, 2, HS_FILE_READ) == 0);
+	CHECK(hs_recording_access(bytes, a, 0, 2, HS_FILE_READ) == 0);
+	CHECK(hs_recording_access(bytes, a, 1, 1, HS_FILE_READ) == 0);
+	CHECK(hs_recording_access(bytes, a, 3, 3, HS_FILE_READ) == 0);
+	CHECK(hs_recording_access(bytes, b, 3, 4, HS_FILE_READ) == 0);
+	CHECK(hs_recording_access(bytes, a, 3, 6, HS_FILE_READ) == 0);
+	trace_of(bytes, want, sizeof(want));
+	CHECK_STR(got, want);
+	hs_recording_free(bytes);
+	hs_recording_free(r);
+}
+
 TEST(many_files_and_sparse_pages)
 {
 	struct hs_recording *r;
@@ -223,6 +293,6 @@ int main(void)
 {
 	return RUN_TESTS(ranges_keep_first_access_order_and_merge, rename_keeps_the_file_and_its_pages,
 			 files_ordered_by_first_access_not_lookup,
-			 outputs_are_not_input, trace_keeps_every_access_in_order,
+			 outputs_are_not_input, trace_keeps_every_access_in_order, trace_canonical_form,
 			 many_files_and_sparse_pages);
 }

@@ -73,6 +73,8 @@ struct hs_bpf_pages {
 struct hs_bpf_pending {
 	struct hs_bpf_pages ev;	/* ev.h.type is 0 when there is none */
 	__u64 outputs;		/* `outputs` when it started: no merging across one */
+	__u32 tid;		/* exact mode (a trace): the task whose range it is */
+	__u32 pad;
 };
 
 struct hs_bpf_path {

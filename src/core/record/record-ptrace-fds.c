@@ -740,6 +740,29 @@ void pt_fd_sample_all(struct pt_tracer *tr, struct pt_task *t)
 }
 
 /*
+ * With a trace: record what t's table's inputs read since they were last
+ * sampled, t stopped at a call (its other users may be running). The
+ * reads through a file position are seen only as stretches; sampling them
+ * all at each stop puts them in the trace before what the call itself
+ * reads or maps, and after what came before the stop, so that the order
+ * of accesses to different files is exact wherever a stop separates them.
+ * Reads of two files between the same two stops come in the order of
+ * their fds. Costs a read of fdinfo per open fd that may be an input.
+ */
+void pt_fd_sample_inputs(struct pt_tracer *tr, struct pt_task *t)
+{
+	struct pt_fdtable *ft = t->fds;
+	struct hs_fdinfo fi;
+
+	for (int fd = 0; ft && fd < ft->nslots; fd++) {
+		const struct pt_fdslot *s = &ft->slots[fd];
+
+		if (s->ofd && s->ofd->kind != PT_OFD_SKIP && !s->closing)
+			sample(tr, t, fd, SAMPLE_LOOK, &fi);
+	}
+}
+
+/*
  * Sample t's fd for a look, or, if another thread's close of it may not
  * have run yet, return false: the fd may show the description being
  * closed (the close sampled it) or one opened since at that fd, and the

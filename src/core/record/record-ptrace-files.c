@@ -183,6 +183,18 @@ void pt_file_access(struct pt_tracer *tr, struct pt_file *f, uint64_t start, uin
 		pt_report_access(tr, f, 1, 0, how);	/* in the working set, no page */
 }
 
+/*
+ * The same, behind the reads queued so far (pt_queue): what a scan of the
+ * page tables finds comes after what was read before it, in the trace too.
+ */
+void pt_queue_access(struct pt_tracer *tr, struct pt_file *f, uint64_t start, uint64_t end,
+		     unsigned how)
+{
+	struct pt_pending p = { .file = f, .start = start, .end = end, .how = how };
+
+	pt_queue(tr, &p);
+}
+
 /* ---- files seen through fdinfo ----------------------------------------------------- */
 
 /*

@@ -165,14 +165,14 @@ static void scan_vma(struct pt_tracer *tr, struct pt_mm *mm, const struct vma *v
 			if (!f && !(f = pt_file_of_mapping(tr, v->dev, v->ino, v->name)))
 				return;
 			if (in_run)
-				pt_file_access(tr, f, run_first * ps, (run_last + 1) * ps, how);
+				pt_queue_access(tr, f, run_first * ps, (run_last + 1) * ps, how);
 			run_first = run_last = page;
 			in_run = true;
 		}
 		addr += n * ps;
 	}
 	if (in_run) {
-		pt_file_access(tr, f, run_first * ps, (run_last + 1) * ps, how);
+		pt_queue_access(tr, f, run_first * ps, (run_last + 1) * ps, how);
 		if (v->shared_write)
 			pt_file_flag(tr, f, HS_FILE_WRITTEN);
 	}
@@ -310,7 +310,7 @@ static void header_page(struct pt_tracer *tr, struct pt_mm *mm, const struct vma
 		return;
 	f = pt_file_of_mapping(tr, v->dev, v->ino, v->name);
 	if (f)
-		pt_file_access(tr, f, 0, 1, HS_FILE_EXEC);
+		pt_queue_access(tr, f, 0, 1, HS_FILE_EXEC);
 }
 
 /*

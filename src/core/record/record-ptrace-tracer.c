@@ -710,7 +710,7 @@ static struct pt_task *on_exec(struct pt_tracer *tr, struct pt_task *t, pid_t fo
 		struct pt_file *f = pt_file_lookup(tr, t->exec.path, t->exec.path, t->exec.ino, 0);
 
 		if (f)
-			pt_file_access(tr, f, 0, 1, HS_FILE_EXEC);
+			pt_queue_access(tr, f, 0, 1, HS_FILE_EXEC);
 	}
 	return t;
 }
@@ -759,6 +759,8 @@ static void on_seccomp_stop(struct pt_tracer *tr, struct pt_task *t)
 		warn_abi(tr, t, si.arch);
 	} else if (!t->preexec || sc.call == PT_EXECVE || sc.call == PT_EXECVEAT) {
 		t->call = sc;
+		if (tr->opts->trace && !t->preexec)
+			pt_fd_sample_inputs(tr, t);	/* what was read before this stop, first */
 		want_exit = on_entry(tr, t, &sc);
 	}
 	t->at_exit = want_exit;

@@ -316,6 +316,8 @@ void pt_file_output(struct pt_tracer *tr, struct pt_file *f);
 void pt_file_flag(struct pt_tracer *tr, struct pt_file *f, unsigned flags);
 void pt_file_access(struct pt_tracer *tr, struct pt_file *f, uint64_t start, uint64_t end,
 		    unsigned how);
+void pt_queue_access(struct pt_tracer *tr, struct pt_file *f, uint64_t start, uint64_t end,
+		     unsigned how);
 struct pt_ident *pt_ident_get(struct pt_tracer *tr, int mnt_id, uint64_t ino, const char *path);
 void pt_queue(struct pt_tracer *tr, const struct pt_pending *p);
 void pt_flush(struct pt_tracer *tr);
@@ -345,6 +347,7 @@ int pt_fdinfo_read(struct pt_tracer *tr, struct pt_task *t, int fd, struct hs_fd
 struct pt_ofd *pt_fd_sample(struct pt_tracer *tr, struct pt_task *t, int fd, bool closing,
 			    struct hs_fdinfo *fi);
 void pt_fd_sample_all(struct pt_tracer *tr, struct pt_task *t);
+void pt_fd_sample_inputs(struct pt_tracer *tr, struct pt_task *t);
 bool pt_fd_look(struct pt_tracer *tr, struct pt_task *t);
 bool pt_fd_look_on(struct pt_tracer *tr, struct pt_task *t);
 void pt_fd_look_drop(struct pt_tracer *tr, struct pt_task *t);

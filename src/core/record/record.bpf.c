@@ -24,6 +24,17 @@
  * per read. The exit of open(2) sends the slot on: a read before an open
  * that truncates is never merged with one after it.
  *
+ * With a trace (`exact`), every access must stay, in order: a file read
+ * three times over is three accesses, not one range. Then a range is
+ * continued only by what the trace's canonical form merges anyway (an
+ * access that starts on its last page or right after it, by the same
+ * task: recording.c's spool_run), and the rest of a read call is no
+ * access of its own (filemap_read() asks for the pages left at each batch
+ * of 31 or so: a call is told from the next by the task's count of read
+ * calls, ioac.syscr, which each read-like call bumps at its end). The slot
+ * is sent on when its task leaves the CPU (sched_switch): a task that goes
+ * on elsewhere finds its earlier accesses in the ring before its next.
+ *
  * Paths are captured where a struct file is at hand, once per inode: at the
  * exit of open(2) and friends, at mmap, and at exec for the program and its
  * ELF interpreter (found at AT_BASE), which the kernel opens itself.
@@ -63,6 +74,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 const volatile __u32 page_shift = 12;
 const volatile __u64 wake_bytes = 2 << 20;	/* wake user space past this much data */
+const volatile bool exact = false;		/* keep every access, in order (a trace) */
 
 /*
  * System call numbers, as constants: on_sys_exit runs at every system call
@@ -74,6 +86,10 @@ const volatile __u64 wake_bytes = 2 << 20;	/* wake user space past this much dat
 #define NR_read		0
 #define NR_open		2
 #define NR_mmap		9
+#define NR_pread64	17
+#define NR_readv	19
+#define NR_preadv	295
+#define NR_preadv2	327
 #define NR_creat	85
 #define NR_openat	257
 #define NR_openat2	437
@@ -82,6 +98,10 @@ const volatile __u64 wake_bytes = 2 << 20;	/* wake user space past this much dat
 #define NR_read		63
 #define NR_open		(-1)
 #define NR_mmap		222
+#define NR_pread64	67
+#define NR_readv	65
+#define NR_preadv	69
+#define NR_preadv2	286
 #define NR_creat	(-1)
 #define NR_openat	56
 #define NR_openat2	437
@@ -164,6 +184,24 @@ struct {
 	__type(key, __u32);
 	__type(value, struct hs_bpf_pending);
 } pending SEC(".maps");
+
+/*
+ * Exact mode: each task's latest read call, to tell the rest of a call
+ * from a new one (rest_of_call). The kernel frees it with the task.
+ */
+struct call_state {
+	__u64 syscr;		/* the task's read calls when it was made */
+	__u64 ino;
+	__u32 dev, gen;
+	__u64 first, last;	/* its latest batch: pages asked for */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct call_state);
+} calls SEC(".maps");
 
 /* ---- inodes --------------------------------------------------------------------- */
 
@@ -433,17 +471,105 @@ static __always_inline void flush(struct hs_bpf_pending *p)
 	p->ev.h.type = 0;
 }
 
+/* Send this CPU's pending range on, if there is one. */
+static __always_inline void flush_pending(void)
+{
+	__u32 zero = 0;
+	struct hs_bpf_pending *p = bpf_map_lookup_elem(&pending, &zero);
+
+	if (p && p->ev.h.type)
+		flush(p);
+}
+
+/* The current task's read calls so far (0 without CONFIG_TASK_XACCT). */
+static __always_inline __u64 read_calls(struct task_struct *t)
+{
+	if (!bpf_core_field_exists(t->ioac))
+		return 0;
+	return BPF_CORE_READ(t, ioac.syscr);
+}
+
+static __always_inline struct file *fd_file(long fd);
+
+/*
+ * The byte where the current task's read(2)-like call on inode started
+ * reading, or -1 if it is in no such call (sendfile, splice, execve and
+ * io_uring read through the page cache too). filemap_read() reports a
+ * batch of pages to mm_filemap_get_pages only when the batch's last page
+ * is ready: a batch cut short at a page still being read from the disk
+ * is copied without a word, and the call's next batch starts after it.
+ * So the pages of a call are taken from where the call started: pread's
+ * offset, or the file position, which read(2) moves only once it is done.
+ * (The other ways keep that blind spot: sendfile and splice ask in batches
+ * as well.) The fd must be the inode's (a 32-bit process numbers its calls
+ * otherwise; its arguments then mean something else).
+ */
+static __always_inline __s64 call_start(struct task_struct *t, struct inode *inode)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	long nr = SYSCALL_NR(regs);
+	struct file *f;
+	__s64 off;
+
+	if (nr != NR_read && nr != NR_pread64 && nr != NR_readv && nr != NR_preadv &&
+	    nr != NR_preadv2)
+		return -1;
+	f = fd_file(PT_REGS_PARM1_CORE_SYSCALL(regs));
+	if (!f || BPF_CORE_READ(f, f_inode) != inode)
+		return -1;
+	off = nr == NR_read || nr == NR_readv ? -1 : (__s64)PT_REGS_PARM4_CORE_SYSCALL(regs);
+	return off < 0 ? BPF_CORE_READ(f, f_pos) : off;	/* preadv2 at -1: the position */
+}
+
+/*
+ * Exact mode: is [first, last] of inode id the rest of the read call the
+ * task made last (the call's next batch of pages)? Then it is no access
+ * of its own. A call is told from the next by the task's count of read
+ * calls, which each read-like call bumps at its end. Kept per task, since
+ * a call that waits for the disk leaves the CPU between its batches, and
+ * may come back on another. whole: first is the call's own (call_start),
+ * the same for all its batches.
+ */
+static __always_inline bool rest_of_call(struct task_struct *t, const struct hs_bpf_inode *id,
+					 __u64 first, __u64 last, bool whole)
+{
+	struct call_state *c = bpf_task_storage_get(&calls, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u64 syscr = read_calls(t);
+
+	if (!c)
+		return false;
+	if (c->syscr == syscr && c->ino == id->ino && c->dev == id->dev && c->gen == id->gen &&
+	    last == c->last && (whole ? first == c->first : first > c->first)) {
+		c->first = first;
+		return true;
+	}
+	c->syscr = syscr;
+	c->ino = id->ino;
+	c->dev = id->dev;
+	c->gen = id->gen;
+	c->first = first;
+	c->last = last;
+	return false;
+}
+
 /*
  * Record pages [first, last] of inode, accessed `how`: merged into this
  * CPU's pending range when it starts inside or right after it (same inode,
- * same way, no file became an output since), else sent after it.
+ * same way, no file became an output since), else sent after it. In exact
+ * mode, merged only when it starts on the range's last page or right after
+ * it, by the same task (the trace's canonical form), and dropped when it
+ * is the rest of the read call before (rest_of_call).
  */
-static __always_inline void record_pages(struct inode *inode, __u64 first, __u64 last, __u32 how)
+static __always_inline void record_pages_in(struct inode *inode, __u64 first, __u64 last,
+					    __u32 how)
 {
+	struct task_struct *t = bpf_get_current_task_btf();
 	struct hs_bpf_pending *p;
 	struct hs_bpf_pages *r;
-	__u32 zero = 0;
-	__s64 size;
+	struct hs_bpf_inode id;
+	__u32 zero = 0, tid = 0;
+	bool whole = false;
+	__s64 size, start;
 	__u64 eof;
 
 	if (!is_regular(inode))
@@ -452,6 +578,11 @@ static __always_inline void record_pages(struct inode *inode, __u64 first, __u64
 	if (size <= 0)
 		return;
 	eof = ((__u64)size - 1) >> page_shift;
+	if (how != HS_BPF_MAPPED && (start = call_start(t, inode)) >= 0 &&
+	    ((__u64)start >> page_shift) <= first) {
+		first = (__u64)start >> page_shift;
+		whole = true;
+	}
 	if (first > eof)
 		return;
 	if (last > eof)
@@ -460,14 +591,27 @@ static __always_inline void record_pages(struct inode *inode, __u64 first, __u64
 	if (!p)
 		return;
 	r = &p->ev;
-	if (r->h.type && r->h.how == how && p->outputs == outputs &&
-	    r->h.inode.ino == BPF_CORE_READ(inode, i_ino) &&
-	    r->h.inode.dev == BPF_CORE_READ(inode, i_sb, s_dev) &&
-	    r->h.inode.gen == BPF_CORE_READ(inode, i_generation) &&
-	    first >= r->first && first <= r->last + 1) {
-		if (last > r->last)
+	id.ino = BPF_CORE_READ(inode, i_ino);
+	id.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	id.gen = BPF_CORE_READ(inode, i_generation);
+	if (exact) {
+		/* faults are no calls: each is an access */
+		if (how != HS_BPF_MAPPED && rest_of_call(t, &id, first, last, whole))
+			return;
+		tid = (__u32)bpf_get_current_pid_tgid();
+	}
+	if (r->h.type && r->h.how == how && p->outputs == outputs && r->h.inode.ino == id.ino &&
+	    r->h.inode.dev == id.dev && r->h.inode.gen == id.gen) {
+		if (!exact && first >= r->first && first <= r->last + 1) {
+			if (last > r->last)
+				r->last = last;
+			return;
+		}
+		/* (last >= first >= r->last: the range grows) */
+		if (exact && p->tid == tid && (first == r->last || first == r->last + 1)) {
 			r->last = last;
-		return;
+			return;
+		}
 	}
 	if (r->h.type)
 		flush(p);
@@ -478,6 +622,7 @@ static __always_inline void record_pages(struct inode *inode, __u64 first, __u64
 	r->first = first;
 	r->last = last;
 	p->outputs = outputs;
+	p->tid = tid;
 	/*
 	 * The path goes first: it is in the ring before these pages leave the
 	 * slot. Not for execve's reads: the inode's first dentry may be any of
@@ -486,6 +631,16 @@ static __always_inline void record_pages(struct inode *inode, __u64 first, __u64
 	 */
 	if (how != HS_BPF_EXEC)
 		say_fsrel_path(inode, &r->h.inode);
+}
+
+/*
+ * The same as a global function (the inode an integer): the verifier checks
+ * it once per program, however many paths of the program call it.
+ */
+__noinline int record_pages(__u64 inode, __u64 first, __u64 last, __u32 how)
+{
+	record_pages_in((struct inode *)inode, first, last, how);
+	return 0;
 }
 
 /* How the current task's page accesses count (0: not at all). */
@@ -511,7 +666,7 @@ int BPF_PROG(on_get_pages, struct address_space *mapping, unsigned long index,
 	__u32 how = page_access(HS_BPF_READ);
 
 	if (how)
-		record_pages(BPF_CORE_READ(mapping, host), index, last_index, how);
+		record_pages((__u64)BPF_CORE_READ(mapping, host), index, last_index, how);
 	return 0;
 }
 
@@ -521,18 +676,97 @@ int BPF_PROG(on_fault, struct address_space *mapping, unsigned long index)
 	__u32 how = page_access(HS_BPF_MAPPED);
 
 	if (how)
-		record_pages(BPF_CORE_READ(mapping, host), index, index, how);
+		record_pages((__u64)BPF_CORE_READ(mapping, host), index, index, how);
 	return 0;
 }
 
+/*
+ * Is page index of mapping in the page cache, up to date? A walk down the
+ * xarray of the cache (include/linux/xarray.h): an entry whose low bits are
+ * 10 is internal, a node above 4096, a sibling of a large folio's first
+ * slot below 63 << 2; one with its low bit set is a value (the shadow of an
+ * evicted page); anything else not NULL is a folio. A global function, its
+ * pointer an integer read through probes: the verifier checks its loop
+ * once, not once for each path that leads to it (inlined in on_map_pages,
+ * that took 0.6 s at every load).
+ */
+#define XA_LEVELS 11	/* 64-bit indexes, 6 bits a level */
+
+__noinline int page_cached(__u64 mapping_ptr, __u64 index)
+{
+	struct address_space *mapping = (void *)mapping_ptr;
+	unsigned long e = (unsigned long)BPF_CORE_READ(mapping, i_pages.xa_head), flags = 0;
+	bool root = true;
+
+	for (int level = 0; level < XA_LEVELS; level++) {
+		struct xa_node *node;
+		__u64 off;
+		__u8 shift;
+
+		if ((e & 3) != 2 || e <= 4096)
+			break;
+		node = (void *)(e - 2);
+		shift = BPF_CORE_READ(node, shift);
+		if (shift > 63 || (root && (index >> shift) > 63))
+			return false;	/* beyond what the tree holds */
+		root = false;
+		off = (index >> shift) & 63;
+		bpf_probe_read_kernel(&e, sizeof(e), &node->slots[off]);
+		if ((e & 3) == 2 && e >> 2 < 63) {	/* a sibling: the folio is at its slot */
+			off = (e >> 2) & 63;
+			bpf_probe_read_kernel(&e, sizeof(e), &node->slots[off]);
+		}
+	}
+	if ((root && index) || !e || (e & 3))
+		return false;	/* nothing, a shadow, or an internal entry (retry...) */
+	bpf_probe_read_kernel(&flags, sizeof(flags),
+			      (void *)e + bpf_core_field_offset(struct folio, flags));
+	return flags >> bpf_core_enum_value(enum pageflags, PG_uptodate) & 1;
+}
+
+struct map_walk {
+	struct inode *inode;
+	struct address_space *mapping;
+	__u64 start, run_first;
+	__u32 pages, how;
+	bool in_run;
+};
+
+/* Page start + i of a fault-around window: extend the run of cached pages, or end it. */
+static long map_step(__u32 i, struct map_walk *w)
+{
+	__u64 index = w->start + i;
+	bool last = i + 1 >= w->pages, cached = page_cached((__u64)w->mapping, index);
+
+	if (cached && !w->in_run) {
+		w->run_first = index;
+		w->in_run = true;
+	}
+	if (w->in_run && (!cached || last)) {
+		record_pages((__u64)w->inode, w->run_first, cached ? index : index - 1, w->how);
+		w->in_run = false;
+	}
+	return last;
+}
+
+/*
+ * Fault-around: the kernel maps the pages around a fault that are in the
+ * cache, up to date (and not mapped yet), and the tracepoint names the
+ * whole window [start, end]. Only the cached ones are brought into the
+ * process: the rest, not mapped, fault when touched (a cold fault that
+ * waited for the disk comes back here for its own page, now cached).
+ */
 SEC("raw_tp/mm_filemap_map_pages")
 int BPF_PROG(on_map_pages, struct address_space *mapping, unsigned long start,
 	     unsigned long end)
 {
-	__u32 how = page_access(HS_BPF_MAPPED);
+	struct map_walk w = { .mapping = mapping, .start = start };
 
-	if (how)
-		record_pages(BPF_CORE_READ(mapping, host), start, end, how);
+	if (end < start || !(w.how = page_access(HS_BPF_MAPPED)))
+		return 0;
+	w.inode = BPF_CORE_READ(mapping, host);
+	w.pages = end - start >= 4096 ? 4096 : (__u32)(end - start + 1);
+	bpf_loop(w.pages, map_step, &w, 0);
 	return 0;
 }
 
@@ -574,7 +808,26 @@ int BPF_PROG(on_dio_begin, struct kiocb *iocb, struct iov_iter *iter, unsigned i
 	if (e.last > ((__u64)e.h.inode.size - 1) >> page_shift)
 		e.last = ((__u64)e.h.inode.size - 1) >> page_shift;
 	say_opened_path(f, inode, &e.h.inode);
+	if (exact)
+		flush_pending();	/* what this CPU read before comes first */
 	output(&e, sizeof(e));
+	return 0;
+}
+
+/*
+ * Exact mode: a task leaving the CPU sends its pending range on (it may go
+ * on elsewhere). Runs at every context switch of the machine, loaded only
+ * with a trace: a lookup in a per-CPU array, a compare, nothing else most
+ * of the time. The tracepoint runs before the switch, as the task leaving.
+ */
+SEC("raw_tp/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev)
+{
+	__u32 zero = 0;
+	struct hs_bpf_pending *p = bpf_map_lookup_elem(&pending, &zero);
+
+	if (p && p->ev.h.type && p->tid == (__u32)bpf_get_current_pid_tgid())
+		flush(p);
 	return 0;
 }
 
@@ -586,6 +839,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
 	__u8 *state, copy;
 
+	/* exact: what the parent read before comes before what the child reads */
+	if (exact)
+		flush_pending();
 	if (ptgid == ctgid)
 		return 0;	/* a thread: its process is tracked or not already */
 	state = bpf_map_lookup_elem(&tracked, &ptgid);
@@ -724,8 +980,7 @@ static __always_inline void opened(struct pt_regs *regs, long nr, long fd)
 	struct hs_bpf_inode id;
 	struct inode *inode;
 	struct file *f = fd_file(fd);
-	struct hs_bpf_pending *p;
-	__u32 fmode, zero = 0;
+	__u32 fmode;
 	long flags = 0;
 
 	if (!f)
@@ -734,9 +989,7 @@ static __always_inline void opened(struct pt_regs *regs, long nr, long fd)
 	 * Send the range being merged on this CPU: a read before this open
 	 * must not be merged with one after it (the file may be truncated).
 	 */
-	p = bpf_map_lookup_elem(&pending, &zero);
-	if (p && p->ev.h.type)
-		flush(p);
+	flush_pending();
 	inode = BPF_CORE_READ(f, f_inode);
 	fmode = BPF_CORE_READ(f, f_mode);
 	if (!is_regular(inode) || (fmode & FMODE_PATH))

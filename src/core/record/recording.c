@@ -9,8 +9,10 @@
  * for a 1 GiB file read anywhere near its end.
  *
  * Files are found by (device, inode) in the library's map (u64map). The
- * trace, if kept, is spooled to an unlinked temporary file in binary,
- * consecutive accesses that continue each other merged into one run.
+ * trace, if kept, is spooled to an unlinked temporary file in binary, in
+ * its canonical form (see spool_run): the two backends see a job's reads
+ * at different grains (a read(2) each, or a stretch of a file position),
+ * and give the same runs once merged by that rule.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -187,12 +189,27 @@ static int add_new_pages(struct rfile *f, uint64_t first, uint64_t last, uint64_
 	return 0;
 }
 
+/*
+ * Append an access to the trace. The canonical form: an access to the
+ * same file as the one before that starts on that one's last page, or
+ * right after it, continues it (the run grows to its last page). Reads of
+ * a file front to back in pieces that are not page-aligned are then one
+ * run whatever their size, as the stretch of a file position that the
+ * ptrace backend sees is; and a page read again by the very next read
+ * counts once, as the kernel counts it (filemap_read() marks a page
+ * accessed once for reads that follow each other within it). Anything
+ * else, a read that goes back or skips ahead, is an access of its own.
+ * Since a continued run's last page is its latest access's, merging
+ * merged runs again changes nothing: a backend may merge by this rule
+ * before the recording sees its accesses.
+ */
 static void spool_run(struct hs_recording *r, uint64_t idx, uint64_t first, uint64_t last)
 {
 	struct run *p = &r->pending;
 
-	if (r->have_pending && p->file == idx && p->last + 1 == first) {
-		p->last = last;
+	if (r->have_pending && p->file == idx && (first == p->last || first == p->last + 1)) {
+		if (last > p->last)
+			p->last = last;
 		return;
 	}
 	if (r->have_pending && fwrite(p, sizeof(*p), 1, r->spool) != 1)
