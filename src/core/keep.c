@@ -1634,7 +1634,7 @@ static bool unchanged(const struct kfile *f, const struct stat *st)
  */
 static void not_opened(struct hs_keep *k, struct kfile *f, int rc, const struct hs_safe_result *res)
 {
-	if (res->found == HS_SAFE_OTHER)
+	if (res->found == HS_SAFE_OTHER || res->found == HS_SAFE_SWAPPED)
 		drop(k, f, "another file");
 	else if (res->found == HS_SAFE_TYPE)
 		drop(k, f, hs_safe_type_name(res->type));
