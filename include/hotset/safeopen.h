@@ -21,14 +21,15 @@
  *     plant is not. So, where the caller asks (HS_SAFE_ANEW), a regular
  *     file of the user the open is done for (the filesystem uid: the
  *     caller's effective uid, or the user a root keeper reads a profile
- *     as) or of root is taken as the file anew; one of any other owner is
- *     refused before it is opened, as is anything else, whoever owns it;
+ *     as) or of root is taken as the file anew; one of any other owner
+ *     (or any other file, where the caller does not ask) is refused
+ *     before it is opened;
  *   - the open itself can have no side effect (O_NONBLOCK, O_NOCTTY), and
  *     the descriptor is fstat'ed: what the look saw must be what was
  *     opened, or it is closed unread.
  *
- * The look decides, on what lstat says (type, identity, owner); the open
- * only confirms it. The look and the open are two system calls: a swap in
+ * The look decides, on what fstatat says (type, identity, owner); the
+ * open only confirms it. The look and the open are two system calls: a swap in
  * between still reaches an open (non-blocking, without a controlling
  * terminal), but never a read, and the file is closed unread.
  */
