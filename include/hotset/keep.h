@@ -288,8 +288,9 @@ enum hs_keep_event_kind {
 				 * resumed, but reads go on at a trickle (io) */
 	HS_KEEP_RELOADED,	/* files, pages, bytes */
 	HS_KEEP_REPLACED,	/* path: another file at its path now (what: "a FIFO",
-				 * "another file"...), never opened, dropped; or
-				 * rewritten in place (in_place), read anew */
+				 * "another user's file, uid N"...), never opened,
+				 * dropped; or (what NULL) a new inode of its owner's or
+				 * root's, or rewritten in place (in_place), read anew */
 	HS_KEEP_DELETED,	/* path: dropped */
 	HS_KEEP_FILE_WARMED,	/* path, pages: one file's pages read back */
 	HS_KEEP_WARN,		/* path (or NULL), errnum, what */

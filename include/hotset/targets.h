@@ -148,9 +148,12 @@ void hs_name_list_free(struct hs_name_list *l);
 /*
  * Every file of the profile r, in profile order, with its ranges: each the
  * file its entry names, opened carefully (safeopen.h: no symlink in its
- * place, the entry's device and inode where it gives them); an entry
- * whose path names something else now was replaced, and is told to warn
- * ("replaced by a FIFO since the profile was made, not opened"). Returns
+ * place, the entry's device and inode where it gives them). A regular
+ * file of the caller's (the filesystem uid's) or root's put in its place
+ * since is the entry's file anew, stale; anything else there (another
+ * user's file, a FIFO, a symlink) replaced it, is never opened, and is
+ * told to warn ("replaced by a FIFO since the profile was made, not
+ * opened"). Returns
  * 0, the callback's non-zero value, -ENOMEM, or -EINVAL with err filled if
  * the profile turns out malformed part way.
  */

@@ -268,11 +268,12 @@ static void on_event(void *ctx, const struct hs_keep_event *e)
 		say(text, NULL, NULL);
 		break;
 	case HS_KEEP_REPLACED:
-		if (e->in_place)
-			snprintf(tail, sizeof(tail), " (rewritten in place): %s it anew",
-				 c->lock ? "locking" : "reading");
-		else
+		if (e->what)
 			snprintf(tail, sizeof(tail), " (by %s): not opened, no longer kept", e->what);
+		else
+			snprintf(tail, sizeof(tail), " (%s): %s it anew",
+				 e->in_place ? "rewritten in place" : "a new inode",
+				 c->lock ? "locking" : "reading");
 		say("file replaced: ", e->path, tail);
 		break;
 	case HS_KEEP_DELETED:

@@ -1616,6 +1616,15 @@ static void drop(struct hs_keep *k, struct kfile *f, const char *what)
 	emit(k, &e);
 }
 
+static void take_stat(struct kfile *f, const struct stat *st)
+{
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = (uint64_t)st->st_size;
+	f->mtime_sec = st->st_mtim.tv_sec;
+	f->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
+}
+
 static bool same_file(const struct kfile *f, const struct stat *st)
 {
 	return f->dev == st->st_dev && f->ino == st->st_ino;
@@ -1629,18 +1638,25 @@ static bool unchanged(const struct kfile *f, const struct stat *st)
 
 /*
  * What is at f's path was not opened (hs_safe_open() or hs_safe_look()
- * returned rc, said res): f is dropped if it is gone or replaced, or the
- * error said once (and tried again each round).
+ * returned rc, said res; st: what it found): f is dropped if it is gone
+ * or replaced, or the error said once (and tried again each round).
  */
-static void not_opened(struct hs_keep *k, struct kfile *f, int rc, const struct hs_safe_result *res)
+static void not_opened(struct hs_keep *k, struct kfile *f, int rc, const struct hs_safe_result *res,
+		       const struct stat *st)
 {
-	if (res->found == HS_SAFE_OTHER)
-		drop(k, f, "another file");
-	else if (res->found == HS_SAFE_TYPE)
+	char whose[64];
+
+	if (res->found == HS_SAFE_OTHER) {
+		/* asked with HS_SAFE_ANEW: neither the owner's nor root's */
+		snprintf(whose, sizeof(whose), "another user's file, uid %u", (unsigned)st->st_uid);
+		drop(k, f, whose);
+	} else if (res->found == HS_SAFE_SWAPPED) {
+		drop(k, f, "another file");	/* swapped in as it was opened: closed unread */
+	} else if (res->found == HS_SAFE_TYPE) {
 		drop(k, f, hs_safe_type_name(res->type));
-	else if (rc == -ENOENT || rc == -ENOTDIR)
+	} else if (rc == -ENOENT || rc == -ENOTDIR) {
 		drop(k, f, NULL);
-	else if (!f->warned) {
+	} else if (!f->warned) {
 		f->warned = true;
 		warn_event(k, f->path, -rc, "cannot open");
 	}
@@ -1648,8 +1664,11 @@ static void not_opened(struct hs_keep *k, struct kfile *f, int rc, const struct 
 
 /*
  * Open f, the file loaded (device and inode), as its owner: the careful
- * open, which opens nothing else (safeopen.h). -1 if it cannot be (f
- * dropped, or warned about).
+ * open (safeopen.h). A regular file of its owner's or root's renamed over
+ * it since (a rebuild, a package upgrade) is opened too, as the file anew:
+ * the caller sees another device or inode in *st, and the check takes it
+ * (check_file, check_locked). -1 if nothing can be opened (f dropped, or
+ * warned about).
  */
 static int open_file(struct hs_keep *k, struct kfile *f, struct stat *st)
 {
@@ -1664,8 +1683,9 @@ static int open_file(struct hs_keep *k, struct kfile *f, struct stat *st)
 		}
 		return -1;
 	}
-	if ((fd = hs_safe_open(AT_FDCWD, f->path, O_RDONLY, HS_SAFE_NOFOLLOW, &id, st, &res)) < 0) {
-		not_opened(k, f, fd, &res);
+	if ((fd = hs_safe_open(AT_FDCWD, f->path, O_RDONLY, HS_SAFE_NOFOLLOW | HS_SAFE_ANEW, &id, st,
+			       &res)) < 0) {
+		not_opened(k, f, fd, &res, st);
 		return -1;
 	}
 	return fd;
@@ -1697,16 +1717,39 @@ static uint64_t check_file(struct hs_keep *k, size_t i)
 
 	if (f->state != F_WATCHED || (fd = open_file(k, f, &st)) < 0)
 		return 0;
-	/* the same inode (open_file sees to it): rewritten in place, if changed */
+	/* rewritten in place, or a new inode of its owner's or root's: read anew */
 	if (!unchanged(f, &st)) {
 		struct hs_keep_event e = { .kind = HS_KEEP_REPLACED, .path = f->path,
-					   .in_place = true };
+					   .in_place = same_file(f, &st) };
+		const uint64_t old_ino = f->ino;
+		bool unknown;
 
-		f->size = (uint64_t)st.st_size;
-		f->mtime_sec = st.st_mtim.tv_sec;
-		f->mtime_nsec = (uint32_t)st.st_mtim.tv_nsec;
+		take_stat(f, &st);
+		/*
+		 * A new file its owner may read but not query (root's, 0644,
+		 * in a user's profile) is kept unwatched, and not read back, as
+		 * such a file is when a profile is loaded.
+		 */
+		unknown = !e.in_place && hs_residency_count(fd, f->size, f->ranges, f->nranges, &c,
+							   NULL) == -EPERM;
+		if (k->evict && !e.in_place) {
+			keep_evict_unwatch(k->evict, old_ino);
+			if (!unknown)
+				keep_evict_watch(k->evict, f->ino);
+			k->inos_stale = true;
+		}
 		f->resident = 0;
 		k->dirty = true;
+		if (unknown) {
+			f->state = F_UNKNOWN;
+			f->pending = P_NONE;
+			k->set.unknown++;
+			k->st.unknown_files++;
+			warn_event(k, f->path, 0, "replaced by a file whose residency is unknown to "
+				   "its profile's owner: no longer watched");
+			close(fd);
+			return 0;
+		}
 		emit(k, &e);
 		/* new contents: what it misses was never kept, so it is no refault */
 		if (!f->pending && !pend_add(k, i))
@@ -2122,15 +2165,6 @@ static uint64_t clip_file(struct kset *s, struct kfile *f, uint64_t npages)
 	return released;
 }
 
-static void take_stat(struct kfile *f, const struct stat *st)
-{
-	f->dev = st->st_dev;
-	f->ino = st->st_ino;
-	f->size = (uint64_t)st->st_size;
-	f->mtime_sec = st->st_mtim.tv_sec;
-	f->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
-}
-
 /*
  * Look at f, the file loaded, as its owner, without opening it: 0 with
  * *st, or -1 (f dropped, or warned about).
@@ -2148,8 +2182,9 @@ static int look_file(struct hs_keep *k, struct kfile *f, struct stat *st)
 		}
 		return -1;
 	}
-	if ((rc = hs_safe_look(AT_FDCWD, f->path, HS_SAFE_NOFOLLOW, &id, st, &res)) < 0) {
-		not_opened(k, f, rc, &res);
+	if ((rc = hs_safe_look(AT_FDCWD, f->path, HS_SAFE_NOFOLLOW | HS_SAFE_ANEW, &id, st,
+			       &res)) < 0) {
+		not_opened(k, f, rc, &res, st);
 		return -1;
 	}
 	return 0;
@@ -2157,7 +2192,8 @@ static int look_file(struct hs_keep *k, struct kfile *f, struct stat *st)
 
 /*
  * Lock mode's check of one file: a look, nothing opened; follow it if it
- * changed in place. One replaced was dropped by the look.
+ * changed in place or is a new inode of its owner's or root's. One
+ * replaced otherwise was dropped by the look.
  */
 static void check_locked(struct hs_keep *k, size_t i)
 {
@@ -2175,16 +2211,16 @@ static void check_locked(struct hs_keep *k, size_t i)
 			f->pending = P_FIRST;
 		return;
 	}
-	if ((uint64_t)st.st_size < f->size) {
+	if (same_file(f, &st) && (uint64_t)st.st_size < f->size) {
 		struct hs_keep_event e = { .kind = HS_KEEP_TRUNCATED, .path = f->path };
 
 		take_stat(f, &st);
 		e.pages = clip_file(&k->set, f, ((uint64_t)st.st_size + ps - 1) / ps);
 		emit(k, &e);
 	} else {
-		/* rewritten in place: the old mapping goes, the file is mapped anew */
+		/* a new inode, or rewritten: the old mapping goes, the file is mapped anew */
 		struct hs_keep_event e = { .kind = HS_KEEP_REPLACED, .path = f->path,
-					   .in_place = true };
+					   .in_place = same_file(f, &st) };
 
 		emit(k, &e);
 		unmap_file(&k->set, f);

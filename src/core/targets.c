@@ -615,7 +615,7 @@ static int walk_operand(struct walker *t)
 	if (fd < 0) {
 		if (found.found == HS_SAFE_ERROR)
 			warn(t, -fd, "cannot open");
-		else if (found.found == HS_SAFE_OTHER)
+		else if (found.found == HS_SAFE_SWAPPED)
 			warn(t, 0, "replaced while it was opened, skipped");
 		else
 			warn(t, 0, "not a regular file or directory, skipped");
@@ -739,9 +739,7 @@ static int base_open_flags(void)
 	 * root, unless it reads as another user (a keeper reading a profile
 	 * as its owner has that owner's filesystem uid).
 	 */
-	const uid_t fsuid = (uid_t)syscall(SYS_setfsuid, (uid_t)-1);	/* changes nothing */
-
-	return O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (fsuid == 0 ? O_NOATIME : 0);
+	return O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (hs_safe_fsuid() == 0 ? O_NOATIME : 0);
 }
 
 static int walk_names(hs_target_next_fn next, void *next_ctx, bool several, bool in_order,
@@ -930,21 +928,31 @@ static bool is_stale(const struct hs_file_id *id, const struct stat *st)
 }
 
 /*
- * Why a profile entry was not opened (hs_safe_open said res), told to
- * warn_fn: gone, replaced (by what), or an error.
+ * Why a profile entry was not opened (hs_safe_open said res, st the stat
+ * of what it found), told to warn_fn: gone, replaced (by what, and by
+ * whose file), or an error.
  */
 static void warn_entry(hs_target_warn_fn warn_fn, void *ctx, const char *path, int rc,
-		       const struct hs_safe_result *res)
+		       const struct hs_safe_result *res, const struct stat *st)
 {
 	char what[128];
 
-	if (res->found == HS_SAFE_ERROR) {
+	switch (res->found) {
+	case HS_SAFE_ERROR:
 		warn_fn(ctx, path, -rc, rc == -ENOENT ? "no longer exists, skipped" : "cannot open");
 		return;
+	case HS_SAFE_OTHER:	/* asked with HS_SAFE_ANEW: the file of another user */
+		snprintf(what, sizeof(what), "replaced by another user's file (uid %u) since the "
+			 "profile was made, not opened", (unsigned)st->st_uid);
+		break;
+	case HS_SAFE_SWAPPED:
+		snprintf(what, sizeof(what), "replaced while it was opened, not read");
+		break;
+	default:
+		snprintf(what, sizeof(what), "replaced by %s since the profile was made, not opened",
+			 hs_safe_type_name(res->type));
+		break;
 	}
-	snprintf(what, sizeof(what), "replaced by %s since the profile was made, not opened",
-		 res->found == HS_SAFE_OTHER ? "another file" :
-		 hs_safe_type_name(res->type));
 	warn_fn(ctx, path, 0, what);
 }
 
@@ -985,11 +993,13 @@ int hs_targets_profile_select(struct hs_profile_reader *r, hs_target_select_fn s
 			continue;
 		/*
 		 * The file the entry names, or nothing: not a symlink in its
-		 * place, nor a FIFO or a device, nor (where the profile gives
-		 * an identity) another file; such an entry was replaced.
+		 * place, nor a FIFO or a device; where the profile gives an
+		 * identity, another regular file there is the entry's file
+		 * anew (stale) if it is the caller's or root's, and replaced
+		 * (never opened) if it is another user's.
 		 */
 		want = (struct hs_safe_id){ it.file.id.dev, it.file.id.ino };
-		fd = hs_safe_open(AT_FDCWD, it.file.path, flags, HS_SAFE_NOFOLLOW,
+		fd = hs_safe_open(AT_FDCWD, it.file.path, flags, HS_SAFE_NOFOLLOW | HS_SAFE_ANEW,
 				  has_id(&it.file.id) ? &want : NULL, &st, &found);
 		if (fd < 0 && found.found == HS_SAFE_OTHER && renumbered(&it.file.id, &st)) {
 			want.dev = st.st_dev;
@@ -998,7 +1008,7 @@ int hs_targets_profile_select(struct hs_profile_reader *r, hs_target_select_fn s
 		}
 		if (fd < 0) {
 			if (warn_fn)
-				warn_entry(warn_fn, ctx, it.file.path, fd, &found);
+				warn_entry(warn_fn, ctx, it.file.path, fd, &found, &st);
 			continue;
 		}
 		if ((pseudo = cached_pseudo_fs(&fs, fd, st.st_dev))) {

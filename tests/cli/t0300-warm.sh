@@ -411,11 +411,12 @@ test_expect_success REALFS 'a file that shrank since its profile: a warning, exi
 	retry_once past_the_end
 '
 
-# Entries replaced since the profile was made: by another file renamed
-# over it, by a FIFO whose writer waits for a reader, by a symlink to
-# another file, by a symlink to /dev/ptmx. warm -p opens none of them
-# (the writer still waits, the files stay cold), says what replaced each,
-# and exits 1; what the profile names still is warmed.
+# Entries replaced since the profile was made: by a FIFO whose writer
+# waits for a reader, by a symlink to another file, by a symlink to
+# /dev/ptmx. warm -p opens none of them (the writer still waits, the files
+# stay cold), says what replaced each, and exits 1; what the profile names
+# still is warmed. A file of the caller's own renamed over an entry (a
+# rebuild, an editor's save) is the entry's file anew: warmed, stale.
 replace_entries() {
 	mkdir d && for f in a b c e kept; do mkfile d/$f 4 && "$PT" read d/$f 0-3 || return 1; done &&
 	hotset snapshot -q -o p.prof d && "$PT" evict d/* &&
@@ -425,15 +426,17 @@ replace_entries() {
 	rm d/e && ln -s /dev/ptmx d/e
 }
 
-test_expect_success REALFS 'warm -p: entries replaced (a FIFO, symlinks, another file) are never opened' '
+test_expect_success REALFS 'warm -p: entries replaced by a FIFO or symlinks are never opened; by a file of ones own, warmed stale' '
 	replace_entries &&
-	expect_code 1 hotset warm -p p.prof > out 2> err && cat err &&
-	grep -q "^hotset: $PWD/d/a: replaced by another file since the profile was made, not opened$" err &&
+	expect_code 1 hotset warm --json -p p.prof > out 2> err && cat err &&
+	! grep -q "d/a:" err &&
 	grep -q "^hotset: $PWD/d/b: replaced by a FIFO since the profile was made, not opened$" err &&
 	grep -q "^hotset: $PWD/d/c: replaced by a symbolic link since the profile was made, not opened$" err &&
 	grep -q "^hotset: $PWD/d/e: replaced by a symbolic link since the profile was made, not opened$" err &&
-	grep -c "^f " p.prof | grep -qx 5 && kill -0 $writer && all_resident d/kept &&
-	check_eq "$("$PT" resident d/a)" "" && check_eq "$("$PT" resident other)" "" &&
+	grep -q "1 file changed since p.prof was made (device, inode, size or mtime): it was acted on by path$" err &&
+	check_eq "$(json out "(j[\"stale_files\"], j[\"files\"])")" "(1, 2)" &&
+	grep -c "^f " p.prof | grep -qx 5 && kill -0 $writer && all_resident d/kept d/a &&
+	check_eq "$("$PT" resident other)" "" &&
 	cat d/b > /dev/null && wait $writer
 '
 
@@ -444,6 +447,45 @@ test_expect_success REALFS,STRACE 'warm -p: a symlink to /dev/ptmx in an entry'"
 		expect_code 1 strace -f -y -e trace=open,openat -o trace "$HOTSET" warm -p p.prof > out 2> err &&
 	grep -q "$PWD/d/kept" trace && ! grep ptmx trace &&
 	cat d/b > /dev/null && wait $writer
+'
+
+# Where another user may write (a sticky directory, as /tmp): an entry of
+# nobody's file, and the file nobody renames over it since. Root's warm
+# never opens that (strace sees no open of it; -y: the file each
+# descriptor is), says whose it is, and exits 1; root's own entry beside
+# it, replaced by root, is warmed, stale.
+test_expect_success REALFS,ROOT,NOBODY,STRACE 'warm -p as root: an entry replaced by another user'"'"'s file is never opened, said whose' '
+	mkdir -m 1777 sticky && mkfile sticky/mine 4 && mkfile sticky/theirs 4 &&
+	chown nobody:nogroup sticky/theirs &&
+	hotset snapshot -q -o p.prof sticky && "$PT" evict sticky/* &&
+	as_nobody sh -c "head -c $((4 * PS)) /dev/urandom > sticky/new && mv sticky/new sticky/theirs" &&
+	mkfile new 4 && mv new sticky/mine && "$PT" evict sticky/* &&
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		expect_code 1 strace -f -y -e trace=open,openat,openat2 -o trace "$HOTSET" warm --json -p p.prof > out 2> err &&
+	cat err &&
+	grep -q "^hotset: $PWD/sticky/theirs: replaced by another user.s file (uid $(id -u nobody)) since the profile was made, not opened$" err &&
+	grep -q "$PWD/sticky/mine" trace && ! grep "sticky/theirs" trace &&
+	check_eq "$(json out "(j[\"stale_files\"], j[\"files\"])")" "(1, 1)" &&
+	all_resident sticky/mine && check_eq "$("$PT" resident sticky/theirs)" ""
+'
+
+# As nobody, of a profile of nobody's files: a file of nobody's own or of
+# root's (a package upgrade) renamed over an entry is warmed, stale; one of
+# a third user's is never opened, said whose.
+test_expect_success REALFS,NOBODY 'warm -p as nobody: its own file or root'"'"'s in an entry'"'"'s place is warmed stale, a third user'"'"'s is not opened' '
+	mkdir d && mkfile d/own 4 && mkfile d/root 4 && mkfile d/third 4 && mkfile d/kept 4 &&
+	chown -R nobody:nogroup d && chmod 755 d && chmod 644 d/* &&
+	as_nobody "$HOTSET" snapshot -q -o - d > p.prof &&
+	as_nobody sh -c "head -c $((4 * PS)) /dev/urandom > d/new && mv d/new d/own" &&
+	mkfile new 4 && chmod 644 new && mv new d/root &&
+	mkfile new 4 && chmod 644 new && chown 4242:4242 new && mv new d/third &&
+	"$PT" evict d/* &&
+	expect_code 1 as_nobody "$HOTSET" warm --json -p p.prof > out 2> err && cat err &&
+	grep -q "^hotset: $PWD/d/third: replaced by another user.s file (uid 4242) since the profile was made, not opened$" err &&
+	! grep -q "d/own:\|d/root:" err &&
+	grep -q "2 files changed since p.prof was made" err &&
+	check_eq "$(json out "(j[\"stale_files\"], j[\"files\"])")" "(2, 3)" &&
+	all_resident d/own d/root d/kept && check_eq "$("$PT" resident d/third)" ""
 '
 
 # A race by nature: the deterministic cases (a file shrunk or deleted just

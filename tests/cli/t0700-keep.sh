@@ -89,11 +89,12 @@ test_expect_success REALFS 'only the first SIZE of profile order is kept' '
 	stop_keep
 '
 
-# A kept file replaced: by another file renamed over it, by a FIFO whose
-# writer waits for a reader, by a symlink to another file. None is opened
-# (the FIFO's writer still waits; the files, evicted, stay so), each is
-# said replaced, not deleted; a file rewritten in place is read anew.
-test_expect_success REALFS 'a replaced file is never opened: said replaced, dropped' '
+# A kept file replaced: by a FIFO whose writer waits for a reader, by a
+# symlink to another file. Neither is opened (the FIFO's writer still
+# waits; the file, evicted, stays so), each is said replaced, not deleted;
+# a file rewritten in place, or a file of the keeper's own renamed over a
+# kept one (a rebuild), is read anew, within its new size.
+test_expect_success REALFS 'a file replaced by a FIFO or a symlink is never opened, dropped; one of its own is read anew' '
 	mkdir -p d && for f in a b c e; do mkpages d/$f 8 && pagetool read d/$f 0-7 || return 1; done &&
 	"$HOTSET" snapshot -q -o p.prof d && start_keep p.prof &&
 	# each put in place at once (a rename): a check between a rm and a mkfifo would see none
@@ -102,15 +103,15 @@ test_expect_success REALFS 'a replaced file is never opened: said replaced, drop
 	wait_for grep -q partner /proc/$writer/wchan && mv -T fifo d/b &&
 	mkpages other 4 && ln -s "$PWD/other" link && mv -T link d/c &&
 	head -c $((2 * ps)) /dev/zero >> d/e &&
-	wait_for grep -q "^file replaced: $PWD/d/a (by another file): not opened, no longer kept$" keep.log &&
+	wait_for grep -q "^file replaced: $PWD/d/a (a new inode): reading it anew$" keep.log &&
 	wait_for grep -q "^file replaced: $PWD/d/b (by a FIFO): not opened, no longer kept$" keep.log &&
 	wait_for grep -q "^file replaced: $PWD/d/c (by a symbolic link): not opened, no longer kept$" keep.log &&
 	wait_for grep -q "^file replaced: $PWD/d/e (rewritten in place): reading it anew$" keep.log &&
-	wait_for st_is "(j[\"replaced_files\"], j[\"dropped_files\"])" "(3, 0)" &&
-	"$HOTSET" keep --status --state "$PWD/s.state" | grep -q "; 3 replaced, not opened$" &&
+	wait_for st_is "(j[\"replaced_files\"], j[\"dropped_files\"])" "(2, 0)" &&
+	"$HOTSET" keep --status --state "$PWD/s.state" | grep -q "; 2 replaced, not opened$" &&
 	kill -0 $writer && ! grep -q "^file deleted" keep.log &&
-	resident d/a "" && resident other "" &&
-	"$HOTSET" evict -q d/e && wait_for resident d/e 0-7 &&
+	wait_for resident d/a 0-3 && resident other "" &&
+	"$HOTSET" evict -q d/a d/e && wait_for resident d/a 0-3 && wait_for resident d/e 0-7 &&
 	stop_keep && cat d/b > /dev/null && wait $writer
 '
 
@@ -131,6 +132,53 @@ test_expect_success REALFS,STRACE 'a kept file replaced by a symlink to /dev/ptm
 	stop_keep
 '
 
+# open-watch FILE: prints "watching", then "opened" at each open of FILE's
+# inode (inotify follows the inode, whatever name it is renamed to), for
+# at most 120 s
+cat > "$TRASH/open-watch.py" <<'EOF'
+import ctypes, os, select, struct, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_CLOEXEC)
+if fd < 0 or libc.inotify_add_watch(fd, os.fsencode(sys.argv[1]), 0x20) < 0:  # IN_OPEN
+    sys.exit("inotify: " + os.strerror(ctypes.get_errno()))
+print("watching", flush=True)
+end = time.monotonic() + 120
+while time.monotonic() < end:
+    if not select.select([fd], [], [], 1)[0]:
+        continue
+    buf, off = os.read(fd, 4096), 0
+    while off < len(buf):
+        wd, mask, cookie, n = struct.unpack_from("iIII", buf, off)
+        off += 16 + n
+        if mask & 0x20:
+            print("opened", flush=True)
+EOF
+
+# Where another user may write (a sticky directory, as /tmp): a root
+# keeper of root's profile, one of whose files is nobody's, which nobody
+# renames a file of its own over. That is never opened (inotify watches
+# the new file's inode from before the rename), and is said replaced by
+# another user's file, whose; root's own file beside it, replaced by root
+# afterwards, is read anew.
+test_expect_success REALFS,ROOT,NOBODY 'a kept file replaced by another user'"'"'s file is never opened, said whose' '
+	mkdir -m 1777 sticky && mkpages sticky/mine 8 && mkpages sticky/theirs 8 &&
+	chown nobody:nogroup sticky/theirs && pagetool read sticky/mine 0-7 && pagetool read sticky/theirs 0-7 &&
+	"$HOTSET" snapshot -q -o p.prof sticky && start_keep p.prof &&
+	as_nobody sh -c "head -c $((4 * ps)) /dev/zero > sticky/new" &&
+	{ "$PYTHON" "$TRASH/open-watch.py" sticky/new > opens & } && wpid=$! &&
+	wait_for grep -q "^watching$" opens &&
+	as_nobody mv sticky/new sticky/theirs &&
+	wait_for grep -q "^file replaced: $PWD/sticky/theirs (by another user.s file, uid $(id -u nobody)): not opened, no longer kept$" keep.log &&
+	mkpages new 4 && mv new sticky/mine &&
+	wait_for grep -q "^file replaced: $PWD/sticky/mine (a new inode): reading it anew$" keep.log &&
+	wait_for resident sticky/mine 0-3 &&
+	check_eq "$(st "(j[\"replaced_files\"], j[\"dropped_files\"])")" "(1, 0)" &&
+	stop_keep && ! grep -q opened opens &&
+	# the watch sees opens
+	cat sticky/theirs > /dev/null && wait_for grep -q "^opened$" opens &&
+	kill $wpid
+'
+
 # --interval 1h: after the first reading, no check comes for 15 minutes;
 # only the kernel's word (eBPF) can bring evicted pages back in time.
 test_expect_success BPF,REALFS 'evictions the kernel tells are read back without waiting for a round' '
@@ -140,11 +188,11 @@ test_expect_success BPF,REALFS 'evictions the kernel tells are read back without
 	"$HOTSET" evict -q d &&
 	wait_for resident d/a 0-7 && wait_for resident d/b 0-7 &&
 	wait_for grep -q "^re-warmed .* refault" keep.log &&
-	# a file replaced is seen when its old pages go, and never opened
+	# a file replaced is seen when its old pages go, and watched by its new inode
 	mkpages new 4 && mv new d/a &&
-	wait_for grep -q "^file replaced: $PWD/d/a (by another file): not opened, no longer kept$" keep.log &&
-	resident d/a "" &&
-	"$HOTSET" evict -q d/b && wait_for resident d/b 0-7 &&
+	wait_for grep -q "^file replaced: $PWD/d/a (a new inode): reading it anew$" keep.log &&
+	wait_for resident d/a 0-3 &&
+	"$HOTSET" evict -q d/a && wait_for resident d/a 0-3 &&
 	stop_keep
 '
 
@@ -398,6 +446,31 @@ test_expect_success ROOT,NOBODY,REALFS 'a root keeper reads a user'"'"'s profile
 	stop_keep
 '
 
+# A root keeper reads nobody's profile as nobody: a file of nobody's own
+# renamed over a kept one (a rebuild) is read anew; one of root's (a
+# package upgrade) is taken too, but nobody may not query its residency:
+# it is not watched, as it would not be at start-up; a third user's is
+# never opened, and is said whose.
+test_expect_success ROOT,NOBODY,REALFS 'a root keeper of a user'"'"'s profile: the user'"'"'s own file is read anew, root'"'"'s taken unwatched, a third user'"'"'s not opened' '
+	mkdir -p d && chown nobody:nogroup d && for f in own root third; do
+		mkpages d/$f 8 && chown nobody:nogroup d/$f && pagetool read d/$f 0-7 || return 1
+	done &&
+	as_nobody "$HOTSET" snapshot -q -o - d > nobody.prof &&
+	chown nobody:nogroup nobody.prof && chmod 644 nobody.prof &&
+	start_keep nobody.prof &&
+	as_nobody sh -c "head -c $((4 * ps)) /dev/zero > d/new && mv d/new d/own" &&
+	mkpages new 4 && chmod 644 new && mv new d/root &&
+	mkpages new 4 && chmod 644 new && chown 4242:4242 new && mv new d/third &&
+	wait_for grep -q "^file replaced: $PWD/d/own (a new inode): reading it anew$" keep.log &&
+	wait_for grep -q "^warning: $PWD/d/root: replaced by a file whose residency is unknown to its profile.s owner: no longer watched$" keep.log &&
+	wait_for grep -q "^file replaced: $PWD/d/third (by another user.s file, uid 4242): not opened, no longer kept$" keep.log &&
+	wait_for resident d/own 0-3 && resident d/third "" &&
+	check_eq "$(st "(j[\"replaced_files\"], j[\"dropped_files\"], j[\"unknown_files\"])")" "(1, 0, 1)" &&
+	"$HOTSET" evict -q d && wait_for resident d/own 0-3 &&
+	resident d/root "" && ! grep -q "d/root (a new inode)" keep.log &&
+	stop_keep
+'
+
 # Root's state (0600) tells nobody nothing; a profile of nobody's beside
 # root's makes the keeper write nobody a view (0400, nobody's) with the
 # figures of nobody's files alone; the view goes when the profile does.
@@ -476,15 +549,28 @@ test_expect_success REALFS,ROOT,PLAIN 'lock mode: a truncated file does not kill
 	stop_keep
 '
 
-test_expect_success REALFS,ROOT,PLAIN 'lock mode: a replaced file is never opened, the old one released' '
+test_expect_success REALFS,ROOT,PLAIN 'lock mode: a replaced file is locked anew, the old one released' '
 	mktree && start_keep --mode lock p.prof && wait_for locked 16 &&
-	mkpages new 4 && mv d/a old && mv new d/a &&
-	wait_for grep -q "^file replaced: $PWD/d/a (by another file): not opened, no longer kept$" keep.log &&
-	wait_for locked 8 &&
-	evict_all && resident d/a "" &&
+	mkpages new 4 && ln d/a old && mv new d/a &&
+	wait_for grep -q "^file replaced: $PWD/d/a (a new inode): locking it anew$" keep.log &&
+	wait_for locked 12 &&
+	evict_all && resident d/a 0-3 &&
 	"$HOTSET" evict -q old && resident old "" &&
 	rm d/b && wait_for grep -q "^file deleted: $PWD/d/b: dropped$" keep.log &&
-	wait_for locked 0 &&
+	wait_for locked 4 &&
+	stop_keep
+'
+
+# nobody's file of root's profile, in a directory all may write to, and
+# nobody's file renamed over it: never locked, the old one released
+test_expect_success REALFS,ROOT,NOBODY,PLAIN 'lock mode: a file replaced by another user'"'"'s is never opened, the old one released' '
+	mkdir -m 1777 d && mkpages d/a 8 && mkpages d/b 8 && chown nobody:nogroup d/a &&
+	pagetool read d/a 0-7 && pagetool read d/b 0-7 &&
+	"$HOTSET" snapshot -q -o p.prof d/a d/b && start_keep --mode lock p.prof && wait_for locked 16 &&
+	as_nobody sh -c "head -c $((4 * ps)) /dev/zero > d/new && mv d/new d/a" &&
+	wait_for grep -q "^file replaced: $PWD/d/a (by another user.s file, uid $(id -u nobody)): not opened, no longer kept$" keep.log &&
+	wait_for locked 8 && ! grep -q " $PWD/d/a\$" /proc/$kpid/maps &&
+	evict_all && resident d/a "" && resident d/b 0-7 &&
 	stop_keep
 '
 

@@ -195,18 +195,19 @@ hook() {
 		SLURM_JOB_USER=nobody "$@" "$HOOKS/hook"
 }
 
-# The prolog's warm of a profile whose files were replaced since (another
-# file renamed over one, a FIFO whose writer waits, a symlink to another
-# file): none is opened, the report says each, the rest is warmed.
+# The prolog's warm of a profile whose files were replaced since (a file
+# of a third user's renamed over one, a FIFO whose writer waits, a symlink
+# to another file): none is opened, the report says each, the rest is
+# warmed.
 test_expect_success REALFS,NOBODY 'the prolog by hand: replaced files are never opened, the report says so' '
 	mkdir -p d && for f in a b c kept; do head -c $((4 << 12)) /dev/urandom > d/$f || return 1; done &&
 	hotset snapshot -q -o p.profile d && chmod 644 p.profile d/* && hotset evict -q d &&
-	head -c $((4 << 12)) /dev/urandom > new && hotset evict -q new && mv new d/a &&
+	head -c $((4 << 12)) /dev/urandom > new && hotset evict -q new && chmod 644 new && chown 4242 new && mv new d/a &&
 	rm d/b && mkfifo d/b && { sh -c "echo x > d/b" & } && writer=$! &&
 	head -c $((4 << 12)) /dev/urandom > other && hotset evict -q other && rm d/c && ln -s "$PWD/other" d/c &&
 	hook prolog_slurmd && r=$TRASH/run/job-77 && cat "$r" &&
 	grep -q "^hotset: warmed $PWD/p.profile in [0-9.]* s (the prolog, as nobody), but not all of it:$" "$r" &&
-	grep -q "d/a: replaced by another file since the profile was made, not opened" "$r" &&
+	grep -q "d/a: replaced by another user.s file (uid 4242) since the profile was made, not opened" "$r" &&
 	grep -q "d/b: replaced by a FIFO since the profile was made, not opened" "$r" &&
 	grep -q "d/c: replaced by a symbolic link since the profile was made, not opened" "$r" &&
 	kill -0 $writer && check_eq "$(resident d/a other)" 0 && test "$(resident d/kept)" -gt 0 &&

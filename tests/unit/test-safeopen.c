@@ -4,12 +4,15 @@
  * the identity asked for are looked at and never opened (inotify sees no
  * open of them); a FIFO's writer waiting for a reader stays waiting; the
  * look alone opens nothing; a path longer than PATH_MAX is opened too.
+ * With HS_SAFE_ANEW, another regular file of the filesystem uid's or of
+ * root's is taken anew, one of another user's never opened.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
@@ -208,6 +211,139 @@ TEST(another_file_never_opened)
 	scratch_done();
 }
 
+/*
+ * A file of one's own renamed over the path (a rebuild, an editor's
+ * save): with HS_SAFE_ANEW, the file anew, opened and looked at; without,
+ * refused as before. A FIFO of one's own is refused all the same.
+ */
+TEST(own_file_taken_anew)
+{
+	struct hs_safe_result res;
+	struct hs_safe_id was, now;
+	struct stat st;
+	int ifd, fd;
+
+	scratch_dir();
+	mkfile("f", "old");
+	was = id_of("f");
+	mkfile("new", "newer");
+	CHECK(rename(path_in("new"), path_in("f")) == 0);
+	now = id_of("f");
+	ifd = watch_opens();
+	CHECK(hs_safe_look(AT_FDCWD, path_in("f"), HS_SAFE_NOFOLLOW | HS_SAFE_ANEW, &was, &st,
+			   &res) == 0);
+	CHECK(res.found == HS_SAFE_NEW && st.st_ino == now.ino && st.st_size == 5);
+	CHECK(!was_opened(ifd, "f"));
+	fd = hs_safe_open(AT_FDCWD, path_in("f"), O_RDONLY, HS_SAFE_NOFOLLOW | HS_SAFE_ANEW, &was,
+			  &st, &res);
+	CHECK(fd >= 0 && res.found == HS_SAFE_NEW && st.st_ino == now.ino);
+	CHECK(was_opened(ifd, "f"));
+	if (fd >= 0)
+		close(fd);
+	/* the file asked for is still HS_SAFE_FILE with the flag */
+	fd = hs_safe_open(AT_FDCWD, path_in("f"), O_RDONLY, HS_SAFE_NOFOLLOW | HS_SAFE_ANEW, &now,
+			  &st, &res);
+	CHECK(fd >= 0 && res.found == HS_SAFE_FILE);
+	if (fd >= 0)
+		close(fd);
+	was_opened(ifd, "f");
+	/* without the flag: replaced, never opened */
+	fd = hs_safe_open(AT_FDCWD, path_in("f"), O_RDONLY, HS_SAFE_NOFOLLOW, &was, &st, &res);
+	CHECK(fd == -ESTALE && res.found == HS_SAFE_OTHER);
+	CHECK(!was_opened(ifd, "f"));
+	/* anything but a regular file, one's own or not, is refused */
+	CHECK(unlink(path_in("f")) == 0 && mkfifo(path_in("f"), 0644) == 0);
+	fd = hs_safe_open(AT_FDCWD, path_in("f"), O_RDONLY, HS_SAFE_NOFOLLOW | HS_SAFE_ANEW, &was,
+			  &st, &res);
+	CHECK(fd == -EINVAL && res.found == HS_SAFE_TYPE && res.type == S_IFIFO);
+	mkfile("new", "x");
+	CHECK(unlink(path_in("f")) == 0 && symlink("new", path_in("f")) == 0);
+	was_opened(ifd, "new");	/* the watch read: mkfile's open was ours */
+	fd = hs_safe_open(AT_FDCWD, path_in("f"), O_RDONLY, HS_SAFE_NOFOLLOW | HS_SAFE_ANEW, &was,
+			  &st, &res);
+	CHECK(fd == -EINVAL && res.found == HS_SAFE_TYPE && res.type == S_IFLNK);
+	CHECK(!was_opened(ifd, "new"));
+	close(ifd);
+	scratch_done();
+}
+
+#define NOBODY 65534u
+#define STRANGER 4242u	/* a uid no one logs in as */
+
+/*
+ * A file of uid's renamed over name, made as root whoever the thread
+ * reads as; its open is read off the watch ifd.
+ */
+static void replace_with(int ifd, const char *name, uid_t uid)
+{
+	uid_t fsuid = hs_safe_fsuid();
+
+	syscall(SYS_setfsuid, 0);
+	mkfile("new", "replacement");
+	if (chown(path_in("new"), uid, uid) < 0 || rename(path_in("new"), path_in(name)) < 0) {
+		perror(name);
+		_exit(1);
+	}
+	syscall(SYS_setfsuid, fsuid);
+	was_opened(ifd, "new");
+}
+
+/* Open f as the thread's filesystem uid is now, asking for was: what was found. */
+static enum hs_safe_found open_anew(const char *name, const struct hs_safe_id *was, struct stat *st)
+{
+	struct hs_safe_result res;
+	int fd = hs_safe_open(AT_FDCWD, path_in(name), O_RDONLY, HS_SAFE_NOFOLLOW | HS_SAFE_ANEW,
+			      was, st, &res);
+
+	if (fd >= 0)
+		close(fd);
+	else if (fd != -ESTALE)
+		return HS_SAFE_ERROR;
+	return res.found;
+}
+
+/*
+ * Whose the new file is decides, as the filesystem uid sees it: root
+ * takes its own anew and refuses nobody's (its uid said); a thread that
+ * reads as nobody (setfsuid, as a root keeper reads a profile as its
+ * owner) takes nobody's and root's anew, and refuses a third user's.
+ */
+TEST(another_users_file_never_opened)
+{
+	struct hs_safe_id was;
+	struct stat st;
+	int ifd;
+
+	if (geteuid() != 0)
+		SKIP("needs root, to plant files of another user's");
+	scratch_dir();
+	mkfile("f", "old");
+	was = id_of("f");
+	CHECK(link(path_in("f"), path_in("f.was")) == 0);	/* its inode not reused */
+	ifd = watch_opens();
+	replace_with(ifd, "f", NOBODY);
+	CHECK(open_anew("f", &was, &st) == HS_SAFE_OTHER);
+	CHECK(st.st_uid == NOBODY);
+	CHECK(!was_opened(ifd, "f"));
+	replace_with(ifd, "f", 0);
+	CHECK(open_anew("f", &was, &st) == HS_SAFE_NEW && st.st_uid == 0);
+	CHECK(was_opened(ifd, "f"));
+	CHECK(hs_safe_fsuid() == 0);
+	syscall(SYS_setfsuid, NOBODY);
+	CHECK(hs_safe_fsuid() == NOBODY);
+	CHECK(open_anew("f", &was, &st) == HS_SAFE_NEW && st.st_uid == 0);	/* root's */
+	replace_with(ifd, "f", NOBODY);
+	CHECK(open_anew("f", &was, &st) == HS_SAFE_NEW && st.st_uid == NOBODY);
+	CHECK(was_opened(ifd, "f"));
+	replace_with(ifd, "f", STRANGER);
+	CHECK(open_anew("f", &was, &st) == HS_SAFE_OTHER && st.st_uid == STRANGER);
+	CHECK(!was_opened(ifd, "f"));
+	syscall(SYS_setfsuid, 0);
+	CHECK(hs_safe_fsuid() == 0);
+	close(ifd);
+	scratch_done();
+}
+
 TEST(directories_only_where_allowed_missing_files_said)
 {
 	struct hs_safe_result res;
@@ -231,6 +367,6 @@ int main(void)
 {
 	return RUN_TESTS(regular_file_opened, fifo_never_opened_its_writer_still_waits,
 			 devices_and_sockets_never_opened, symlink_refused_where_none_may_be,
-			 another_file_never_opened,
+			 another_file_never_opened, own_file_taken_anew, another_users_file_never_opened,
 			 directories_only_where_allowed_missing_files_said);
 }

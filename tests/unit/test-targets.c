@@ -1221,13 +1221,17 @@ TEST(profile_selected_before_opened)
 
 /*
  * Entries whose path now names something else than the profile's file: a
- * new file renamed over it, a symlink (to the file it was, even), a FIFO.
- * None is opened; each is said to be replaced, with what replaced it. An
- * entry without an identity (0:0 0) is taken by its path, stale.
+ * symlink (to the file it was, even), a FIFO, and (as root) a file of
+ * another user's renamed over it. None is opened; each is said to be
+ * replaced, with what replaced it and whose. A file of the caller's own
+ * renamed over an entry (a rebuild, an editor's save) is the entry's file
+ * anew: opened, stale. An entry without an identity (0:0 0) is taken by
+ * its path, stale.
  */
 TEST(profile_entries_replaced_never_opened)
 {
 	static char text[8192], names[4096];
+	const bool root = geteuid() == 0;
 	struct hs_profile_reader *r;
 	struct hs_error err;
 	struct seen s;
@@ -1240,6 +1244,7 @@ TEST(profile_entries_replaced_never_opened)
 	mkfile("piped", 4096);
 	mkfile("kept", 4096);
 	mkfile("byname", 4096);
+	mkfile("theirs", 4096);
 	n = (size_t)snprintf(text, sizeof(text), "hotset-profile 1\npage-size 4096\nsource record\n");
 	n += file_line(text + n, sizeof(text) - n, "renamed", "0", true);
 	n += file_line(text + n, sizeof(text) - n, "linked", "0", true);
@@ -1247,7 +1252,9 @@ TEST(profile_entries_replaced_never_opened)
 	n += file_line(text + n, sizeof(text) - n, "kept", "0", true);
 	n += (size_t)snprintf(text + n, sizeof(text) - n, "f 0:0 0 0 0.000000000 r 0 %s\n",
 			      path_in("byname"));
-	n += (size_t)snprintf(text + n, sizeof(text) - n, "end 5 0 0\n");
+	if (root)
+		n += file_line(text + n, sizeof(text) - n, "theirs", "0", true);
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "end %d 0 0\n", root ? 6 : 5);
 	/* the substitutions, after the profile was made */
 	mkfile("new", 4096);
 	CHECK(rename(path_in("new"), path_in("renamed")) == 0);
@@ -1256,6 +1263,10 @@ TEST(profile_entries_replaced_never_opened)
 	CHECK(unlink(path_in("piped")) == 0 && mkfifo(path_in("piped"), 0644) == 0);
 	mkfile("new", 4096);
 	CHECK(rename(path_in("new"), path_in("byname")) == 0);
+	mkfile("new", 4096);
+	if (root)
+		CHECK(chown(path_in("new"), 65534, 65534) == 0);
+	CHECK(rename(path_in("new"), path_in("theirs")) == 0);
 	r = open_text(text);
 	if (!r) {
 		scratch_done();
@@ -1264,23 +1275,26 @@ TEST(profile_entries_replaced_never_opened)
 	ifd = watch_opens(scratch);
 	seen_init(&s);
 	CHECK(hs_targets_profile(r, on_file, on_warn, &s, &err) == 0);
-	CHECK_EQ_U64(s.n, 2);
-	CHECK_STR(s.e[0].path, "kept");
-	CHECK(!s.stale[0]);
-	CHECK_STR(s.e[1].path, "byname");
-	CHECK(s.stale[1]);
-	CHECK_EQ_U64(s.nwarn, 3);
-	CHECK(strstr(s.warnings, "renamed: replaced by another file since the profile was made, "
-			  "not opened") != NULL);
+	CHECK_EQ_U64(s.n, 3);
+	CHECK_STR(s.e[0].path, "renamed");
+	CHECK(s.stale[0]);
+	CHECK_STR(s.e[1].path, "kept");
+	CHECK(!s.stale[1]);
+	CHECK_STR(s.e[2].path, "byname");
+	CHECK(s.stale[2]);
+	CHECK_EQ_U64(s.nwarn, root ? 3 : 2);
 	CHECK(strstr(s.warnings, "linked: replaced by a symbolic link since the profile was made, "
 			  "not opened") != NULL);
 	CHECK(strstr(s.warnings, "piped: replaced by a FIFO since the profile was made, "
 			  "not opened") != NULL);
+	if (root)
+		CHECK(strstr(s.warnings, "theirs: replaced by another user's file (uid 65534) since "
+				  "the profile was made, not opened") != NULL);
 	seen_free(&s);
 	opened_names(ifd, names, sizeof(names));
-	CHECK(!strstr(names, "/renamed/") && !strstr(names, "/linked.real/") &&
-	      !strstr(names, "/piped/"));
-	CHECK(strstr(names, "/kept/") && strstr(names, "/byname/"));	/* the watch works */
+	CHECK(!strstr(names, "/linked.real/") && !strstr(names, "/piped/") &&
+	      !strstr(names, "/theirs/"));
+	CHECK(strstr(names, "/renamed/") && strstr(names, "/kept/") && strstr(names, "/byname/"));
 	close(ifd);
 	hs_profile_close(r);
 	scratch_done();
@@ -1289,7 +1303,9 @@ TEST(profile_entries_replaced_never_opened)
 /*
  * A filesystem without a block device (tmpfs here, as btrfs, NFS) is
  * numbered at mount: the same inode, size and mtime under another minor
- * is the same file, not a replaced one; another mtime is not.
+ * is the same file, not a replaced one, whoever owns it; another mtime is
+ * another file: the caller's own is taken anew (stale), another user's
+ * (as root: nobody's) is not opened.
  */
 TEST(profile_entries_renumbered_device)
 {
@@ -1303,21 +1319,27 @@ TEST(profile_entries_renumbered_device)
 
 	if (fd < 0 || fstat(fd, &st) < 0 || major(st.st_dev) != 0)
 		SKIP("no tmpfs at /dev/shm");
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0; pass < 4; pass++) {
+		bool later = pass & 1, theirs = pass & 2;
+
+		if (theirs && (geteuid() != 0 || fchown(fd, 65534, 65534) < 0))
+			break;
 		snprintf(text, sizeof(text), "hotset-profile 1\npage-size 4096\nsource record\n"
 			 "f 0:%u %llu 0 %lld.%09ld r - %s\nend 1 0 0\n", minor(st.st_dev) + 1,
-			 (unsigned long long)st.st_ino, (long long)st.st_mtim.tv_sec + pass,
+			 (unsigned long long)st.st_ino, (long long)st.st_mtim.tv_sec + later,
 			 st.st_mtim.tv_nsec, path);
 		r = open_text(text);
 		if (!r)
 			break;
 		seen_init(&s);
 		CHECK(hs_targets_profile(r, on_file, on_warn, &s, &err) == 0);
-		CHECK_EQ_U64(s.n, pass ? 0 : 1);
-		if (pass)
-			CHECK(strstr(s.warnings, "replaced by another file") != NULL);
-		else
-			CHECK(!s.stale[0]);
+		if (later && theirs) {
+			CHECK_EQ_U64(s.n, 0);
+			CHECK(strstr(s.warnings, "replaced by another user's file (uid 65534)") != NULL);
+		} else {
+			CHECK_EQ_U64(s.n, 1);
+			CHECK(s.n != 1 || s.stale[0] == later);
+		}
 		seen_free(&s);
 		hs_profile_close(r);
 	}
