@@ -25,7 +25,7 @@ PKG_CONFIG ?= pkg-config
 CFLAGS   ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wno-unused-parameter -Wvla
-CPPFLAGS += -Iinclude -Isrc -D_GNU_SOURCE
+CPPFLAGS += -Isrc/lib -Isrc -D_GNU_SOURCE
 LDLIBS   += -lpthread -lm
 
 ifeq ($(SANITIZE),1)
@@ -53,9 +53,9 @@ endif
 ALL_CFLAGS = -std=c11 $(WARNINGS) $(CFLAGS)
 
 # ---- sources -------------------------------------------------------------
-CORE_SRC := $(wildcard src/core/*.c src/core/record/*.c)
+CORE_SRC := $(wildcard src/lib/*/*.c src/lib/*/*/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
-BPF_SRC  := $(wildcard src/core/*.bpf.c src/core/record/*.bpf.c)
+BPF_SRC  := $(wildcard src/lib/*/*.bpf.c src/lib/*/*/*.bpf.c)
 CORE_SRC := $(filter-out $(BPF_SRC),$(CORE_SRC))
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -101,15 +101,15 @@ $(BUILD)/bpf/vmlinux.h:
 	@mkdir -p $(dir $@)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-# the programs: record's (src/core/record) and keep's (src/core)
+# the programs: record's (src/lib/record/bpf) and keep's (src/lib/keep)
 define BPF_OBJ_RULE
 $(BUILD)/bpf/%.bpf.o: $(1)/%.bpf.c $(1)/*.h $(BUILD)/bpf/vmlinux.h
-	$(CLANG) $(BPF_CFLAGS) -I$(1) $(shell $(PKG_CONFIG) --cflags libbpf) -c $$< -o $$@.full
+	$(CLANG) $(BPF_CFLAGS) -I$(1) -Isrc/lib $(shell $(PKG_CONFIG) --cflags libbpf) -c $$< -o $$@.full
 	$(BPFTOOL) gen object $$@ $$@.full
 	rm -f $$@.full
 endef
-$(eval $(call BPF_OBJ_RULE,src/core/record))
-$(eval $(call BPF_OBJ_RULE,src/core))
+$(eval $(call BPF_OBJ_RULE,src/lib/record/bpf))
+$(eval $(call BPF_OBJ_RULE,src/lib/keep))
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@.tmp && mv $@.tmp $@
@@ -161,23 +161,23 @@ check test:
 #   make fuzz-NAME       one target, for all of FUZZ_SECONDS
 # A new target: its name in FUZZ_TARGETS, its sources in FUZZ_SRC_NAME.
 FUZZ_TARGETS := profile fdinfo mountinfo psi size names keepstate meminfo jobfile
-FUZZ_SRC_profile := src/core/profile.c src/core/atomic.c src/core/util.c
-FUZZ_SRC_fdinfo := src/core/procfs.c src/core/util.c
-FUZZ_SRC_mountinfo := src/core/procfs.c src/core/util.c
-FUZZ_SRC_psi := src/core/procfs.c src/core/util.c
-FUZZ_SRC_size := src/cli/output.c src/core/util.c src/core/profile.c src/core/atomic.c
-FUZZ_SRC_names := src/core/names.c
+FUZZ_SRC_profile := src/lib/profile/profile.c src/lib/base/atomic.c src/lib/base/util.c
+FUZZ_SRC_fdinfo := src/lib/kernel/procfs.c src/lib/base/util.c
+FUZZ_SRC_mountinfo := src/lib/kernel/procfs.c src/lib/base/util.c
+FUZZ_SRC_psi := src/lib/kernel/procfs.c src/lib/base/util.c
+FUZZ_SRC_size := src/cli/output.c src/lib/base/util.c src/lib/profile/profile.c src/lib/base/atomic.c
+FUZZ_SRC_names := src/lib/cache/names.c
 # keep.c's state parser is one function of the daemon: it links the daemon's modules
-FUZZ_SRC_keepstate := src/core/keep.c src/core/keep-evict.c src/core/warm.c src/core/residency.c \
-	src/core/targets.c src/core/names.c src/core/profile.c src/core/atomic.c src/core/procfs.c src/core/memory.c \
-	src/core/u64map.c src/core/util.c
+FUZZ_SRC_keepstate := src/lib/keep/keep.c src/lib/keep/keep-evict.c src/lib/cache/warm.c src/lib/cache/residency.c \
+	src/lib/cache/targets.c src/lib/cache/names.c src/lib/profile/profile.c src/lib/base/atomic.c src/lib/kernel/procfs.c src/lib/kernel/memory.c \
+	src/lib/base/u64map.c src/lib/base/util.c
 FUZZ_LIBS_keepstate := $(LDLIBS)
-FUZZ_SRC_meminfo := src/core/memory.c src/core/procfs.c src/core/util.c
-FUZZ_SRC_jobfile := src/core/jobfile.c src/core/runstate.c src/core/atomic.c src/core/util.c
+FUZZ_SRC_meminfo := src/lib/kernel/memory.c src/lib/kernel/procfs.c src/lib/base/util.c
+FUZZ_SRC_jobfile := src/lib/queue/jobfile.c src/lib/queue/runstate.c src/lib/base/atomic.c src/lib/base/util.c
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 4096
 FUZZ_BIN := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
-FUZZ_HDR := $(wildcard include/hotset/*.h tests/*.h tests/fuzz/*.h)
+FUZZ_HDR := $(wildcard src/lib/*/*.h tests/*.h tests/fuzz/*.h)
 
 # fuzz_run NAME SECONDS: run one target for that long (its seeds, if any)
 fuzz_run = mkdir -p $(BUILD)/fuzz/corpus/$(1) && \

@@ -25,8 +25,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "hotset/curve.h"
-#include "hotset/profile.h"
+#include "model/curve.h"
+#include "profile/profile.h"
 
 #define CHUNK (1u << 20)
 

@@ -43,7 +43,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "hotset/profile.h"
+#include "profile/profile.h"
 
 #define PROFILE_CHECK_FLAGS (HS_FILE_READ | HS_FILE_MAPPED | HS_FILE_EXEC | HS_FILE_WRITTEN | \
 			     HS_FILE_DIRECT)

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "hotset/curve.h"
+#include "model/curve.h"
 
 /*
  * The cold and re-run curves of c (pages of ps bytes) at the cache sizes

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hotset/curve.h"
-#include "hotset/memory.h"
-#include "hotset/usage.h"
+#include "model/curve.h"
+#include "kernel/memory.h"
+#include "job/usage.h"
 #include "chart.h"
 #include "operands.h"
 #include "options.h"

@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include "chart.h"
-#include "hotset/curve.h"
-#include "hotset/diagnosis.h"
-#include "hotset/memory.h"
-#include "hotset/residency.h"
-#include "hotset/tops.h"
+#include "model/curve.h"
+#include "model/diagnosis.h"
+#include "kernel/memory.h"
+#include "cache/residency.h"
+#include "profile/tops.h"
 #include "operands.h"
 #include "options.h"
 #include "record-run.h"

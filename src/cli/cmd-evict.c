@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "hotset/evict.h"
+#include "cache/evict.h"
 #include "operands.h"
 #include "options.h"
 

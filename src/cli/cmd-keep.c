@@ -1,6 +1,6 @@
 /*
  * cmd-keep.c - hotset keep: a daemon that keeps profiles' working sets in
- * the page cache (the mechanism is in src/core/keep.c), in the foreground
+ * the page cache (the mechanism is in src/lib/keep/keep.c), in the foreground
  * or, with --daemon, in the background once it is ready; and its --status,
  * which reads the state file it leaves.
  */
@@ -20,9 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hotset/atomic.h"
-#include "hotset/keep.h"
-#include "hotset/procfs.h"
+#include "base/atomic.h"
+#include "keep/keep.h"
+#include "kernel/procfs.h"
 #include "operands.h"
 #include "options.h"
 

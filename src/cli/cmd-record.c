@@ -9,10 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hotset/atomic.h"
-#include "hotset/job.h"
-#include "hotset/memory.h"
-#include "hotset/record.h"
+#include "base/atomic.h"
+#include "job/job.h"
+#include "kernel/memory.h"
+#include "record/record.h"
 #include "options.h"
 #include "record-run.h"
 #include "usage-report.h"

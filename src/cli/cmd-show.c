@@ -15,8 +15,8 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
-#include "hotset/profile.h"
-#include "hotset/tops.h"
+#include "profile/profile.h"
+#include "profile/tops.h"
 #include "operands.h"
 #include "options.h"
 

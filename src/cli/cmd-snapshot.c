@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "hotset/atomic.h"
-#include "hotset/residency.h"
+#include "base/atomic.h"
+#include "cache/residency.h"
 #include "operands.h"
 #include "options.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "hotset/residency.h"
+#include "cache/residency.h"
 #include "operands.h"
 #include "options.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "hotset/job.h"
+#include "job/job.h"
 #include "options.h"
 #include "usage-report.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "hotset/warm.h"
+#include "cache/warm.h"
 #include "operands.h"
 #include "options.h"
 

@@ -12,9 +12,9 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
-#include "hotset/atomic.h"
-#include "hotset/hotset.h"
-#include "hotset/job.h"
+#include "base/atomic.h"
+#include "base/hotset.h"
+#include "job/job.h"
 #include "options.h"
 
 const struct cmd *const commands[] = {

@@ -9,7 +9,7 @@
 
 #include <getopt.h>
 
-#include "hotset/targets.h"
+#include "cache/targets.h"
 #include "cli.h"
 
 struct operands {

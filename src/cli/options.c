@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hotset/hotset.h"
+#include "base/hotset.h"
 #include "options.h"
 
 /* Edit distance with adjacent transpositions ("stauts" is 1 from "status"). */

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "hotset/atomic.h"
-#include "hotset/hotset.h"
-#include "hotset/profile.h"
+#include "base/atomic.h"
+#include "base/hotset.h"
+#include "profile/profile.h"
 
 /* ---- messages --------------------------------------------------------------- */
 

@@ -7,8 +7,8 @@
 
 #include <limits.h>
 
-#include "hotset/record.h"
-#include "hotset/usage.h"
+#include "record/record.h"
+#include "job/usage.h"
 
 struct record_run {
 	/* in */

@@ -23,10 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hotset/atomic.h"
-#include "hotset/jobfile.h"
-#include "hotset/memory.h"
-#include "hotset/runstate.h"
+#include "base/atomic.h"
+#include "queue/jobfile.h"
+#include "kernel/memory.h"
+#include "queue/runstate.h"
 #include "cli.h"
 #include "run.h"
 

@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "hotset/jobfile.h"
-#include "hotset/runstate.h"
-#include "hotset/sched.h"
+#include "queue/jobfile.h"
+#include "queue/runstate.h"
+#include "queue/sched.h"
 
 struct qjob {
 	struct hs_jobdef *def;

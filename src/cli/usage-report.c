@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hotset/atomic.h"
-#include "hotset/job.h"
+#include "base/atomic.h"
+#include "job/job.h"
 #include "usage-report.h"
 
 static double pct(double part, double whole)

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "hotset/job.h"
-#include "hotset/usage.h"
+#include "job/job.h"
+#include "job/usage.h"
 #include "cli.h"
 
 /*

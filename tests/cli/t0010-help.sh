@@ -50,7 +50,7 @@ test_expect_success '--help lists exactly the command table of src/cli/hotset.c'
 
 test_expect_success 'hotset --version and -V print the version and exit 0' '
 	hotset --version > out 2> err && test ! -s err &&
-	want=$(sed -n -e "s/^#define HOTSET_VERSION \"\(.*\)\"$/\1/p" "$ROOT/include/hotset/hotset.h") &&
+	want=$(sed -n -e "s/^#define HOTSET_VERSION \"\(.*\)\"$/\1/p" "$ROOT/src/lib/base/hotset.h") &&
 	check_eq "$(cat out)" "hotset $want" &&
 	hotset -V > out2 && cmp out out2
 '

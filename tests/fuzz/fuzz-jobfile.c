@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hotset/jobfile.h"
-#include "hotset/runstate.h"
+#include "queue/jobfile.h"
+#include "queue/runstate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

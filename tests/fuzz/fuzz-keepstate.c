@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hotset/keep.h"
+#include "keep/keep.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

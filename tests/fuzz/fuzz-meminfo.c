@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hotset/memory.h"
+#include "kernel/memory.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

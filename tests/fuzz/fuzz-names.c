@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "hotset/targets.h"
+#include "cache/targets.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hotset/atomic.h"
+#include "base/atomic.h"
 #include "scratch.h"
 #include "unit.h"
 

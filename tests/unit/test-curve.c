@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hotset/curve.h"
+#include "model/curve.h"
 #include "unit.h"
 
 /* A small deterministic generator (xorshift64*): fixed seeds, same traces everywhere. */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hotset/diagnosis.h"
+#include "model/diagnosis.h"
 #include "unit.h"
 
 #define PAGES 10000

@@ -9,7 +9,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
-#include "hotset/keep.h"
+#include "keep/keep.h"
 #include "scratch.h"
 #include "unit.h"
 #include "corpus.h"

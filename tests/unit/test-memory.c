@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "hotset/memory.h"
-#include "hotset/usage.h"
+#include "kernel/memory.h"
+#include "job/usage.h"
 #include "unit.h"
 #include "corpus.h"
 #include "scratch.h"

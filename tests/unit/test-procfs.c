@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hotset/procfs.h"
-#include "hotset/record.h"
+#include "kernel/procfs.h"
+#include "record/record.h"
 #include "unit.h"
 #include "corpus.h"
 

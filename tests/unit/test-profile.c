@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "hotset/atomic.h"
-#include "hotset/profile.h"
+#include "base/atomic.h"
+#include "profile/profile.h"
 #include "profile-check.h"
 #include "scratch.h"
 #include "unit.h"

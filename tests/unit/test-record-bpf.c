@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "hotset/procfs.h"
-#include "hotset/recording.h"
-#include "core/record/record-bpf-events.h"
+#include "kernel/procfs.h"
+#include "record/recording.h"
+#include "record/bpf/record-bpf-events.h"
 #include "scratch.h"
 #include "unit.h"
 

@@ -13,7 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
-#include "core/record/record-ptrace.h"
+#include "record/ptrace/record-ptrace.h"
 #include "unit.h"
 
 /* ---- the filter, run by the kernel ------------------------------------------------- */

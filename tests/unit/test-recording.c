@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "hotset/recording.h"
+#include "record/recording.h"
 #include "unit.h"
 
 static const char *tmp_profile(void)

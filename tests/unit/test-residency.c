@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "hotset/evict.h"
-#include "hotset/residency.h"
+#include "cache/evict.h"
+#include "cache/residency.h"
 #include "scratch.h"
 #include "unit.h"
 

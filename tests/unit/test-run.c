@@ -6,9 +6,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "hotset/jobfile.h"
-#include "hotset/runstate.h"
-#include "hotset/sched.h"
+#include "queue/jobfile.h"
+#include "queue/runstate.h"
+#include "queue/sched.h"
 #include "unit.h"
 #include "corpus.h"
 

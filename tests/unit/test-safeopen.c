@@ -16,7 +16,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
-#include "hotset/safeopen.h"
+#include "base/safeopen.h"
 #include "scratch.h"
 #include "unit.h"
 

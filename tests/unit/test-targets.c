@@ -26,8 +26,8 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 
-#include "hotset/procfs.h"
-#include "hotset/targets.h"
+#include "kernel/procfs.h"
+#include "cache/targets.h"
 #include "scratch.h"
 #include "unit.h"
 #include "corpus.h"

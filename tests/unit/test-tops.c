@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hotset/profile.h"
-#include "hotset/tops.h"
+#include "profile/profile.h"
+#include "profile/tops.h"
 #include "unit.h"
 
 /* A profile built in memory, a file line at a time. */

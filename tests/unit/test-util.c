@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "core/u64map.h"
-#include "hotset/hotset.h"
+#include "base/u64map.h"
+#include "base/hotset.h"
 #include "unit.h"
 
 TEST(arrays_grow_by_doubling_to_what_is_needed)

@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hotset/residency.h"
-#include "hotset/warm.h"
+#include "cache/residency.h"
+#include "cache/warm.h"
 #include "scratch.h"
 #include "unit.h"
 

@@ -1,0 +1,503 @@
+/*
+ * procfs.c - which filesystems are the kernel's, and readers of its files
+ * (see procfs.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "kernel/procfs.h"
+
+/* ---- pseudo-filesystems ------------------------------------------------ */
+
+#ifndef CONFIGFS_MAGIC
+#define CONFIGFS_MAGIC 0x62656570
+#endif
+#ifndef FUSE_CTL_SUPER_MAGIC
+#define FUSE_CTL_SUPER_MAGIC 0x65735543
+#endif
+
+static const struct {
+	long magic;
+	const char *name;
+} pseudo_fs[] = {
+	{ PROC_SUPER_MAGIC, "proc" },	{ SYSFS_MAGIC, "sysfs" },
+	{ DEBUGFS_MAGIC, "debugfs" },	{ TRACEFS_MAGIC, "tracefs" },
+	{ CGROUP_SUPER_MAGIC, "cgroup" }, { CGROUP2_SUPER_MAGIC, "cgroup2" },
+	{ SECURITYFS_MAGIC, "securityfs" }, { BPF_FS_MAGIC, "bpf" },
+	{ DEVPTS_SUPER_MAGIC, "devpts" }, { PSTOREFS_MAGIC, "pstore" },
+	{ EFIVARFS_MAGIC, "efivarfs" }, { SELINUX_MAGIC, "selinuxfs" },
+	{ CONFIGFS_MAGIC, "configfs" }, { FUSE_CTL_SUPER_MAGIC, "fusectl" },
+	/* behind pipes, sockets, anon inodes and namespaces: never a path's */
+	{ PIPEFS_MAGIC, "pipefs" },	{ SOCKFS_MAGIC, "sockfs" },
+	{ ANON_INODE_FS_MAGIC, "anon_inodefs" }, { NSFS_MAGIC, "nsfs" },
+};
+
+const char *hs_pseudo_fs_name(long magic)
+{
+	for (size_t i = 0; i < sizeof(pseudo_fs) / sizeof(pseudo_fs[0]); i++)
+		if (pseudo_fs[i].magic == magic)
+			return pseudo_fs[i].name;
+	return NULL;
+}
+
+const char *hs_pseudo_fs(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) < 0)
+		return NULL;
+	return hs_pseudo_fs_name((long)sf.f_type);
+}
+
+/* ---- small files ------------------------------------------------------ */
+
+ssize_t hs_procfs_read(const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+	int fd, err;
+
+	if (!size)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = errno;
+			close(fd);
+			return -err;
+		}
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+ssize_t hs_procfs_read_at(const char *dir, const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX + 64];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	return hs_procfs_read(path, buf, size);
+}
+
+/* The start of the line after the one at s, or NULL at the end. */
+static const char *next_line(const char *s)
+{
+	s = strchr(s, '\n');
+	return s && s[1] ? s + 1 : NULL;
+}
+
+bool hs_procfs_find_u64(const char *buf, const char *key, uint64_t *out)
+{
+	size_t klen = strlen(key);
+
+	for (const char *line = *buf ? buf : NULL; line; line = next_line(line)) {
+		const char *v = line + klen;
+
+		if (!strncmp(line, key, klen) && (*v == ' ' || *v == ':' || *v == '=')) {
+			*out = strtoull(v + 1, NULL, 10);
+			return true;
+		}
+	}
+	return false;
+}
+
+int hs_proc_syscall(pid_t tid, long *nr)
+{
+	char path[64], buf[256], *end;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
+	if ((n = hs_procfs_read(path, buf, sizeof(buf))) < 0)
+		return (int)n;
+	if (!strncmp(buf, "running", 7))
+		return -EAGAIN;
+	errno = 0;
+	*nr = strtol(buf, &end, 10);
+	if (errno || end == buf)
+		return -EINVAL;
+	return *nr >= 0;
+}
+
+/* ---- I/O counts ----------------------------------------------------------- */
+
+int hs_proc_io_parse(const char *buf, struct hs_proc_io *io)
+{
+	struct hs_proc_io v = { 0 };
+
+	if (!hs_procfs_find_u64(buf, "rchar", &v.rchar) ||
+	    !hs_procfs_find_u64(buf, "read_bytes", &v.read_bytes))
+		return -EINVAL;
+	hs_procfs_find_u64(buf, "wchar", &v.wchar);
+	hs_procfs_find_u64(buf, "syscr", &v.syscr);
+	hs_procfs_find_u64(buf, "syscw", &v.syscw);
+	hs_procfs_find_u64(buf, "write_bytes", &v.write_bytes);
+	hs_procfs_find_u64(buf, "cancelled_write_bytes", &v.cancelled_write_bytes);
+	*io = v;
+	return 0;
+}
+
+ssize_t hs_proc_io_read(const char *path, struct hs_proc_io *io)
+{
+	char buf[1024];
+	ssize_t n = hs_procfs_read(path ? path : "/proc/self/io", buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	if (n == 0)
+		return -ENOENT;	/* a task that ended while being read */
+	if (hs_proc_io_parse(buf, io))
+		return -EINVAL;
+	return n;
+}
+
+/* ---- pressure stall information ------------------------------------------ */
+
+/*
+ * A percentage as PSI prints it ("12.34"), read without strtod, whose
+ * decimal point is the locale's. Returns false if s has no digits.
+ */
+static bool parse_decimal(const char *s, const char **end, double *out)
+{
+	double v = 0, scale = 1;
+	bool digits = false;
+
+	for (; *s >= '0' && *s <= '9'; s++, digits = true)
+		v = v * 10 + (*s - '0');
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9'; s++, digits = true)
+			v += (*s - '0') * (scale /= 10);
+	*end = s;
+	*out = v;
+	return digits;
+}
+
+/* The fields after "some " or "full " on the line at s: key=value, in any order. */
+static void parse_psi_line(const char *s, struct hs_psi_line *l)
+{
+	struct hs_psi_line v = { 0 };
+
+	while (*s && *s != '\n') {
+		const char *eq = s + strcspn(s, "= \n"), *end = eq;
+		size_t klen = (size_t)(eq - s);
+		double *avg = NULL;
+
+		if (*eq == '=') {
+			if (klen == 5 && !memcmp(s, "avg10", 5))
+				avg = &v.avg10;
+			else if (klen == 5 && !memcmp(s, "avg60", 5))
+				avg = &v.avg60;
+			else if (klen == 6 && !memcmp(s, "avg300", 6))
+				avg = &v.avg300;
+			if (avg) {
+				parse_decimal(eq + 1, &end, avg);
+			} else if (klen == 5 && !memcmp(s, "total", 5) && eq[1] >= '0' && eq[1] <= '9') {
+				char *e;
+
+				v.total = strtoull(eq + 1, &e, 10);
+				v.known = true;
+				end = e;
+			}
+		}
+		s = end + strcspn(end, " \n");
+		while (*s == ' ')
+			s++;
+	}
+	if (!v.known)
+		memset(&v, 0, sizeof(v));	/* a line without a total tells nothing */
+	*l = v;
+}
+
+int hs_psi_parse(const char *buf, struct hs_psi *out)
+{
+	struct hs_psi v = { 0 };
+
+	for (const char *line = *buf ? buf : NULL; line; line = next_line(line)) {
+		if (!strncmp(line, "some ", 5))
+			parse_psi_line(line + 5, &v.some);
+		else if (!strncmp(line, "full ", 5))
+			parse_psi_line(line + 5, &v.full);
+	}
+	if (!v.some.known)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int hs_psi_read(const char *dir, const char *name, struct hs_psi *out)
+{
+	char buf[512];
+	ssize_t n = hs_procfs_read_at(dir, name, buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	return hs_psi_parse(buf, out);
+}
+
+int hs_psi_trigger(const char *dir, const char *name, uint64_t stall_us, uint64_t window_us)
+{
+	char path[PATH_MAX], spec[64];
+	int fd, len;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	len = snprintf(spec, sizeof(spec), "some %llu %llu", (unsigned long long)stall_us,
+		       (unsigned long long)window_us);
+	/* the trigger lives as long as this descriptor */
+	if ((fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return -errno;
+	/* a copy on a disk (a test's) would take the spec as data, and never signal */
+	if (!hs_pseudo_fs(fd)) {
+		close(fd);
+		return -EOPNOTSUPP;
+	}
+	/* the kernel takes the spec with its NUL (psi.rst's example writes strlen + 1) */
+	if (write(fd, spec, (size_t)len + 1) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* ---- cgroups ---------------------------------------------------------------- */
+
+int hs_cgroup_parse_self(const char *buf, char *out, size_t size)
+{
+	for (const char *line = *buf ? buf : NULL; line; line = next_line(line)) {
+		size_t len;
+
+		if (strncmp(line, "0::", 3))
+			continue;
+		line += 3;
+		len = strcspn(line, "\n");
+		if (len >= size)
+			return -ENAMETOOLONG;
+		memcpy(out, line, len);
+		out[len] = '\0';
+		return 0;
+	}
+	return -ENOENT;
+}
+
+struct cgroup2_search {
+	const char *self;	/* our cgroup path, "" if unknown */
+	char *own, *mount;
+	size_t size;
+	bool found;
+};
+
+static int cgroup2_mount(void *ctx, const struct hs_mountinfo *m)
+{
+	struct cgroup2_search *c = ctx;
+	const char *self = c->self;
+	size_t rlen;
+
+	if (strcmp(m->fstype, "cgroup2"))
+		return 0;
+	if (!c->found) {
+		snprintf(c->mount, c->size, "%s", m->point);
+		c->found = true;
+	}
+	rlen = strcmp(m->root, "/") ? strlen(m->root) : 0;
+	if (self[0] == '/' && !strncmp(self, m->root, rlen) &&
+	    (self[rlen] == '/' || self[rlen] == '\0')) {
+		snprintf(c->mount, c->size, "%s", m->point);
+		/* "/" alone would add a trailing slash */
+		snprintf(c->own, c->size, "%s%s", m->point, strcmp(self + rlen, "/") ? self + rlen : "");
+		return 1;
+	}
+	return 0;
+}
+
+int hs_cgroup2_dirs(char *own, char *mount, size_t size)
+{
+	char buf[8192], self[PATH_MAX];
+	struct cgroup2_search c = { self, own, mount, size, false };
+
+	own[0] = mount[0] = '\0';
+	if (hs_procfs_read("/proc/self/cgroup", buf, sizeof(buf)) < 0 ||
+	    hs_cgroup_parse_self(buf, self, sizeof(self)) < 0)
+		self[0] = '\0';
+	if (hs_mountinfo_each(NULL, cgroup2_mount, &c) < 0)
+		return -ENOENT;
+	return c.found ? 0 : -ENOENT;
+}
+
+int hs_cgroup_nprocs(const char *dir)
+{
+	char path[PATH_MAX + 16], buf[4096];
+	int fd, n = 0;
+	ssize_t got;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	while ((got = read(fd, buf, sizeof(buf))) != 0) {
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			break;
+		}
+		for (ssize_t i = 0; i < got; i++)
+			n += buf[i] == '\n';
+	}
+	close(fd);
+	return n;
+}
+
+/* ---- mount tables ------------------------------------------------------------ */
+
+void hs_mountinfo_unescape(char *s)
+{
+	char *out = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 4;
+		} else {
+			*out++ = *s++;
+		}
+	}
+	*out = '\0';
+}
+
+/* The next space-separated field of *s, NUL-terminated in place; NULL at the end. */
+static char *field(char **s)
+{
+	char *f = *s, *end;
+
+	if (!f || !*f)
+		return NULL;
+	end = f + strcspn(f, " \n");
+	if (*end == ' ') {
+		*end = '\0';
+		*s = end + 1;
+	} else {
+		*end = '\0';
+		*s = NULL;
+	}
+	return f;
+}
+
+/* A decimal int at s, all of it; false if s is not one. */
+static bool whole_int(const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*end || errno || v > INT_MAX)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+/* "MAJOR:MINOR" */
+static bool dev_numbers(const char *s, unsigned *major, unsigned *minor)
+{
+	int a, b;
+	char copy[32];
+	const char *colon = strchr(s, ':');
+
+	if (!colon || (size_t)(colon - s) >= sizeof(copy))
+		return false;
+	memcpy(copy, s, (size_t)(colon - s));
+	copy[colon - s] = '\0';
+	if (!whole_int(copy, &a) || !whole_int(colon + 1, &b))
+		return false;
+	*major = (unsigned)a;
+	*minor = (unsigned)b;
+	return true;
+}
+
+/*
+ * id parent major:minor root point options [optional fields...] - fstype
+ * source super_options
+ */
+int hs_mountinfo_parse(char *line, struct hs_mountinfo *m)
+{
+	char *s = line, *id, *parent, *dev, *f;
+
+	if (!(id = field(&s)) || !(parent = field(&s)) || !(dev = field(&s)) ||
+	    !(m->root = field(&s)) || !(m->point = field(&s)) || !(m->options = field(&s)))
+		return -EINVAL;
+	if (!whole_int(id, &m->mnt_id) || !whole_int(parent, &m->parent_id) ||
+	    !dev_numbers(dev, &m->major, &m->minor))
+		return -EINVAL;
+	while ((f = field(&s)) && strcmp(f, "-"))
+		;	/* optional fields: "shared:1", "master:2"... */
+	if (!f || !(m->fstype = field(&s)))
+		return -EINVAL;
+	/* absent: the empty string at the end of fstype */
+	m->source = (f = field(&s)) ? f : m->fstype + strlen(m->fstype);
+	m->super_options = (f = field(&s)) ? f : m->source + strlen(m->source);
+	hs_mountinfo_unescape(m->root);
+	hs_mountinfo_unescape(m->point);
+	hs_mountinfo_unescape(m->fstype);
+	hs_mountinfo_unescape(m->source);
+	/* never empty in the kernel's tables (a source may be: a mount of "") */
+	if (!*m->root || !*m->point || !*m->options || !*m->fstype)
+		return -EINVAL;
+	return 0;
+}
+
+int hs_mountinfo_each(const char *path, hs_mountinfo_fn fn, void *ctx)
+{
+	FILE *f = fopen(path ? path : "/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int rc = 0;
+
+	if (!f)
+		return -errno;
+	while (!rc && getline(&line, &cap, f) > 0) {
+		struct hs_mountinfo m;
+
+		if (hs_mountinfo_parse(line, &m) == 0)
+			rc = fn(ctx, &m);
+	}
+	if (!rc && ferror(f))
+		rc = -EIO;
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+/* ---- file positions ------------------------------------------------------------ */
+
+void hs_fdinfo_parse(const char *buf, struct hs_fdinfo *fi)
+{
+	memset(fi, 0, sizeof(*fi));
+	for (const char *s = *buf ? buf : NULL; s; s = next_line(s)) {
+		if (!strncmp(s, "pos:", 4))
+			fi->pos = strtoll(s + 4, NULL, 10);
+		else if (!strncmp(s, "flags:", 6))
+			fi->flags = (unsigned)strtoul(s + 6, NULL, 8);
+		else if (!strncmp(s, "mnt_id:", 7))
+			fi->mnt_id = (int)strtol(s + 7, NULL, 10);
+		else if (!strncmp(s, "ino:", 4))
+			fi->ino = strtoull(s + 4, NULL, 10);
+	}
+}

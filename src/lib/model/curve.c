@@ -1,0 +1,1379 @@
+/*
+ * curve.c - miss-ratio curves from a page-access trace (see curve.h).
+ *
+ * LRU, exactly (Mattson): an access hits a cache of C pages when fewer
+ * than C other pages were accessed since the page's previous access (its
+ * stack distance). Each access takes a new slot on a time axis; a bitmap
+ * marks the slot of each page's last access, and a Fenwick tree over
+ * blocks of 512 slots counts them, so the distance of an access is the
+ * number of marks after its page's previous slot: O(log M). When the axis
+ * is full it is compacted (the marks, in order, to its start), which
+ * happens at most once per M accesses on an axis of 2M slots.
+ *
+ * The re-run (the trace once more, after itself) needs no second pass: an
+ * access of the second pass that is not its page's first has the same
+ * distance as in the first pass, and the first access of page p in the
+ * second pass has as distance the pages q whose first access is before
+ * p's or whose last access is after p's: all but those whose whole
+ * lifetime lies within p's. Those are counted for all pages in
+ * O(M log M) at the end.
+ *
+ * SHARDS: only the pages whose hash is below a threshold T are followed,
+ * as above; each access of one stands for 2^64/T accesses and its
+ * distance is scaled by as much. At the end, the distinct pages being
+ * counted exactly, weights and distances are rescaled to the draw's own
+ * ratio (distinct pages per page followed), and what is left of the
+ * accesses (accesses minus the weights drawn, the SHARDS-adj correction)
+ * goes to distance 0. With a fixed size, the page of the highest hash
+ * leaves when one too many is followed, and T drops to its hash.
+ *
+ * What SHARDS costs is the hash of every access and, for the few it
+ * follows, three cache misses in a chain (the page's entry in a table of
+ * the followed pages, the entry's last slot, its histogram bucket): each
+ * waited for, since two followed accesses are about 1/rate accesses
+ * apart, beyond what the processor looks ahead. So the followed accesses
+ * go through a short queue (RING): the table's line is fetched when one
+ * joins it, the entry's last slot AHEAD followed accesses later, and it is
+ * made AHEAD after that; the bucket is counted PENDING accesses late, as
+ * the exact curve's are.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/curve-kernel.h"
+#include "model/curve.h"
+
+#define NONE UINT32_MAX
+#define BLOCK_WORDS 8			/* one cache line of bitmap */
+#define BLOCK_SLOTS (64 * BLOCK_WORDS)
+#define EXACT_MAX_PAGES (UINT64_C(1) << 30)	/* the axis of 2M slots fits 32 bits */
+
+/*
+ * The loops that count marks want the popcnt instruction, which baseline
+ * x86-64 lacks (the compiler calls a function per word instead): the entry
+ * points are built twice, and the loader picks the one the CPU runs.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define HOT_CLONES __attribute__((target_clones("popcnt", "default")))
+#else
+#define HOT_CLONES
+#endif
+#define HOT_INLINE static inline __attribute__((always_inline))
+#define PENDING 16		/* exact: histogram updates in flight */
+#define PREFETCH 16		/* hs_curve_access_many(): pages looked up ahead */
+#define NO_BUCKET SIZE_MAX
+#define AHEAD 8			/* sampling: followed accesses between two stages of the queue */
+#define RING (2 * AHEAD)
+#define TAB_MIN 1024		/* slots of the table of followed pages at the start */
+
+/* A followed page in the table of them, by its hash (unique: the hash is a bijection). */
+struct tab_slot {
+	uint64_t hash;
+	uint32_t ent;		/* NONE: an empty slot */
+};
+
+struct hs_curve_builder {
+	struct hs_curve_opts o;
+	uint64_t npages, accesses, distinct;
+	bool sampling, evicted;
+	bool count_pages;	/* sampling: count distinct pages in seen[] */
+	uint64_t threshold;	/* sampling: follow the pages whose hash is below */
+	double weight;		/* accesses an access of a followed page stands for */
+	double scale;		/* weight / step: from a distance to its bucket */
+	uint64_t *seen;		/* sampling: a bit per page, for the exact count */
+
+	/* entries: the pages followed (exact: the entry is the page id) */
+	uint32_t *last;		/* its slot on the time axis, or NONE */
+	uint32_t *first;	/* the order of its first access among entries */
+	uint64_t *hash;		/* sampling: its page's hash */
+	size_t nent, ent_cap;
+	uint32_t *free_ent;	/* entries of evicted pages, to reuse */
+	size_t nfree, free_cap;
+	/*
+	 * Sampling: hash -> entry, open addressing with linear probing, at
+	 * most half full. Not the library's u64map: keyed by the hash already
+	 * computed, in 16-byte slots, and its slot known before the lookup,
+	 * to be fetched ahead.
+	 */
+	struct tab_slot *tab;
+	size_t tab_mask, tab_count;
+	uint64_t ring[RING];	/* the hashes of followed accesses to come (see RING) */
+	unsigned ring_at, ring_len;
+	uint32_t *heap;		/* fixed size: entries, a max-heap by hash */
+	size_t nheap, heap_cap;
+	uint32_t nfirst;
+
+	/* the time axis */
+	uint32_t *owner;	/* slot -> entry */
+	uint64_t *bits;		/* marked slots: the last access of each entry */
+	uint32_t *fen;		/* Fenwick tree of marks per sealed block, 1-based */
+	size_t cap, nblocks, next, live;
+	size_t sealed;		/* blocks before this are in fen: those behind next's */
+
+	/* distances, in buckets of step pages, as weights */
+	double *hist;
+	size_t hist_len, hist_cap;
+	uint64_t step;
+	/*
+	 * The buckets of the last few followed accesses, counted PENDING
+	 * accesses late so that the bucket's cache line (a random one in a
+	 * histogram of M) is fetched meanwhile rather than waited for; each
+	 * counts weight (so the threshold moves only once they are counted).
+	 */
+	size_t pending[PENDING];
+	unsigned pending_at;
+	double cold;		/* weight of first accesses */
+	double drawn;		/* weight of all followed accesses */
+};
+
+/*
+ * murmur3's finaliser after a golden-ratio increment (as splitmix64 does):
+ * consecutive ids spread over all 64 bits, and id 0 is not mapped to 0 (the
+ * finaliser alone does: page 0 would always be followed). A bijection, as
+ * the table of followed pages needs.
+ */
+static inline uint64_t mix(uint64_t x)
+{
+	x += UINT64_C(0x9e3779b97f4a7c15);
+	x ^= x >> 33;
+	x *= UINT64_C(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64_C(0xc4ceb9fe1a85ec53);
+	x ^= x >> 33;
+	return x;
+}
+
+/* ---- the time axis ------------------------------------------------------ */
+
+HOT_INLINE void fen_add(struct hs_curve_builder *b, size_t block, int delta)
+{
+	for (size_t i = block + 1; i <= b->nblocks; i += i & (0 - i))
+		b->fen[i] += (uint32_t)delta;
+}
+
+/* Marks after slot s, up to the end of the axis. */
+HOT_INLINE uint64_t marks_after(const struct hs_curve_builder *b, size_t s)
+{
+	size_t w = s / 64, end = (b->next + 63) / 64, blk = s / BLOCK_SLOTS;
+	uint64_t n = 0, upto;
+
+	/* a recent slot (a hot page, or the block being filled): the few words to the end */
+	if (end - w <= BLOCK_WORDS) {
+		n = (uint64_t)__builtin_popcountll(b->bits[w] & ~(((uint64_t)2 << (s % 64)) - 1));
+		for (size_t x = w + 1; x < end; x++)
+			n += (uint64_t)__builtin_popcountll(b->bits[x]);
+		return n;
+	}
+	upto = 0;	/* marks up to s: the blocks before, then in its block */
+	for (size_t i = blk; i > 0; i -= i & (0 - i))
+		upto += b->fen[i];
+	for (size_t x = blk * BLOCK_WORDS; x < w; x++)
+		upto += (uint64_t)__builtin_popcountll(b->bits[x]);
+	upto += (uint64_t)__builtin_popcountll(b->bits[w] & (((uint64_t)2 << (s % 64)) - 1));
+	return b->live - upto;
+}
+
+HOT_INLINE void unmark(struct hs_curve_builder *b, size_t s)
+{
+	b->bits[s / 64] &= ~((uint64_t)1 << (s % 64));
+	if (s / BLOCK_SLOTS < b->sealed)
+		fen_add(b, s / BLOCK_SLOTS, -1);
+}
+
+static void rebuild_fenwick(struct hs_curve_builder *b)
+{
+	b->sealed = b->next / BLOCK_SLOTS;
+	memset(b->fen, 0, (b->nblocks + 1) * sizeof(*b->fen));
+	for (size_t i = 1; i <= b->nblocks; i++) {
+		const uint64_t *w = b->bits + (i - 1) * BLOCK_WORDS;
+		size_t j = i + (i & (0 - i));
+
+		for (int k = 0; k < BLOCK_WORDS && i <= b->sealed; k++)
+			b->fen[i] += (uint32_t)__builtin_popcountll(w[k]);
+		if (j <= b->nblocks)
+			b->fen[j] += b->fen[i];
+	}
+}
+
+/* Move the marks, in order, to the start of an axis of at least want slots. */
+static int compact(struct hs_curve_builder *b, size_t want)
+{
+	size_t k = 0, words = (b->next + 63) / 64;
+
+	for (size_t w = 0; w < words; w++)
+		for (uint64_t x = b->bits[w]; x; x &= x - 1) {
+			uint32_t e = b->owner[w * 64 + (size_t)__builtin_ctzll(x)];
+
+			b->owner[k] = e;	/* k <= the slot read: in place */
+			b->last[e] = (uint32_t)k++;
+		}
+	if (want > b->cap) {
+		size_t cap = (want + BLOCK_SLOTS - 1) / BLOCK_SLOTS * BLOCK_SLOTS;
+		uint32_t *owner = realloc(b->owner, cap * sizeof(*owner));
+		uint64_t *bits;
+		uint32_t *fen;
+
+		if (!owner)
+			return -ENOMEM;
+		b->owner = owner;
+		if (!(bits = realloc(b->bits, cap / 64 * sizeof(*bits))))
+			return -ENOMEM;
+		b->bits = bits;
+		if (!(fen = realloc(b->fen, (cap / BLOCK_SLOTS + 1) * sizeof(*fen))))
+			return -ENOMEM;
+		b->fen = fen;
+		b->cap = cap;
+		b->nblocks = cap / BLOCK_SLOTS;
+	}
+	memset(b->bits, 0, b->cap / 64 * sizeof(*b->bits));
+	for (size_t s = 0; s < k; s += 64)
+		b->bits[s / 64] = k - s >= 64 ? UINT64_MAX : ((uint64_t)1 << (k - s)) - 1;
+	b->next = k;
+	rebuild_fenwick(b);
+	return 0;
+}
+
+/* A slot for the access being made: the axis of 2M slots compacted or grown. */
+HOT_INLINE int take_slot(struct hs_curve_builder *b, uint32_t e)
+{
+	size_t s;
+
+	if (b->next == b->cap) {
+		size_t want = 2 * b->live + 2 * BLOCK_SLOTS;
+		int rc = compact(b, want > b->cap ? want : b->cap);
+
+		if (rc)
+			return rc;
+	}
+	s = b->next++;
+	b->owner[s] = e;
+	b->bits[s / 64] |= (uint64_t)1 << (s % 64);
+	b->last[e] = (uint32_t)s;
+	/*
+	 * The block being filled is counted by popcount (marks_after() looks
+	 * at the few words before next directly): it joins the tree once
+	 * full, rather than at every mark.
+	 */
+	if (b->next % BLOCK_SLOTS == 0) {
+		const uint64_t *w = b->bits + s / 64 + 1 - BLOCK_WORDS;
+		int marks = 0;
+
+		for (int k = 0; k < BLOCK_WORDS; k++)
+			marks += __builtin_popcountll(w[k]);
+		fen_add(b, b->sealed++, marks);
+	}
+	return 0;
+}
+
+/* ---- distances ------------------------------------------------------------ */
+
+static int grow_zeroed(double **v, size_t *cap, size_t need)
+{
+	size_t old = *cap;
+
+	if (need <= old)
+		return 0;
+	if (hs_grow(v, cap, need, sizeof(**v)))
+		return -ENOMEM;
+	memset(*v + old, 0, (*cap - old) * sizeof(**v));
+	return 0;
+}
+
+HOT_INLINE int count(struct hs_curve_builder *b, size_t bucket, double w)
+{
+	if (bucket >= b->hist_len) {
+		if (grow_zeroed(&b->hist, &b->hist_cap, bucket + 1))
+			return -ENOMEM;
+		b->hist_len = bucket + 1;
+	}
+	b->hist[bucket] += w;
+	return 0;
+}
+
+/* Count bucket (a weight) later, fetching its line now (see pending). */
+HOT_INLINE int count_later(struct hs_curve_builder *b, size_t bucket)
+{
+	size_t old = b->pending[b->pending_at];
+
+	if (bucket >= b->hist_len) {
+		if (grow_zeroed(&b->hist, &b->hist_cap, bucket + 1))
+			return -ENOMEM;
+		b->hist_len = bucket + 1;
+	}
+	__builtin_prefetch(&b->hist[bucket], 1);
+	if (old != NO_BUCKET)
+		b->hist[old] += b->weight;
+	b->pending[b->pending_at] = bucket;
+	b->pending_at = (b->pending_at + 1) % PENDING;
+	return 0;
+}
+
+static void count_pending(struct hs_curve_builder *b)
+{
+	for (unsigned i = 0; i < PENDING; i++) {
+		if (b->pending[i] != NO_BUCKET)
+			b->hist[b->pending[i]] += b->weight;
+		b->pending[i] = NO_BUCKET;
+	}
+}
+
+/* The bucket of a distance of d followed pages: d scaled, in steps. */
+HOT_INLINE size_t bucket_of(const struct hs_curve_builder *b, uint64_t d)
+{
+	return b->sampling ? (size_t)((double)d * b->scale) : (size_t)d;
+}
+
+/* An access to entry e. */
+HOT_INLINE int follow(struct hs_curve_builder *b, uint32_t e)
+{
+	uint32_t l = b->last[e];
+	int rc;
+
+	b->drawn += b->weight;
+	/*
+	 * Again the page of the latest slot: no other page between, and its
+	 * mark stays the latest where it is (a hot page followed twice in a
+	 * row, or a page read twice in a row).
+	 */
+	if (l != NONE && l + 1 == b->next)
+		return count_later(b, 0);
+	if (l == NONE) {
+		b->first[e] = b->nfirst++;
+		b->cold += b->weight;
+		b->live++;
+	} else {
+		if ((rc = count_later(b, bucket_of(b, marks_after(b, l)))))
+			return rc;
+		unmark(b, l);
+	}
+	return take_slot(b, e);
+}
+
+/* ---- SHARDS ------------------------------------------------------------------ */
+
+static void heap_sift_down(struct hs_curve_builder *b, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < b->nheap && b->hash[b->heap[l]] > b->hash[b->heap[m]])
+			m = l;
+		if (r < b->nheap && b->hash[b->heap[r]] > b->hash[b->heap[m]])
+			m = r;
+		if (m == i)
+			return;
+		uint32_t t = b->heap[i];
+		b->heap[i] = b->heap[m];
+		b->heap[m] = t;
+		i = m;
+	}
+}
+
+static int heap_push(struct hs_curve_builder *b, uint32_t e)
+{
+	size_t i;
+
+	if (hs_grow(&b->heap, &b->heap_cap, b->nheap + 1, sizeof(*b->heap)))
+		return -ENOMEM;
+	i = b->nheap++;
+	b->heap[i] = e;
+	while (i > 0 && b->hash[b->heap[(i - 1) / 2]] < b->hash[b->heap[i]]) {
+		uint32_t t = b->heap[i];
+
+		b->heap[i] = b->heap[(i - 1) / 2];
+		b->heap[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+	return 0;
+}
+
+static void set_threshold(struct hs_curve_builder *b, uint64_t t)
+{
+	count_pending(b);	/* at the weight they were drawn with, before the buckets merge */
+	b->threshold = t;
+	b->weight = 18446744073709551616.0 / (double)(t ? t : 1);
+	/*
+	 * buckets as wide as the distances are coarse: at most about S of them
+	 * (a threshold of 0 or 1 makes the weight 2^64: step stops at 2^63
+	 * rather than wrap to 0 and double forever)
+	 */
+	while (b->step <= UINT64_MAX / 2 && (double)b->step * 2 <= b->weight) {
+		size_t n = (b->hist_len + 1) / 2;
+
+		for (size_t i = 0; i < n; i++)
+			b->hist[i] = b->hist[2 * i] + (2 * i + 1 < b->hist_len ? b->hist[2 * i + 1] : 0);
+		if (b->hist_len)
+			memset(b->hist + n, 0, (b->hist_len - n) * sizeof(*b->hist));
+		b->hist_len = n;
+		b->step *= 2;
+	}
+	b->scale = b->weight / (double)b->step;
+}
+
+/* ---- the followed pages, by hash ------------------------------------------ */
+
+HOT_INLINE struct tab_slot *tab_home(const struct hs_curve_builder *b, uint64_t h)
+{
+	return &b->tab[h & b->tab_mask];	/* the low bits: those below T are the high ones */
+}
+
+/* The entry of the page of hash h, or NONE. */
+HOT_INLINE uint32_t tab_get(const struct hs_curve_builder *b, uint64_t h)
+{
+	for (size_t s = h & b->tab_mask;; s = (s + 1) & b->tab_mask)
+		if (b->tab[s].ent == NONE || b->tab[s].hash == h)
+			return b->tab[s].ent;
+}
+
+/* An empty table of cap slots (a power of two). */
+static int tab_alloc(struct hs_curve_builder *b, size_t cap)
+{
+	if (!(b->tab = malloc(cap * sizeof(*b->tab))))
+		return -ENOMEM;
+	memset(b->tab, 0xff, cap * sizeof(*b->tab));	/* every ent NONE */
+	b->tab_mask = cap - 1;
+	return 0;
+}
+
+/* Add h (absent) -> e, doubling the table past half full. */
+static int tab_put(struct hs_curve_builder *b, uint64_t h, uint32_t e)
+{
+	size_t s;
+
+	if (2 * (b->tab_count + 1) > b->tab_mask + 1) {
+		struct tab_slot *old = b->tab;
+		size_t cap = b->tab_mask + 1;
+
+		if (tab_alloc(b, 2 * cap)) {
+			b->tab = old;
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < cap; i++) {
+			if (old[i].ent == NONE)
+				continue;
+			for (s = old[i].hash & b->tab_mask; b->tab[s].ent != NONE; s = (s + 1) & b->tab_mask)
+				;
+			b->tab[s] = old[i];
+		}
+		free(old);
+	}
+	for (s = h & b->tab_mask; b->tab[s].ent != NONE; s = (s + 1) & b->tab_mask)
+		;
+	b->tab[s].hash = h;
+	b->tab[s].ent = e;
+	b->tab_count++;
+	return 0;
+}
+
+/* Remove h (present), shifting back the slots after it rather than leaving a tombstone. */
+static void tab_del(struct hs_curve_builder *b, uint64_t h)
+{
+	size_t mask = b->tab_mask, hole = h & mask;
+
+	while (b->tab[hole].hash != h)
+		hole = (hole + 1) & mask;
+	for (size_t s = (hole + 1) & mask; b->tab[s].ent != NONE; s = (s + 1) & mask) {
+		size_t home = b->tab[s].hash & mask;
+
+		/* s may fill the hole unless its home lies cyclically in (hole, s] */
+		if (((s - home) & mask) >= ((s - hole) & mask)) {
+			b->tab[hole] = b->tab[s];
+			hole = s;
+		}
+	}
+	b->tab[hole].ent = NONE;
+	b->tab_count--;
+}
+
+/* ---- SHARDS: following the pages sampled ------------------------------------- */
+
+/* Fixed size: drop the followed page of the highest hash; T falls to it. */
+static void evict_max(struct hs_curve_builder *b)
+{
+	uint32_t e = b->heap[0];
+
+	b->heap[0] = b->heap[--b->nheap];
+	heap_sift_down(b, 0);
+	unmark(b, b->last[e]);
+	b->last[e] = NONE;
+	b->live--;
+	tab_del(b, b->hash[e]);
+	b->free_ent[b->nfree++] = e;	/* room made when e was added */
+	b->evicted = true;
+	set_threshold(b, b->hash[e]);
+}
+
+static int new_entry(struct hs_curve_builder *b, uint64_t h, uint32_t *out)
+{
+	uint32_t e;
+	int rc;
+
+	if (b->nfree) {
+		e = b->free_ent[--b->nfree];
+	} else {
+		size_t cap = b->ent_cap;
+
+		if (b->nent >= NONE - 1)
+			return -E2BIG;
+		if (b->nent == cap) {
+			cap = b->ent_cap;
+			if (hs_grow(&b->last, &cap, b->nent + 1, sizeof(*b->last)))
+				return -ENOMEM;
+			cap = b->ent_cap;
+			if (hs_grow(&b->first, &cap, b->nent + 1, sizeof(*b->first)))
+				return -ENOMEM;
+			cap = b->ent_cap;
+			if (hs_grow(&b->hash, &cap, b->nent + 1, sizeof(*b->hash)))
+				return -ENOMEM;
+			cap = b->ent_cap;
+			if (hs_grow(&b->free_ent, &cap, b->nent + 1, sizeof(*b->free_ent)))
+				return -ENOMEM;
+			b->ent_cap = cap;
+		}
+		e = (uint32_t)b->nent++;
+	}
+	b->last[e] = NONE;
+	b->hash[e] = h;
+	if ((rc = tab_put(b, h, e)) || (b->o.sample_size && (rc = heap_push(b, e))))
+		return rc;
+	*out = e;
+	return 0;
+}
+
+/* A page seen for the first time, sampled or not: the exact count of pages. */
+HOT_INLINE void see(struct hs_curve_builder *b, uint64_t page)
+{
+	uint64_t *w = &b->seen[page / 64], bit = (uint64_t)1 << (page % 64);
+
+	b->distinct += !(*w & bit);
+	*w |= bit;
+}
+
+/*
+ * An access to the page of hash h, queued while it was below the
+ * threshold: followed if it still is (a fixed size lowers it meanwhile,
+ * and every access skipped since was above the old one, so the order of
+ * what is followed is the trace's).
+ */
+HOT_INLINE int access_followed(struct hs_curve_builder *b, uint64_t h)
+{
+	uint32_t e;
+	int rc;
+
+	if (h >= b->threshold)
+		return 0;
+	if ((e = tab_get(b, h)) == NONE && (rc = new_entry(b, h, &e)))
+		return rc;
+	if ((rc = follow(b, e)))
+		return rc;
+	if (b->o.sample_size && b->live > b->o.sample_size)
+		evict_max(b);
+	return 0;
+}
+
+/*
+ * Queue an access to a page below the threshold (see RING): its table
+ * slot is fetched now; the entry of the access AHEAD before it is looked
+ * up, its last slot fetched; the oldest, RING before, is made.
+ */
+HOT_INLINE int queue_followed(struct hs_curve_builder *b, uint64_t h)
+{
+	unsigned at = b->ring_at;
+	int rc = 0;
+
+	__builtin_prefetch(tab_home(b, h));
+	if (b->ring_len >= AHEAD) {
+		uint32_t e = tab_get(b, b->ring[(at + RING - AHEAD) % RING]);
+
+		if (e != NONE)
+			__builtin_prefetch(&b->last[e]);
+	}
+	if (b->ring_len == RING)	/* the oldest is in the slot taken now */
+		rc = access_followed(b, b->ring[at]);
+	else
+		b->ring_len++;
+	b->ring[at] = h;
+	b->ring_at = (at + 1) % RING;
+	return rc;
+}
+
+/* Make every queued access, in order. */
+static int drain(struct hs_curve_builder *b)
+{
+	int rc = 0;
+
+	for (; b->ring_len && !rc; b->ring_len--)
+		rc = access_followed(b, b->ring[(b->ring_at + RING - b->ring_len) % RING]);
+	return rc;
+}
+
+HOT_INLINE int access_sampled(struct hs_curve_builder *b, uint64_t page)
+{
+	uint64_t h = mix(page);
+
+	if (b->count_pages)
+		see(b, page);
+	return h < b->threshold ? queue_followed(b, h) : 0;
+}
+
+/* ---- building ---------------------------------------------------------------- */
+
+int hs_curve_new(const struct hs_curve_opts *o, uint64_t npages, struct hs_curve_builder **out)
+{
+	struct hs_curve_builder *b;
+	size_t slots;
+
+	if (o->policy != HS_CURVE_LRU || !(o->sample_rate >= 0 && o->sample_rate <= 1) ||
+	    npages >= UINT64_MAX / 2)
+		return -EINVAL;
+	if (!(b = calloc(1, sizeof(*b))))
+		return -ENOMEM;
+	b->o = *o;
+	b->npages = npages;
+	b->sampling = (o->sample_rate > 0 && o->sample_rate < 1) || o->sample_size;
+	b->weight = 1;
+	b->step = 1;
+	for (unsigned i = 0; i < PENDING; i++)
+		b->pending[i] = NO_BUCKET;
+	if (!b->sampling) {
+		if (npages > EXACT_MAX_PAGES) {
+			free(b);
+			return -E2BIG;
+		}
+		b->nent = b->ent_cap = npages;
+		slots = 2 * npages;
+		if (!(b->last = malloc((npages ? npages : 1) * sizeof(*b->last))) ||
+		    !(b->first = malloc((npages ? npages : 1) * sizeof(*b->first))))
+			goto nomem;
+		memset(b->last, 0xff, npages * sizeof(*b->last));
+	} else {
+		double rate = o->sample_rate > 0 ? o->sample_rate : 1;
+
+		b->count_pages = !o->known_pages;
+		b->distinct = o->known_pages;
+		if (b->count_pages && !(b->seen = calloc(npages / 64 + 1, sizeof(*b->seen))))
+			goto nomem;
+		slots = 0;
+		set_threshold(b, rate >= 1 ? UINT64_MAX : (uint64_t)(rate * 18446744073709551616.0));
+		if (tab_alloc(b, TAB_MIN))
+			goto nomem;
+	}
+	b->cap = (slots + 2 * BLOCK_SLOTS) / BLOCK_SLOTS * BLOCK_SLOTS;
+	b->nblocks = b->cap / BLOCK_SLOTS;
+	if (!(b->owner = malloc(b->cap * sizeof(*b->owner))) ||
+	    !(b->bits = calloc(b->cap / 64, sizeof(*b->bits))) ||
+	    !(b->fen = calloc(b->nblocks + 1, sizeof(*b->fen))))
+		goto nomem;
+	*out = b;
+	return 0;
+nomem:
+	hs_curve_builder_free(b);
+	return -ENOMEM;
+}
+
+HOT_CLONES int hs_curve_access(struct hs_curve_builder *b, uint64_t page)
+{
+	if (page >= b->npages)
+		return -EINVAL;
+	b->accesses++;
+	if (b->sampling)
+		return access_sampled(b, page);
+	if (b->last[page] == NONE)
+		b->distinct++;
+	return follow(b, (uint32_t)page);
+}
+
+HOT_CLONES int hs_curve_access_many(struct hs_curve_builder *b, const uint64_t *pages, size_t n)
+{
+	size_t i = 0;
+	int rc = 0;
+
+	if (b->sampling && !b->count_pages) {
+		/* the loop SHARDS is fast for: most pages are only hashed */
+		uint64_t npages = b->npages, t = b->threshold;
+
+		for (; i < n && !rc; i++) {
+			uint64_t p = pages[i], h = mix(p);
+
+			if (p >= npages)
+				break;
+			if (h < t) {
+				rc = queue_followed(b, h);
+				t = b->threshold;	/* a fixed size lowers it */
+			}
+		}
+	} else if (b->sampling) {
+		for (; i < n && !rc; i++) {
+			uint64_t p = pages[i], h = mix(p);
+
+			if (p >= b->npages)
+				break;
+			if (i + PREFETCH < n)
+				__builtin_prefetch(&b->seen[pages[i + PREFETCH] / 64 % (b->npages / 64 + 1)]);
+			see(b, p);
+			if (h < b->threshold)
+				rc = queue_followed(b, h);
+		}
+	} else {
+		for (; i < n && !rc; i++) {
+			uint64_t p = pages[i];
+
+			if (p >= b->npages)
+				break;
+			if (i + PREFETCH < n && pages[i + PREFETCH] < b->npages)
+				__builtin_prefetch(&b->last[pages[i + PREFETCH]]);
+			b->distinct += b->last[p] == NONE;
+			rc = follow(b, (uint32_t)p);
+		}
+	}
+	b->accesses += i;
+	return rc ? rc : i < n ? -EINVAL : 0;
+}
+
+HOT_CLONES int hs_curve_access_run(struct hs_curve_builder *b, uint64_t first, uint64_t n)
+{
+	int rc = 0;
+
+	if (first >= b->npages || n > b->npages - first)
+		return -EINVAL;
+	b->accesses += n;
+	for (uint64_t p = first; p < first + n && !rc; p++) {
+		if (b->sampling) {
+			rc = access_sampled(b, p);
+		} else {
+			b->distinct += b->last[p] == NONE;
+			rc = follow(b, (uint32_t)p);
+		}
+	}
+	return rc;
+}
+
+void hs_curve_builder_free(struct hs_curve_builder *b)
+{
+	if (!b)
+		return;
+	free(b->seen);
+	free(b->last);
+	free(b->first);
+	free(b->hash);
+	free(b->free_ent);
+	free(b->tab);
+	free(b->heap);
+	free(b->owner);
+	free(b->bits);
+	free(b->fen);
+	free(b->hist);
+	free(b);
+}
+
+static int by_first(const void *x, const void *y, void *first)
+{
+	const uint32_t *f = first;
+	uint32_t a = f[*(const uint32_t *)x], c = f[*(const uint32_t *)y];
+
+	return a < c ? -1 : a > c;
+}
+
+/*
+ * The second pass's first accesses: page p's distance is the pages that
+ * are not nested in its lifetime (first access after p's, last before).
+ * Adds their weights to rerun (rerun_cap buckets, zeroed beyond use).
+ */
+static int rerun_firsts(struct hs_curve_builder *b, double w, double **rerun, size_t *rerun_cap,
+			size_t *rerun_len)
+{
+	size_t live = b->live, k = 0;
+	uint32_t *order = malloc((live ? live : 1) * sizeof(*order));
+	uint32_t *fen = calloc(live + 1, sizeof(*fen));
+	/*
+	 * Sampling: a distance here counts the other followed pages, out of
+	 * live - 1 drawn for the distinct - 1 there are (known exactly), not
+	 * 1/rate each: the draw's luck would otherwise move the step of a job
+	 * that reads each page once (every distance distinct - 1) by about
+	 * 1/sqrt(live) of the working set, a tenth with a hundred pages.
+	 */
+	double scale = b->sampling && live > 1 && b->distinct > 1 ?
+		       (double)(b->distinct - 1) / (double)(live - 1) / (double)b->step : b->scale;
+	int rc = 0;
+
+	if (!order || !fen) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* entries in the order of their first access; last[] are ranks now */
+	if (!b->evicted && b->nfirst == live) {
+		for (size_t e = 0; e < b->nent; e++)
+			if (b->last[e] != NONE)
+				order[b->first[e]] = (uint32_t)e;
+	} else {
+		for (size_t e = 0; e < b->nent; e++)
+			if (b->last[e] != NONE)
+				order[k++] = (uint32_t)e;
+		qsort_r(order, live, sizeof(*order), by_first, b->first);
+	}
+	for (size_t i = live; i-- > 0;) {
+		uint32_t e = order[i], r = b->last[e];
+		uint64_t nested = 0;
+		size_t bucket;
+
+		for (size_t j = r; j > 0; j -= j & (0 - j))	/* inserted with an earlier last */
+			nested += fen[j];
+		for (size_t j = (size_t)r + 1; j <= live; j += j & (0 - j))
+			fen[j]++;
+		bucket = b->sampling ? (size_t)((double)(live - 1 - nested) * scale) : live - 1 - nested;
+		if (bucket >= *rerun_len) {
+			if ((rc = grow_zeroed(rerun, rerun_cap, bucket + 1)))
+				goto out;
+			*rerun_len = bucket + 1;
+		}
+		(*rerun)[bucket] += w;
+	}
+out:
+	free(order);
+	free(fen);
+	return rc;
+}
+
+/*
+ * Sampling: the distances were scaled by 1/rate as they came; scale them
+ * by the draw's own ratio instead, the other followed pages standing for
+ * the distinct - 1 others there are (as rerun_firsts() does), so that the
+ * largest distance, distinct - 1, is not moved by the draw's luck. A
+ * bucket moves by its middle; none beyond the largest distance.
+ */
+static void rescale_distances(struct hs_curve_builder *b)
+{
+	size_t top, n = b->hist_len;
+	double h;
+
+	if (b->live < 2 || b->distinct < 2 || !n)
+		return;
+	h = (double)(b->distinct - 1) / (double)(b->live - 1) / b->weight;
+	top = (size_t)((b->distinct - 1) / b->step);
+	if (h == 1)
+		return;
+	if (h < 1) {	/* buckets move down: walk up */
+		for (size_t k = 1; k < n; k++) {
+			size_t to = (size_t)(((double)k + 0.5) * h);
+			double v = b->hist[k];
+
+			to = to > top ? top : to;
+			b->hist[k] = 0;
+			b->hist[to] += v;
+		}
+		return;
+	}
+	/* up: into a copy, the histogram grown to the top bucket */
+	{
+		double *old = malloc(n * sizeof(*old));
+
+		if (!old || grow_zeroed(&b->hist, &b->hist_cap, top + 1)) {
+			free(old);
+			return;	/* left as it was: scaled by 1/rate */
+		}
+		memcpy(old, b->hist, n * sizeof(*old));
+		memset(b->hist, 0, n * sizeof(*old));
+		for (size_t k = 0; k < n; k++) {
+			size_t to = k ? (size_t)(((double)k + 0.5) * h) : 0;
+
+			b->hist[to > top ? top : to] += old[k];
+		}
+		if (top + 1 > b->hist_len)
+			b->hist_len = top + 1;
+		free(old);
+	}
+}
+
+int hs_curve_finish(struct hs_curve_builder *b, struct hs_curve *out)
+{
+	double *rerun = NULL, n_acc = (double)b->accesses, sum, drawn2 = 0, w;
+	size_t rerun_cap = 0, rerun_len = 0, n;
+	int rc;
+
+	if ((rc = drain(b)))
+		return rc;
+	count_pending(b);
+	if ((rc = compact(b, 0)))
+		return rc;
+	/* the axis is not needed any more: give its memory back first */
+	free(b->owner);
+	free(b->bits);
+	free(b->fen);
+	b->owner = NULL, b->bits = NULL, b->fen = NULL;
+	/*
+	 * Sampling: each followed page stands for distinct / live pages (the
+	 * pages are counted exactly), not 1/rate: weights by the draw's own
+	 * ratio, so that a draw short of pages does not leave its deficit of
+	 * accesses to SHARDS-adj, which would count them as hits at distance
+	 * 0 (a scan, all misses, showed a tenth of them as hits at 10%).
+	 */
+	w = b->weight;	/* after drain(): a fixed size may have lowered the threshold */
+	if (b->sampling && b->live && b->distinct) {
+		double g = (double)b->distinct / ((double)b->live * b->weight);
+
+		for (size_t k = 0; k < b->hist_len; k++)
+			b->hist[k] *= g;
+		rescale_distances(b);
+		b->cold *= g;
+		b->drawn *= g;
+		w *= g;
+	}
+	if ((rc = rerun_firsts(b, w, &rerun, &rerun_cap, &rerun_len))) {
+		free(rerun);
+		return rc;
+	}
+	/* SHARDS-adj: what the draw missed of the accesses, at distance 0 */
+	if (b->sampling && b->accesses) {
+		if ((rc = count(b, 0, n_acc - b->drawn)))
+			goto fail;
+		drawn2 = b->drawn - b->cold + (double)b->live * w;
+	}
+	n = (rerun_len > b->hist_len ? rerun_len : b->hist_len) + 1;
+	if ((rc = grow_zeroed(&rerun, &rerun_cap, n)) || (rc = grow_zeroed(&b->hist, &b->hist_cap, n)))
+		goto fail;
+	if (b->sampling && b->accesses)
+		rerun[0] += n_acc - drawn2;
+	/* suffix sums: misses at k steps are the accesses of bucket k and beyond */
+	sum = 0;
+	for (size_t k = n; k-- > 0;) {
+		sum += rerun[k] + b->hist[k];
+		rerun[k] = sum < n_acc ? (sum > 0 ? sum : 0) : n_acc;
+	}
+	sum = b->cold;
+	for (size_t k = n; k-- > 0;) {
+		sum += b->hist[k];
+		b->hist[k] = sum < n_acc ? (sum > 0 ? sum : 0) : n_acc;
+	}
+	b->hist[0] = rerun[0] = n_acc;	/* no cache: every access reads */
+	memset(out, 0, sizeof(*out));
+	out->policy = b->o.policy;
+	out->accesses = b->accesses;
+	out->pages = b->distinct;
+	out->sampled = b->sampling;
+	out->sample_rate = b->sampling ? 1 / b->weight : 1;
+	out->sampled_pages = b->live;
+	out->step = b->step;
+	out->n = n;
+	out->cold = b->hist;
+	out->rerun = rerun;
+	out->end = b->distinct;	/* LRU: a cache of them all misses nothing but first accesses */
+	out->complete = true;
+	b->hist = NULL;
+	b->hist_cap = b->hist_len = 0;
+	return 0;
+fail:
+	free(rerun);
+	return rc;
+}
+
+void hs_curve_release(struct hs_curve *c)
+{
+	free(c->cold);
+	free(c->rerun);
+	free(c->size);
+	c->cold = c->rerun = NULL;
+	c->size = NULL;
+	c->n = 0;
+}
+
+/* ---- reading the curve ------------------------------------------------------- */
+
+uint64_t hs_curve_size(const struct hs_curve *c, size_t k)
+{
+	return c->size ? c->size[k] : k * c->step;
+}
+
+/*
+ * What no estimate may contradict, as the distinct pages are counted
+ * exactly: a cold start reads each of them once at least, and (for LRU)
+ * a cache that holds them all misses nothing else. A sampled curve, whose
+ * buckets are coarse and whose weights are estimates, is held to it. The
+ * kernel model may read more than that (readahead), never less.
+ */
+double hs_curve_misses(const struct hs_curve *c, uint64_t cache_pages, bool rerun)
+{
+	uint64_t k = cache_pages / (c->step ? c->step : 1);
+	double floor = rerun ? 0 : (double)c->pages, v;
+
+	if (!c->n)
+		return 0;
+	if (c->sampled && !c->size && cache_pages >= c->pages)	/* LRU: nothing changes beyond */
+		return floor;
+	if (c->size) {	/* the last point at or below, by bisection; the first below them all */
+		size_t lo = 0, hi = c->n;
+
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (c->size[mid] <= cache_pages)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		k = lo;
+	}
+	if (k >= c->n)
+		k = c->n - 1;
+	v = rerun ? c->rerun[k] : c->cold[k];
+	return v > floor ? v : floor;
+}
+
+
+const char *hs_curve_policy_name(enum hs_curve_policy p)
+{
+	return p == HS_CURVE_LRU ? "lru" : "kernel";
+}
+
+const char *hs_curve_model_name(const struct hs_curve *c)
+{
+	return hs_curve_policy_name(c->policy);
+}
+
+ptrdiff_t hs_curve_point(const struct hs_curve *c, uint64_t cache_pages)
+{
+	size_t lo = 0, hi = c->n;
+
+	if (!c->size)	/* LRU: every step is a point */
+		return cache_pages % c->step == 0 && cache_pages / c->step < c->n ?
+		       (ptrdiff_t)(cache_pages / c->step) : -1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->size[mid] < cache_pages)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->n && c->size[lo] == cache_pages ? (ptrdiff_t)lo : -1;
+}
+
+uint64_t hs_curve_even_size(const struct hs_curve *c, unsigned i, unsigned n)
+{
+	return n > 1 ? (uint64_t)((double)c->end * i / (n - 1) + 0.5) : c->end;
+}
+
+/* The point at which curve v first falls to at most limit (c->n: never). */
+static size_t first_at_most(const struct hs_curve *c, const double *v, double limit)
+{
+	for (size_t k = 0; k < c->n; k++)
+		if (v[k] <= limit)
+			return k;
+	return c->n;
+}
+
+/*
+ * The size of point k (NEVER past the last); a sampled LRU one no more than
+ * the working set (see hs_curve_misses()).
+ */
+static uint64_t size_at(const struct hs_curve *c, size_t k)
+{
+	uint64_t size = k < c->n ? hs_curve_size(c, k) : HS_CURVE_NEVER;
+
+	return c->sampled && !c->size && size != HS_CURVE_NEVER && size > c->pages ? c->pages : size;
+}
+
+/*
+ * The knee (see curve.h): from the highest point before the floor's (the
+ * kernel model's cold start can read more with a small cache than with
+ * none: readahead thrashing) to the floor's. The kernel model's point 0
+ * is left out: with no cache there is no readahead either, and each
+ * access reads its page, less than any cache reads, which would be the
+ * curve's floor.
+ */
+static uint64_t knee_of(const struct hs_curve *c)
+{
+	size_t k0 = c->size && c->n > 1 && !c->size[0], floor_at = k0, top = k0;
+	double least = c->cold[k0], best = 0, x0, x1;
+	uint64_t knee;
+
+	for (size_t k = k0 + 1; k < c->n; k++)
+		least = c->cold[k] < least ? c->cold[k] : least;
+	while (floor_at < c->n && c->cold[floor_at] > least + 0.5)
+		floor_at++;
+	for (size_t k = k0 + 1; k < floor_at; k++)
+		if (c->cold[k] > c->cold[top])
+			top = k;
+	/* a gap of less than half an access is no fall (rounding) */
+	if (c->cold[top] - c->cold[floor_at] < 0.5)
+		return HS_CURVE_NEVER;
+	knee = hs_curve_size(c, floor_at);
+	x0 = (double)hs_curve_size(c, top);
+	x1 = (double)hs_curve_size(c, floor_at);
+	for (size_t k = top + 1; k < floor_at; k++) {
+		double x = ((double)hs_curve_size(c, k) - x0) / (x1 - x0);
+		double chord = c->cold[top] - (c->cold[top] - c->cold[floor_at]) * x;
+
+		if (chord - c->cold[k] > best && chord - c->cold[k] >= 0.5) {
+			best = chord - c->cold[k];
+			knee = hs_curve_size(c, k);
+		}
+	}
+	return c->sampled && !c->size && knee > c->pages ? c->pages : knee;
+}
+
+void hs_curve_summarize(const struct hs_curve *c, struct hs_curve_summary *s)
+{
+	double n = (double)c->accesses, least;
+
+	memset(s, 0, sizeof(*s));
+	if (!c->n || (c->sampled && !c->sampled_pages)) {	/* a sample of nothing */
+		s->rerun_zero = s->rerun_floor = s->knee = HS_CURVE_UNKNOWN;
+		s->rerun_hits90 = s->rerun_hits99 = s->cold_hits90 = s->cold_hits99 = HS_CURVE_UNKNOWN;
+		return;
+	}
+	s->upto = c->complete ? UINT64_MAX : hs_curve_size(c, c->n - 1);
+	least = c->rerun[0];
+	for (size_t k = 1; k < c->n; k++)
+		least = c->rerun[k] < least ? c->rerun[k] : least;
+	/* half a page: a sample's scaled figures are not whole */
+	s->rerun_zero = size_at(c, first_at_most(c, c->rerun, 0.5));
+	s->rerun_floor = size_at(c, first_at_most(c, c->rerun, least + 0.5));
+	s->rerun_hits90 = size_at(c, first_at_most(c, c->rerun, n * 0.1));
+	s->rerun_hits99 = size_at(c, first_at_most(c, c->rerun, n * 0.01));
+	/* a cold start hits at best the accesses that are not first ones */
+	s->cold_hits90 = (double)c->pages <= n * 0.1 ?
+		size_at(c, first_at_most(c, c->cold, n * 0.1)) : HS_CURVE_NEVER;
+	s->cold_hits99 = (double)c->pages <= n * 0.01 ?
+		size_at(c, first_at_most(c, c->cold, n * 0.01)) : HS_CURVE_NEVER;
+	s->knee = knee_of(c);
+}
+
+uint64_t hs_curve_rerun_cache(const struct hs_curve *c, const struct hs_curve_summary *s)
+{
+	return s->rerun_floor < HS_CURVE_UNKNOWN ? s->rerun_floor : c->pages;
+}
+
+/* ---- the trace of a profile ---------------------------------------------------- */
+
+struct tfile {
+	size_t r0, nr;		/* its ranges: ranges[r0 .. r0 + nr), sorted, merged */
+	size_t hint;		/* the one the last access fell in */
+};
+
+struct hs_trace {
+	struct hs_profile_reader *r;
+	struct tfile *files;
+	size_t nfiles, files_cap;
+	struct hs_range *ranges;
+	uint64_t *id;		/* id of ranges[i].first */
+	size_t nranges, ranges_cap, id_cap;
+	uint64_t pages;
+	struct hs_profile_item it;	/* the trace line being read */
+	size_t ri;			/* its range being read */
+	uint64_t pos;			/* the next page of that range */
+	bool have;
+};
+
+static int cmp_first(const void *x, const void *y)
+{
+	const struct hs_range *a = x, *b = y;
+
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+static int add_file(struct hs_trace *t, const struct hs_profile_file *f)
+{
+	struct tfile *tf;
+	size_t n = 0;
+
+	if (hs_grow(&t->files, &t->files_cap, t->nfiles + 1, sizeof(*t->files)) ||
+	    hs_grow(&t->ranges, &t->ranges_cap, t->nranges + f->nranges, sizeof(*t->ranges)) ||
+	    hs_grow(&t->id, &t->id_cap, t->nranges + f->nranges, sizeof(*t->id)))
+		return -ENOMEM;
+	tf = &t->files[t->nfiles++];
+	tf->r0 = t->nranges;
+	tf->hint = 0;
+	memcpy(t->ranges + t->nranges, f->ranges, f->nranges * sizeof(*f->ranges));
+	qsort(t->ranges + t->nranges, f->nranges, sizeof(*t->ranges), cmp_first);
+	/* the parser saw that they are disjoint: merge those that touch */
+	for (size_t i = 0; i < f->nranges; i++) {
+		struct hs_range *rg = &t->ranges[t->nranges + i], *prev;
+
+		if (n && (prev = &t->ranges[t->nranges + n - 1])->last + 1 == rg->first) {
+			prev->last = rg->last;
+			continue;
+		}
+		t->ranges[t->nranges + n] = *rg;
+		n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct hs_range *rg = &t->ranges[t->nranges + i];
+
+		if (t->pages > (UINT64_MAX >> 1) - (rg->last - rg->first + 1))
+			return -E2BIG;
+		t->id[t->nranges + i] = t->pages;
+		t->pages += rg->last - rg->first + 1;
+	}
+	tf->nr = n;
+	t->nranges += n;
+	return 0;
+}
+
+int hs_trace_open(struct hs_profile_reader *r, struct hs_trace **out, struct hs_error *err)
+{
+	struct hs_trace *t;
+	int rc;
+
+	if (!hs_profile_totals(r)->trace_lines)
+		return hs_error_set(err, ENODATA, "the profile has no access trace");
+	if (!(t = calloc(1, sizeof(*t))))
+		return hs_error_set(err, ENOMEM, "out of memory");
+	t->r = r;
+	hs_profile_rewind(r);
+	while ((rc = hs_profile_next(r, &t->it, err)) > 0) {
+		if (t->it.kind == HS_ITEM_TRACE)
+			break;
+		if (t->it.kind == HS_ITEM_FILE && (rc = add_file(t, &t->it.file))) {
+			hs_error_set(err, -rc, rc == -E2BIG ? "more pages than a curve can number"
+							    : "out of memory");
+			break;
+		}
+	}
+	if (rc == 0)	/* the trailer promised trace lines that never came */
+		rc = hs_error_set(err, ENODATA, "the profile has no access trace");
+	if (rc < 0) {
+		hs_trace_close(t);
+		return rc;
+	}
+	t->have = true;
+	t->ri = 0;
+	t->pos = t->it.trace.ranges[0].first;
+	*out = t;
+	return 0;
+}
+
+uint64_t hs_trace_pages(const struct hs_trace *t)
+{
+	return t->pages;
+}
+
+/* The range of file f that holds page p, or -1. */
+static ptrdiff_t find_range(const struct hs_trace *t, struct tfile *f, uint64_t p)
+{
+	const struct hs_range *rg = t->ranges + f->r0;
+	size_t lo = 0, hi = f->nr;
+
+	if (f->hint < f->nr && rg[f->hint].first <= p && p <= rg[f->hint].last)
+		return (ptrdiff_t)f->hint;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rg[mid].last < p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == f->nr || rg[lo].first > p)
+		return -1;
+	f->hint = lo;
+	return (ptrdiff_t)lo;
+}
+
+int hs_trace_next(struct hs_trace *t, uint64_t *first, uint64_t *n, struct hs_error *err)
+{
+	uint64_t file, page;
+
+	return hs_trace_next_in_file(t, &file, &page, first, n, err);
+}
+
+int hs_trace_next_in_file(struct hs_trace *t, uint64_t *file, uint64_t *page, uint64_t *first,
+			  uint64_t *n, struct hs_error *err)
+{
+	const struct hs_profile_trace *tr = &t->it.trace;
+	struct tfile *f;
+	const struct hs_range *rg;
+	ptrdiff_t k;
+	uint64_t end;
+	int rc;
+
+	if (!t->have)
+		return 0;
+	f = &t->files[tr->file];
+	if ((k = find_range(t, f, t->pos)) < 0) {
+		if (err) {
+			hs_error_set(err, EINVAL, "page %llu of file %llu is in the trace but not "
+				     "among the file's pages", (unsigned long long)t->pos,
+				     (unsigned long long)tr->file);
+			err->line = t->it.line;
+		}
+		return -EINVAL;
+	}
+	rg = &t->ranges[f->r0 + (size_t)k];
+	end = tr->ranges[t->ri].last < rg->last ? tr->ranges[t->ri].last : rg->last;
+	*file = tr->file;
+	*page = t->pos;
+	*first = t->id[f->r0 + (size_t)k] + (t->pos - rg->first);
+	*n = end - t->pos + 1;
+	if (end < tr->ranges[t->ri].last) {
+		t->pos = end + 1;
+	} else if (++t->ri < tr->nranges) {
+		t->pos = tr->ranges[t->ri].first;
+	} else {
+		/* the next trace line; its ranges replace this one's */
+		if ((rc = hs_profile_next(t->r, &t->it, err)) < 0)
+			return rc;
+		t->have = rc > 0 && t->it.kind == HS_ITEM_TRACE;
+		t->ri = 0;
+		if (t->have)
+			t->pos = t->it.trace.ranges[0].first;
+	}
+	return 1;
+}
+
+void hs_trace_close(struct hs_trace *t)
+{
+	if (!t)
+		return;
+	free(t->files);
+	free(t->ranges);
+	free(t->id);
+	free(t);
+}
+
+void hs_curve_model_opts(struct hs_curve_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->policy = HS_CURVE_AUTO;
+	o->read_ahead_pages = HS_CURVE_RA_DEVICE;
+}
+
+int hs_curve_from_profile(struct hs_profile_reader *r, const struct hs_curve_opts *o,
+			  struct hs_curve *out, struct hs_error *err)
+{
+	struct hs_curve_builder *b = NULL;
+	struct hs_trace *t = NULL;
+	struct hs_curve_opts opts = *o;
+	uint64_t first, n;
+	int rc;
+
+	if ((o->policy == HS_CURVE_AUTO && !o->sample_rate && !o->sample_size) ||
+	    o->policy == HS_CURVE_KERNEL) {
+		opts.policy = HS_CURVE_KERNEL;
+		return hs_curve_kernel_from_profile(r, &opts, out, err);
+	}
+	opts.policy = HS_CURVE_LRU;
+	if ((rc = hs_trace_open(r, &t, err)))
+		return rc;
+	/* a profile's file lines list exactly the pages its trace accesses */
+	opts.known_pages = hs_trace_pages(t);
+	if ((rc = hs_curve_new(&opts, hs_trace_pages(t), &b))) {
+		if (rc == -E2BIG)
+			hs_error_set(err, E2BIG, "more than %llu distinct pages for an exact "
+				     "curve: sample them", (unsigned long long)EXACT_MAX_PAGES);
+		else
+			hs_error_set(err, -rc, "%s", strerror(-rc));
+		goto out;
+	}
+	while ((rc = hs_trace_next(t, &first, &n, err)) > 0)
+		if ((rc = hs_curve_access_run(b, first, n))) {
+			hs_error_set(err, -rc, "%s", strerror(-rc));
+			goto out;
+		}
+	if (!rc && (rc = hs_curve_finish(b, out)))
+		hs_error_set(err, -rc, "%s", strerror(-rc));
+out:
+	hs_curve_builder_free(b);
+	hs_trace_close(t);
+	return rc;
+}

@@ -1,0 +1,253 @@
+/*
+ * jobfile.c - the job file of `hotset run` (jobfile.h).
+ *
+ * The lines are read into jobs in file order; then one sort of the jobs'
+ * indices by name (by_name) finds a name given twice and lets run find a
+ * job by its name (a resumed queue's, --step's) by binary search. A queue
+ * may hold 100,000 jobs: nothing here compares each job with all others.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/jobfile.h"
+
+uint64_t hs_fnv1a(const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	uint64_t h = UINT64_C(14695981039346656037);
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ s[i]) * UINT64_C(1099511628211);
+	return h;
+}
+
+static int name_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '.' || c == '_' || c == '-';
+}
+
+int hs_job_name_ok(const char *s, size_t len)
+{
+	if (len == 0 || len > HS_JOB_NAME_MAX)
+		return 0;
+	if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!name_char((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * Append a job (name of nlen bytes, command of clen), without looking at
+ * the names already there: the caller checks them. Returns 0 or -ENOMEM.
+ */
+static int append(struct hs_jobfile *jf, const char *name, size_t nlen, const char *command,
+		  size_t clen, unsigned line)
+{
+	struct hs_jobdef *d;
+
+	if (hs_grow(&jf->jobs, &jf->cap, jf->n + 1, sizeof(*jf->jobs)))
+		return -ENOMEM;
+	d = &jf->jobs[jf->n];
+	if (!(d->command = strndup(command, clen)))
+		return -ENOMEM;
+	memcpy(d->name, name, nlen);
+	d->name[nlen] = '\0';
+	d->line = line;
+	jf->n++;
+	return 0;
+}
+
+/*
+ * The first index in by_name whose job's name is not below name (n if
+ * none): where name is, or would go.
+ */
+static size_t name_slot(const struct hs_jobfile *jf, const char *name)
+{
+	size_t lo = 0, hi = jf->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(jf->jobs[jf->by_name[mid]].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+ssize_t hs_jobfile_find(const struct hs_jobfile *jf, const char *name)
+{
+	size_t at;
+
+	if (!jf->by_name)
+		return -1;
+	at = name_slot(jf, name);
+	if (at < jf->n && !strcmp(jf->jobs[jf->by_name[at]].name, name))
+		return (ssize_t)jf->by_name[at];
+	return -1;
+}
+
+int hs_jobfile_add(struct hs_jobfile *jf, const char *name, const char *command, unsigned line)
+{
+	size_t nlen = strlen(name), at;
+
+	if (nlen > HS_JOB_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (hs_jobfile_find(jf, name) >= 0)
+		return -EEXIST;
+	if (hs_grow(&jf->by_name, &jf->by_name_cap, jf->n + 1, sizeof(*jf->by_name)))
+		return -ENOMEM;
+	/* where it goes in name order, found before it is appended */
+	at = name_slot(jf, name);
+	if (append(jf, name, nlen, command, strlen(command), line))
+		return -ENOMEM;
+	memmove(jf->by_name + at + 1, jf->by_name + at, (jf->n - 1 - at) * sizeof(*jf->by_name));
+	jf->by_name[at] = jf->n - 1;
+	return 0;
+}
+
+static int blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* One line, without its newline; 1 if it holds a job (appended to jf). */
+static int parse_line(const char *s, size_t len, unsigned line, struct hs_jobfile *jf,
+		      struct hs_error *err)
+{
+	size_t i = 0, name, name_end;
+
+	if (len && s[len - 1] == '\r')		/* a file written on Windows */
+		len--;
+	while (i < len && blank(s[i]))
+		i++;
+	if (i == len || s[i] == '#')
+		return 0;
+	name = name_end = i;
+	while (name_end < len && !blank(s[name_end]))
+		name_end++;
+	if (!hs_job_name_ok(s + name, name_end - name)) {
+		if (name_end - name > HS_JOB_NAME_MAX)
+			return hs_error_set(err, EINVAL, "the job's name is longer than %d "
+					    "characters", HS_JOB_NAME_MAX);
+		return hs_error_set(err, EINVAL, "'%.*s' is not a job name: use letters, "
+				    "digits, '.', '_' and '-' (then a blank and the command)",
+				    (int)(name_end - name), s + name);
+	}
+	i = name_end;
+	while (i < len && blank(s[i]))
+		i++;
+	while (len > i && blank(s[len - 1]))
+		len--;
+	if (i == len)
+		return hs_error_set(err, EINVAL, "job '%.*s' has no command: give it after the "
+				    "name on the same line", (int)(name_end - name), s + name);
+	/* whether the name is unique is known once all are read: check_names() */
+	return append(jf, s + name, name_end - name, s + i, len - i, line) ? -ENOMEM : 1;
+}
+
+/* Name order, and file order among equal names: qsort_r()'s comparison over by_name. */
+static int by_name_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct hs_jobfile *jf = ctx;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(jf->jobs[x].name, jf->jobs[y].name);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+/*
+ * Index the jobs by name, and refuse a name given twice, at the first line
+ * that gives one again, as a reader going down the file would (comparing
+ * each name with all those before it took 50 s for 100,000 jobs: a sort
+ * takes a tenth of a second). Returns 0, -EINVAL with err set, or -ENOMEM.
+ */
+static int check_names(struct hs_jobfile *jf, struct hs_error *err)
+{
+	const struct hs_jobdef *dup = NULL, *first = NULL;
+
+	if (!jf->n)
+		return 0;
+	if (hs_grow(&jf->by_name, &jf->by_name_cap, jf->n, sizeof(*jf->by_name)))
+		return -ENOMEM;
+	for (size_t i = 0; i < jf->n; i++)
+		jf->by_name[i] = i;
+	qsort_r(jf->by_name, jf->n, sizeof(*jf->by_name), by_name_cmp, jf);
+	/*
+	 * Equal names are side by side, in file order: the earliest line that
+	 * names a job again is the second of its run, after the first.
+	 */
+	for (size_t i = 1; i < jf->n; i++) {
+		const struct hs_jobdef *a = &jf->jobs[jf->by_name[i - 1]];
+		const struct hs_jobdef *b = &jf->jobs[jf->by_name[i]];
+
+		if (!strcmp(a->name, b->name) && (!dup || b->line < dup->line))
+			first = a, dup = b;
+	}
+	if (!dup)
+		return 0;
+	err->line = dup->line;
+	return hs_error_set(err, EINVAL, "job '%s' is already named on line %u: names must be "
+			    "unique", dup->name, first->line);
+}
+
+int hs_jobfile_parse(const char *text, size_t len, struct hs_jobfile *jf, struct hs_error *err)
+{
+	unsigned line = 0;
+	size_t pos = 0;
+	int rc = 0, names;
+
+	memset(jf, 0, sizeof(*jf));
+	jf->hash = hs_fnv1a(text, len);
+	while (pos < len) {
+		const char *s = text + pos, *nl = memchr(s, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - s) : len - pos;
+
+		line++;
+		err->line = line;
+		if (memchr(s, '\0', n)) {
+			rc = hs_error_set(err, EINVAL, "a NUL byte: this is not a job file (a "
+					  "binary file?)");
+			break;
+		}
+		if (n > HS_JOB_LINE_MAX) {
+			rc = hs_error_set(err, EINVAL, "a line longer than %d bytes",
+					  HS_JOB_LINE_MAX);
+			break;
+		}
+		if ((rc = parse_line(s, n, line, jf, err)) < 0)
+			break;
+		rc = 0;
+		pos += n + (nl != NULL);
+	}
+	/*
+	 * The names of the jobs read so far, even after a bad line: a name
+	 * given twice before it is the first thing wrong in the file.
+	 */
+	if (rc != -ENOMEM && (names = check_names(jf, err)) < 0)
+		rc = names;
+	if (rc < 0) {
+		if (rc == -ENOMEM)
+			err->line = 0;
+		hs_jobfile_free(jf);
+		return rc;
+	}
+	err->line = 0;
+	return 0;
+}
+
+void hs_jobfile_free(struct hs_jobfile *jf)
+{
+	for (size_t i = 0; i < jf->n; i++)
+		free(jf->jobs[i].command);
+	free(jf->jobs);
+	free(jf->by_name);
+	jf->jobs = NULL;
+	jf->by_name = NULL;
+	jf->n = jf->cap = jf->by_name_cap = 0;
+}
