@@ -289,8 +289,8 @@ int record_run(struct record_run *r)
 			snprintf(r->msg, sizeof(r->msg), "cannot record: %s",
 				 err.msg[0] ? err.msg : strerror(-rc));
 		} else {
-			start_failure_text(r->msg, sizeof(r->msg), r->o.argv[0], -r->res.exec_error,
-					   r->res.exec_stage);
+			hs_job_start_failure_text(r->msg, sizeof(r->msg), r->o.argv[0],
+						  -r->res.exec_error, r->res.exec_stage);
 			r->code = hs_job_failure_code(-r->res.exec_error, r->res.exec_stage);
 		}
 		return -1;

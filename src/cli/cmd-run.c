@@ -28,6 +28,7 @@
 #include "base/atomic.h"
 #include "model/curve.h"
 #include "job/job.h"
+#include "job/timed.h"
 #include "queue/jobfile.h"
 #include "keep/keep.h"
 #include "kernel/memory.h"
@@ -199,7 +200,7 @@ static int time_job(struct qjob *j, char **argv, struct hs_run_record *r)
 	char msg[PATH_MAX + 128];
 	int code, status = 0;
 
-	if ((code = time_command(&spec, true, note_cgroup, j, &status, &u, msg, sizeof(msg)))) {
+	if ((code = hs_time_command(&spec, NULL, note_cgroup, j, &status, &u, msg, sizeof(msg)))) {
 		error("%s", msg);
 		return code;
 	}
