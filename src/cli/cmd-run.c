@@ -37,7 +37,7 @@
 #include "queue/runstate.h"
 #include "queue/sched.h"
 #include "options.h"
-#include "record-run.h"
+#include "record/record-run.h"
 #include "run.h"
 #include "usage-report.h"
 
@@ -212,17 +212,23 @@ static int time_job(struct qjob *j, char **argv, struct hs_run_record *r)
 /* As `hotset record --trace` runs it, into the job's profile. */
 static int record_job(struct qjob *j, char **argv, const char *profile, struct hs_run_record *r)
 {
-	struct record_run rr = { .starting = note_cgroup, .ctx = j };
+	struct hs_record_run rr = { .o.warn = say_warning, .starting = note_cgroup, .ctx = j };
+	char *command;
+	int rc;
 
 	rr.o.argv = argv;
 	rr.out = profile;
+	rr.command = command = shell_join(argv);
 	rr.trace = true;
-	if (record_run(&rr)) {
+	rc = hs_record_command(&rr);
+	free(command);
+	if (rc) {
 		error("%s", rr.msg);
-		record_run_release(&rr);
+		hs_record_run_release(&rr);
 		return rr.code;
 	}
-	record_run_release(&rr);
+	report_record_end(&rr);
+	hs_record_run_release(&rr);
 	usage_figures(&rr.u, r);
 	r->signal = WIFSIGNALED(rr.res.wait_status) ? WTERMSIG(rr.res.wait_status) : 0;
 	if (!rr.save_rc)

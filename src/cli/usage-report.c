@@ -48,6 +48,15 @@ void say_warning(void *ctx, const char *msg)
 	warning("%s", msg);
 }
 
+void report_record_end(const struct hs_record_run *r)
+{
+	if (r->save_rc)
+		error("%s", r->msg);
+	else if (r->res.lost_events)
+		warning("%llu accesses could not be recorded: the profile is incomplete",
+			r->res.lost_events);
+}
+
 void print_job_status(FILE *f, int wait_status)
 {
 	int code = hs_job_exit_code(wait_status);

@@ -11,6 +11,7 @@
 
 #include "job/job.h"
 #include "job/usage.h"
+#include "record/record-run.h"
 #include "cli.h"
 
 /*
@@ -29,6 +30,12 @@ void json_exit_code(struct json *j, int code);
 
 /* A library's warning (hs_record_opts.warn, hs_time_command()'s warn), said as hotset's. */
 void say_warning(void *ctx, const char *msg);
+
+/*
+ * What a run of hs_record_command() that ran leaves to say, as it ends:
+ * the profile not written (an error), or accesses the recorder lost.
+ */
+void report_record_end(const struct hs_record_run *r);
 
 /*
  * The figures, one per line, then a one-line verdict in plain words and,
