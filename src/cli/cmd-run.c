@@ -34,6 +34,8 @@
 #include "kernel/memory.h"
 #include "kernel/procfs.h"
 #include "profile/profile.h"
+#include "cache/warm.h"
+#include "cache/warm-profile.h"
 #include "queue/runstate.h"
 #include "queue/sched.h"
 #include "options.h"
@@ -503,10 +505,10 @@ static void read_pressure(struct queue *q)
 /* In the warmer: `hotset warm -q -p PROFILE` at idle I/O priority, into nothing. */
 static _Noreturn void warm_child(struct queue *q, struct qjob *j, pid_t parent)
 {
-	char profile[PATH_MAX + 16], budget[32];
-	/* no more than the scheduler counted for it: the cache a warm re-run needs */
-	char *argv[] = { "warm", "-q", "-p", profile, "--budget", budget, NULL };
-	int argc = 6;
+	char profile[PATH_MAX + 16];
+	struct hs_warm_opts o = { 0 };
+	struct hs_warm_stats st;
+	struct hs_error err = { 0 };
 	sigset_t none;
 	int fd;
 
@@ -521,11 +523,14 @@ static _Noreturn void warm_child(struct queue *q, struct qjob *j, pid_t parent)
 	}
 	hs_ioprio_idle();
 	snprintf(profile, sizeof(profile), "%s/profile", j->dir);
-	snprintf(budget, sizeof(budget), "%llu", (unsigned long long)j->hist.rerun_cache_bytes);
-	if (!j->hist.rerun_known || !j->hist.rerun_cache_bytes)
-		argv[argc = 4] = NULL;
-	optind = 0;	/* a fresh getopt for warm's options */
-	_exit(cmd_warm.run(argc, argv));
+	/* no more than the scheduler counted for it: the cache a warm re-run needs */
+	if (j->hist.rerun_known)
+		o.budget = j->hist.rerun_cache_bytes;
+	hs_warm_raise_nofile();
+	/* as warm: 0 done, 1 some files not warmed, 2 nothing warmed (run does not read it) */
+	if (hs_warm_profile(profile, &o, &st, &err))
+		_exit(2);
+	_exit(st.skipped_files ? 1 : 0);
 }
 
 /*
