@@ -23,7 +23,7 @@
 #include "profile/tops.h"
 #include "operands.h"
 #include "options.h"
-#include "record-run.h"
+#include "record/record-run.h"
 #include "usage-report.h"
 
 static const char usage[] =
@@ -78,7 +78,7 @@ struct doctor {
 	char **argv;			/* CMD, or NULL with -p */
 
 	/* the run */
-	struct record_run run;
+	struct hs_record_run run;
 	struct hs_usage_timeline tl;
 	/* what the profile's header says of its recorded run (doctor -p) */
 	struct hs_usage recorded;
@@ -719,21 +719,29 @@ static void write_html(FILE *f, const void *ctx)
 /* Record CMD as record does, with the machine before and after. Returns 0, or the exit code. */
 static int run_job(struct doctor *d, const char *out)
 {
+	char *command;
+	int rc;
+
 	d->profile = out ? out : "hotset.profile";
 	d->run.o.argv = d->argv;
 	d->run.out = d->profile;
 	d->run.trace = true;
 	d->run.timeline = &d->tl;
+	d->run.o.warn = say_warning;
+	d->run.command = command = shell_join(d->argv);
 	snapshot_machine(d, false);
-	if (record_run(&d->run)) {
+	rc = hs_record_command(&d->run);
+	free(command);
+	if (rc) {
 		error("%s", d->run.msg);
-		record_run_release(&d->run);
+		hs_record_run_release(&d->run);
 		return d->run.code;
 	}
+	report_record_end(&d->run);
 	snapshot_machine(d, true);
 	d->in.ran = true;
 	d->in.run = &d->run.u;
-	record_run_release(&d->run);
+	hs_record_run_release(&d->run);
 	if (d->run.save_rc)
 		return EXIT_HOTSET;
 	for (int i = 0; i < d->run.u.nnotes; i++)
@@ -771,7 +779,7 @@ static int run_doctor(int argc, char **argv)
 		case 'o': d->html = optarg; break;
 		case OPT_CGROUP: d->cgroup = optarg; break;
 		case OPT_BACKEND:
-			if (parse_backend(optarg, &d->run.o.backend)) {
+			if (hs_record_backend_parse(optarg, &d->run.o.backend)) {
 				free(d);
 				return usage_error(&cmd_doctor, "--backend is auto, ptrace or bpf");
 			}

@@ -14,7 +14,7 @@
 #include "kernel/memory.h"
 #include "record/record.h"
 #include "options.h"
-#include "record-run.h"
+#include "record/record-run.h"
 #include "usage-report.h"
 
 static const char usage[] =
@@ -51,25 +51,6 @@ static const char usage[] =
 	"cannot be executed, 127 if it was not found, 2 for a usage error.\n";
 
 const struct cmd cmd_record;
-
-static void warn_cb(void *ctx, const char *msg)
-{
-	(void)ctx;
-	warning("%s", msg);
-}
-
-int parse_backend(const char *s, enum hs_record_backend *b)
-{
-	if (!strcmp(s, "auto"))
-		*b = HS_BACKEND_AUTO;
-	else if (!strcmp(s, "ptrace"))
-		*b = HS_BACKEND_PTRACE;
-	else if (!strcmp(s, "bpf") || !strcmp(s, "ebpf"))
-		*b = HS_BACKEND_BPF;
-	else
-		return -1;
-	return 0;
-}
 
 /*
  * The summary as JSON. With rec and res NULL the command never ran (why,
@@ -146,29 +127,6 @@ static void report(FILE *f, const char *out, const char *not_written,
 	print_usage_report(f, u, true);
 }
 
-/*
- * Write the profile with the signals hotset forwards held back: one coming
- * now (a second ^C) takes effect once the profile is whole. Any other that
- * ends hotset removes the temporary file first (catch_fatal_signals).
- */
-static int save(struct hs_recording *rec, const char *out, const struct hs_profile_header *h)
-{
-	struct sigaction ign = { .sa_handler = SIG_IGN }, xfsz, pipe;
-	sigset_t block, old;
-	int rc;
-
-	hs_job_signal_set(&block);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	/* a file too large or a reader gone fails the write (EFBIG, EPIPE): the job's status stands */
-	sigaction(SIGXFSZ, &ign, &xfsz);
-	sigaction(SIGPIPE, &ign, &pipe);
-	rc = hs_recording_save(rec, out, h);
-	sigaction(SIGXFSZ, &xfsz, NULL);
-	sigaction(SIGPIPE, &pipe, NULL);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return rc;
-}
-
 static int run_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -180,9 +138,10 @@ static int run_record(int argc, char **argv)
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
-	struct record_run r = { 0 };
+	struct hs_record_run r = { .o.warn = say_warning };
 	struct hs_error err = { 0 };
 	const char *out = "hotset.profile", *report_path = NULL;
+	char *command;
 	FILE *rep = stderr;
 	bool trace = false, probe = false, quiet = false, json = false;
 	int opt, rc;
@@ -192,7 +151,7 @@ static int run_record(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case OPT_TRACE: trace = true; break;
 		case OPT_BACKEND:
-			if (parse_backend(optarg, &r.o.backend))
+			if (hs_record_backend_parse(optarg, &r.o.backend))
 				return usage_error(&cmd_record, "--backend is auto, ptrace or bpf");
 			break;
 		case OPT_PROBE: probe = true; break;
@@ -215,134 +174,26 @@ static int run_record(int argc, char **argv)
 		return rc;
 	r.out = out;
 	r.trace = trace;
-	if (record_run(&r)) {
+	r.command = command = shell_join(r.o.argv);
+	rc = hs_record_command(&r);
+	free(command);
+	if (rc) {
 		/* the command did not run: say why, in the JSON summary too */
 		error("%s", r.msg);
 		if (json && (!quiet || report_path))
 			json_report(rep, out, "the command did not run",
 				    hs_record_backend_name(r.backend), NULL, NULL, r.code, r.msg, NULL);
-		record_run_release(&r);
+		hs_record_run_release(&r);
 		return report_close(rep, report_path, r.code);
 	}
+	report_record_end(&r);
 	/* -q: no summary on stderr; one asked for in a file is written */
 	if (!quiet || report_path)
 		report(rep, out, r.save_rc ? strerror(-r.save_rc) : NULL, r.rec, &r.res, &r.u, json);
-	record_run_release(&r);
+	hs_record_run_release(&r);
 	/* a report that cannot be written is said; the job's status stands */
 	report_close(rep, report_path, EXIT_OK);
 	return exit_as_job(r.res.wait_status);
-}
-
-/*
- * The memory cgroup the job is charged in: hotset's own, which it inherits
- * (v1), or the parent of the usage cgroup it is moved into (v2), both
- * where the command was started from. Malloc'd (it is large), or NULL.
- */
-static struct hs_memcg *job_memcg(void)
-{
-	struct hs_memcg *m = malloc(sizeof(*m));
-
-	if (m && hs_memcg_of(0, m)) {
-		free(m);
-		m = NULL;
-	}
-	return m;
-}
-
-int record_run(struct record_run *r)
-{
-	struct hs_profile_header h;
-	struct hs_error err = { 0 };
-	struct hs_usage_probe *meter;
-	struct hs_memcg *memcg;
-	char *command, cwd[4096], holder[PATH_MAX];
-	int rc;
-
-	r->o.warn = warn_cb;
-	r->o.trace = r->trace;
-	r->backend = r->o.backend;
-	r->code = EXIT_HOTSET;
-	r->rec = NULL;
-	/* before the job runs, not after: its work must not be wasted */
-	if ((rc = hs_atomic_check(r->out, &err))) {
-		snprintf(r->msg, sizeof(r->msg), "%s: cannot write the profile: %s", r->out, err.msg);
-		return -1;
-	}
-	if ((rc = hs_recording_new(r->trace, &r->rec))) {
-		snprintf(r->msg, sizeof(r->msg), "cannot start recording: %s", strerror(-rc));
-		return -1;
-	}
-	if ((rc = hs_usage_begin_timeline(&meter, r->timeline))) {
-		snprintf(r->msg, sizeof(r->msg), "cannot measure the command: %s", strerror(-rc));
-		return -1;
-	}
-	r->o.cgroup_procs = hs_usage_cgroup_procs(meter);
-	memcg = job_memcg();
-	if (r->starting)
-		r->starting(r->ctx, r->o.cgroup_procs);
-	rc = hs_record_run(&r->o, r->rec, &r->res, &err);
-	if (rc || r->res.exec_error) {
-		free(memcg);
-		hs_usage_end(meter, 0, NULL);
-		r->backend = r->res.backend;
-		if (rc) {
-			snprintf(r->msg, sizeof(r->msg), "cannot record: %s",
-				 err.msg[0] ? err.msg : strerror(-rc));
-		} else {
-			start_failure_text(r->msg, sizeof(r->msg), r->o.argv[0], -r->res.exec_error,
-					   r->res.exec_stage);
-			r->code = hs_job_failure_code(-r->res.exec_error, r->res.exec_stage);
-		}
-		return -1;
-	}
-	r->backend = r->res.backend;
-	hs_usage_add_helper(meter, &r->res.helper);
-	hs_usage_end(meter, r->res.still_running, &r->u);
-	hs_profile_header_init(&h, "record");
-	snprintf(h.backend, sizeof(h.backend), "%s", hs_record_backend_name(r->res.backend));
-	if (r->res.mmap_pages)
-		snprintf(h.mmap_pages, sizeof(h.mmap_pages), "%s", r->res.mmap_pages);
-	command = shell_join(r->o.argv);
-	h.command = command;
-	h.cwd = getcwd(cwd, sizeof(cwd));
-	/* what the run cost, for the memory a re-run needs (curve --mem-request) */
-	h.max_rss_known = r->u.max_rss_bytes > 0;
-	h.max_rss = r->u.max_rss_bytes;
-	h.write_bytes_known = r->u.io_known;
-	h.write_bytes = r->u.write_bytes_disk;
-	/* where it was charged, and the limit then, for doctor -p */
-	if (memcg) {
-		h.memcg_version = memcg->version;
-		h.memcg = memcg->name;
-		h.memcg_limit_known = memcg->limit_known;
-		h.memcg_limit = memcg->limit;
-		if (memcg->lowest >= 0)
-			h.memcg_limit_holder = hs_memcg_level_name(memcg, memcg->lowest, holder,
-								   sizeof(holder));
-	}
-	/* a profile, or a trace, short of what was lost says so itself */
-	h.lost_events_known = true;
-	h.lost_events = r->res.lost_events;
-	r->save_rc = save(r->rec, r->out, &h);
-	free(command);
-	free(memcg);
-	/*
-	 * The job ran: its exit status stands, and so does the summary of what
-	 * it did. Only the profile is lost, and that is said where it shows.
-	 */
-	if (r->save_rc)
-		error("%s: the profile was not written: %s (the command's exit status stands)",
-		      r->out, strerror(-r->save_rc));
-	else if (r->res.lost_events)
-		warning("%llu accesses could not be recorded: the profile is incomplete",
-			r->res.lost_events);
-	return 0;
-}
-
-void record_run_release(struct record_run *r)
-{
-	hs_recording_free(r->rec);
-	r->rec = NULL;
 }
 
 const struct cmd cmd_record = {

@@ -28,15 +28,18 @@
 #include "base/atomic.h"
 #include "model/curve.h"
 #include "job/job.h"
+#include "job/timed.h"
 #include "queue/jobfile.h"
 #include "keep/keep.h"
 #include "kernel/memory.h"
 #include "kernel/procfs.h"
 #include "profile/profile.h"
+#include "cache/warm.h"
+#include "cache/warm-profile.h"
 #include "queue/runstate.h"
 #include "queue/sched.h"
 #include "options.h"
-#include "record-run.h"
+#include "record/record-run.h"
 #include "run.h"
 #include "usage-report.h"
 
@@ -199,7 +202,7 @@ static int time_job(struct qjob *j, char **argv, struct hs_run_record *r)
 	char msg[PATH_MAX + 128];
 	int code, status = 0;
 
-	if ((code = time_command(&spec, true, note_cgroup, j, &status, &u, msg, sizeof(msg)))) {
+	if ((code = hs_time_command(&spec, NULL, note_cgroup, j, &status, &u, msg, sizeof(msg)))) {
 		error("%s", msg);
 		return code;
 	}
@@ -211,17 +214,23 @@ static int time_job(struct qjob *j, char **argv, struct hs_run_record *r)
 /* As `hotset record --trace` runs it, into the job's profile. */
 static int record_job(struct qjob *j, char **argv, const char *profile, struct hs_run_record *r)
 {
-	struct record_run rr = { .starting = note_cgroup, .ctx = j };
+	struct hs_record_run rr = { .o.warn = say_warning, .starting = note_cgroup, .ctx = j };
+	char *command;
+	int rc;
 
 	rr.o.argv = argv;
 	rr.out = profile;
+	rr.command = command = shell_join(argv);
 	rr.trace = true;
-	if (record_run(&rr)) {
+	rc = hs_record_command(&rr);
+	free(command);
+	if (rc) {
 		error("%s", rr.msg);
-		record_run_release(&rr);
+		hs_record_run_release(&rr);
 		return rr.code;
 	}
-	record_run_release(&rr);
+	report_record_end(&rr);
+	hs_record_run_release(&rr);
 	usage_figures(&rr.u, r);
 	r->signal = WIFSIGNALED(rr.res.wait_status) ? WTERMSIG(rr.res.wait_status) : 0;
 	if (!rr.save_rc)
@@ -496,10 +505,10 @@ static void read_pressure(struct queue *q)
 /* In the warmer: `hotset warm -q -p PROFILE` at idle I/O priority, into nothing. */
 static _Noreturn void warm_child(struct queue *q, struct qjob *j, pid_t parent)
 {
-	char profile[PATH_MAX + 16], budget[32];
-	/* no more than the scheduler counted for it: the cache a warm re-run needs */
-	char *argv[] = { "warm", "-q", "-p", profile, "--budget", budget, NULL };
-	int argc = 6;
+	char profile[PATH_MAX + 16];
+	struct hs_warm_opts o = { 0 };
+	struct hs_warm_stats st;
+	struct hs_error err = { 0 };
 	sigset_t none;
 	int fd;
 
@@ -514,11 +523,14 @@ static _Noreturn void warm_child(struct queue *q, struct qjob *j, pid_t parent)
 	}
 	hs_ioprio_idle();
 	snprintf(profile, sizeof(profile), "%s/profile", j->dir);
-	snprintf(budget, sizeof(budget), "%llu", (unsigned long long)j->hist.rerun_cache_bytes);
-	if (!j->hist.rerun_known || !j->hist.rerun_cache_bytes)
-		argv[argc = 4] = NULL;
-	optind = 0;	/* a fresh getopt for warm's options */
-	_exit(cmd_warm.run(argc, argv));
+	/* no more than the scheduler counted for it: the cache a warm re-run needs */
+	if (j->hist.rerun_known)
+		o.budget = j->hist.rerun_cache_bytes;
+	hs_warm_raise_nofile();
+	/* as warm: 0 done, 1 some files not warmed, 2 nothing warmed (run does not read it) */
+	if (hs_warm_profile(profile, &o, &st, &err))
+		_exit(2);
+	_exit(st.skipped_files ? 1 : 0);
 }
 
 /*

@@ -10,6 +10,7 @@
 
 #include "job/job.h"
 #include "options.h"
+#include "job/timed.h"
 #include "usage-report.h"
 
 static const char usage[] =
@@ -99,7 +100,7 @@ static int run_time(int argc, char **argv)
 	/* as record does for its profile: 125, before the command runs */
 	if ((rc = report_open(output, &out)))
 		return rc;
-	if ((code = time_command(&spec, quiet, NULL, NULL, &status, &u, msg, sizeof(msg))))
+	if ((code = hs_time_command(&spec, quiet ? NULL : say_warning, NULL, NULL, &status, &u, msg, sizeof(msg))))
 		goto not_run;
 	/* the probe's cgroup is gone before anything is written: a closed stderr cannot leak it */
 	code = hs_job_exit_code(status);

@@ -6,7 +6,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "cache/warm.h"
 #include "operands.h"
@@ -255,17 +254,6 @@ static int bad_size(const char *option, const char *arg)
 	return option_bad_size(&cmd_warm, option, arg);
 }
 
-/* Each file in flight holds a descriptor: allow many (the hard limit permits). */
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 static int run_warm(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -359,7 +347,7 @@ static int run_warm(int argc, char **argv)
 	ops.walk.threads = o.budget ? 1 : default_threads();
 	if ((rc = operands_open(&ops)))
 		return rc;
-	raise_nofile();
+	hs_warm_raise_nofile();
 	/* rows and a progress line do not mix */
 	progress_start(&w.progress, "Warming", 0, ops.quiet || w.json || w.verbose);
 	if (w.verbose)

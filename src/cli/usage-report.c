@@ -42,25 +42,19 @@ static void print_verdict(FILE *f, const struct hs_usage *u)
 		fprintf(f, "The job hardly waited for the disk (%.1f%% of the wall time).\n", p);
 }
 
-const char *start_failure_text(char *buf, size_t cap, const char *command, int err,
-			       const char *stage)
+void say_warning(void *ctx, const char *msg)
 {
-	if (!strcmp(stage, "exec") && err == ENOENT)
-		snprintf(buf, cap, "%s: command not found", command);
-	else if (!strcmp(stage, "exec"))
-		snprintf(buf, cap, "cannot run %s: %s", command, strerror(err));
-	else if (!strcmp(stage, "cgroup"))
-		snprintf(buf, cap, "cannot move %s into its cgroup: %s", command, strerror(err));
-	else
-		snprintf(buf, cap, "cannot prepare %s: %s", command, strerror(err));
-	return buf;
+	(void)ctx;
+	warning("%s", msg);
 }
 
-void report_start_failure(const char *command, int err, const char *stage)
+void report_record_end(const struct hs_record_run *r)
 {
-	char msg[PATH_MAX + 128];
-
-	error("%s", start_failure_text(msg, sizeof(msg), command, err, stage));
+	if (r->save_rc)
+		error("%s", r->msg);
+	else if (r->res.lost_events)
+		warning("%llu accesses could not be recorded: the profile is incomplete",
+			r->res.lost_events);
 }
 
 void print_job_status(FILE *f, int wait_status)
@@ -231,68 +225,4 @@ int report_close(FILE *f, const char *path, int code)
 		error("cannot write the report to %s: %s", path ? path : "standard error",
 		      strerror(errno));
 	return code ? code : EXIT_HOTSET;
-}
-
-static int restore_mask(void *ctx)
-{
-	return sigprocmask(SIG_SETMASK, ctx, NULL) < 0 ? -errno : 0;
-}
-
-int time_command(const struct hs_job_spec *spec, bool quiet,
-		 void (*started)(void *ctx, const char *procs), void *ctx, int *status,
-		 struct hs_usage *u, char *msg, size_t cap)
-{
-	/*
-	 * The job's spec with the hooks below: this function's own, since its
-	 * ctx points at a local of this frame and its cgroup_procs into the
-	 * probe, both gone at the return (the caller's spec kept them once).
-	 */
-	struct hs_job_spec run = *spec;
-	struct hs_usage_probe *probe;
-	struct hs_job job;
-	sigset_t forwarded, saved_mask;
-	const char *stage = "exec";
-	int rc, running;
-
-	if ((rc = hs_usage_begin(&probe))) {
-		snprintf(msg, cap, "cannot measure the command: %s", strerror(-rc));
-		return EXIT_HOTSET;
-	}
-	if ((rc = hs_job_become_subreaper()) && !quiet)
-		warning("processes orphaned by the command will not be counted: %s", strerror(-rc));
-	/*
-	 * A signal sent to hotset between fork and the forwarding set-up would
-	 * kill hotset and leave the command running unmeasured: hold them
-	 * until forwarding is in place. The child gets its mask back.
-	 */
-	hs_job_signal_set(&forwarded);
-	sigprocmask(SIG_BLOCK, &forwarded, &saved_mask);
-	run.before_exec = restore_mask;
-	run.ctx = &saved_mask;
-	run.cgroup_procs = hs_usage_cgroup_procs(probe);
-	if (started)
-		started(ctx, run.cgroup_procs);
-	rc = hs_job_start(&run, &job);
-	if (rc == 0)
-		hs_job_forward_signals(job.pid);
-	sigprocmask(SIG_SETMASK, &saved_mask, NULL);
-	if (rc) {
-		snprintf(msg, cap, "cannot start %s: %s", spec->argv[0], strerror(-rc));
-		hs_usage_end(probe, 0, NULL);
-		return EXIT_HOTSET;
-	}
-	rc = hs_job_exec_result(&job, &stage);
-	running = hs_job_wait_all(&job, status);
-	hs_job_stop_forwarding();
-	if (rc || running < 0) {
-		hs_usage_end(probe, 0, NULL);
-		if (rc) {
-			start_failure_text(msg, cap, spec->argv[0], -rc, stage);
-			return hs_job_failure_code(-rc, stage);
-		}
-		snprintf(msg, cap, "cannot wait for %s: %s", spec->argv[0], strerror(-running));
-		return EXIT_HOTSET;
-	}
-	hs_usage_end(probe, running, u);
-	return 0;
 }

@@ -11,6 +11,7 @@
 
 #include "job/job.h"
 #include "job/usage.h"
+#include "record/record-run.h"
 #include "cli.h"
 
 /*
@@ -27,15 +28,14 @@ void json_job_status(struct json *j, int wait_status);
  */
 void json_exit_code(struct json *j, int code);
 
+/* A library's warning (hs_record_opts.warn, hs_time_command()'s warn), said as hotset's. */
+void say_warning(void *ctx, const char *msg);
+
 /*
- * Why the command could not start: err (an errno) at stage ("exec",
- * "cgroup" or "setup", see hs_job_exec_result), as an error message.
- * start_failure_text() writes the same sentence into buf (cap bytes) and
- * returns buf, for a JSON report.
+ * What a run of hs_record_command() that ran leaves to say, as it ends:
+ * the profile not written (an error), or accesses the recorder lost.
  */
-void report_start_failure(const char *command, int err, const char *stage);
-const char *start_failure_text(char *buf, size_t cap, const char *command, int err,
-			       const char *stage);
+void report_record_end(const struct hs_record_run *r);
 
 /*
  * The figures, one per line, then a one-line verdict in plain words and,
@@ -51,19 +51,6 @@ void print_usage_report(FILE *f, const struct hs_usage *u, bool notes);
  * command never ran), all of them, and notes is empty.
  */
 void json_usage(struct json *j, const struct hs_usage *u);
-
-/*
- * Run spec->argv as `hotset time` does: in a usage probe's cgroup, as a
- * subreaper, hotset's signals passed on to it (held from the fork until
- * the forwarding is in place). spec's hooks and cgroup are time_command's
- * own (spec is not changed). started, if set, is told the cgroup's procs
- * file (or NULL) just before it starts. On a run: 0, its wait status in
- * *status and its figures in *u. Else the exit code (125 to 127, as
- * hs_job_failure_code()) with the reason in msg.
- */
-int time_command(const struct hs_job_spec *spec, bool quiet,
-		 void (*started)(void *ctx, const char *procs), void *ctx, int *status,
-		 struct hs_usage *u, char *msg, size_t cap);
 
 /*
  * --report FILE (time's -o): open it before the job runs, so that a path

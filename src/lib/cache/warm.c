@@ -1438,6 +1438,16 @@ static size_t open_files_allowed(void)
 	return n < 1 ? 1 : n > 16384 ? 16384 : n;
 }
 
+void hs_warm_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static int worker_init(struct hs_warm *w, struct worker *k, struct lane *l)
 {
 	size_t buf = l == &w->lanes[LANE_SMALL] ? SMALL_BUF : PREAD_BUF;

@@ -193,4 +193,12 @@ const char *hs_warm_order_name(enum hs_warm_order o);
 /* Is io_uring built in (HAVE_URING) and allowed by the kernel? */
 bool hs_warm_have_uring(void);
 
+/*
+ * Each file in flight holds a descriptor: raise this process's soft
+ * RLIMIT_NOFILE to 65536, or to the hard limit if lower, before
+ * hs_warm_new() sizes its sessions from it. For a process that warms
+ * (warm, run's warmer), not for a library caller with other plans.
+ */
+void hs_warm_raise_nofile(void);
+
 #endif

@@ -128,6 +128,20 @@ int hs_job_failure_code(int err, const char *stage)
 	return err == ENOENT ? 127 : 126;
 }
 
+const char *hs_job_start_failure_text(char *buf, size_t cap, const char *command, int err,
+				      const char *stage)
+{
+	if (!strcmp(stage, "exec") && err == ENOENT)
+		snprintf(buf, cap, "%s: command not found", command);
+	else if (!strcmp(stage, "exec"))
+		snprintf(buf, cap, "cannot run %s: %s", command, strerror(err));
+	else if (!strcmp(stage, "cgroup"))
+		snprintf(buf, cap, "cannot move %s into its cgroup: %s", command, strerror(err));
+	else
+		snprintf(buf, cap, "cannot prepare %s: %s", command, strerror(err));
+	return buf;
+}
+
 int hs_job_exit_code(int wait_status)
 {
 	if (WIFEXITED(wait_status))

@@ -53,6 +53,14 @@ int hs_job_exec_result(struct hs_job *job, const char **stage);
 /* The exit code for a failed start: 127 not found, 126 not executable, 125 else. */
 int hs_job_failure_code(int err, const char *stage);
 
+/*
+ * Why command could not start, as a sentence in buf (cap bytes): err (an
+ * errno) at stage ("exec", "cgroup" or "setup", see hs_job_exec_result()),
+ * e.g. "CMD: command not found". Returns buf.
+ */
+const char *hs_job_start_failure_text(char *buf, size_t cap, const char *command, int err,
+				      const char *stage);
+
 /* The exit code that mirrors a wait status: the exit code, or 128+signal. */
 int hs_job_exit_code(int wait_status);
 

@@ -17,6 +17,19 @@ const char *hs_record_backend_name(enum hs_record_backend b)
 	}
 }
 
+int hs_record_backend_parse(const char *s, enum hs_record_backend *b)
+{
+	if (!strcmp(s, "auto"))
+		*b = HS_BACKEND_AUTO;
+	else if (!strcmp(s, "ptrace"))
+		*b = HS_BACKEND_PTRACE;
+	else if (!strcmp(s, "bpf") || !strcmp(s, "ebpf"))
+		*b = HS_BACKEND_BPF;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 int hs_record_probe(enum hs_record_backend b, struct hs_error *why)
 {
 	if (b == HS_BACKEND_BPF)

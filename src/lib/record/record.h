@@ -34,6 +34,9 @@ enum hs_record_backend {
 /* "ptrace", "bpf" or "auto". */
 const char *hs_record_backend_name(enum hs_record_backend b);
 
+/* The backend named s: auto, ptrace, bpf (or ebpf). Returns 0, or -EINVAL for another name. */
+int hs_record_backend_parse(const char *s, enum hs_record_backend *b);
+
 struct hs_record_opts {
 	char *const *argv;	/* the command; argv[0] is looked up in PATH */
 	enum hs_record_backend backend;

@@ -1,38 +1,12 @@
 /*
- * test-cli.c - the command line's shared code that a unit test can reach
- * without running the binary: time_command() (usage-report.c), what
- * `time` and `run` run a job with.
+ * test-timed.c - hs_time_command() (job/timed.c), what `time` and `run`
+ * run a job with.
  */
-#include <stdarg.h>
+#include <string.h>
 #include <sys/wait.h>
 
-#include "cli/output.c"
-#include "cli/usage-report.c"
+#include "job/timed.h"
 #include "unit.h"
-
-/* hotset.c's, which a unit test does not link: the message, on stdout */
-void warning(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("# warning: ");
-	vprintf(fmt, ap);
-	putchar('\n');
-	va_end(ap);
-}
-
-int error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("# error: ");
-	vprintf(fmt, ap);
-	putchar('\n');
-	va_end(ap);
-	return -1;
-}
 
 /* started: counts its calls */
 static void note_procs(void *ctx, const char *procs)
@@ -41,8 +15,8 @@ static void note_procs(void *ctx, const char *procs)
 }
 
 /*
- * The spec is the caller's, as given: time_command() used to leave in it
- * the address of its own signal mask (a local) and the probe's cgroup
+ * The spec is the caller's, as given: hs_time_command() used to leave in
+ * it the address of its own signal mask (a local) and the probe's cgroup
  * path, both gone once it returned.
  */
 TEST(time_command_leaves_the_callers_spec_as_given)
@@ -53,14 +27,14 @@ TEST(time_command_leaves_the_callers_spec_as_given)
 	struct hs_usage u;
 	char msg[256] = "";
 
-	CHECK(time_command(&spec, true, note_procs, &calls, &status, &u, msg, sizeof(msg)) == 0);
+	CHECK(hs_time_command(&spec, NULL, note_procs, &calls, &status, &u, msg, sizeof(msg)) == 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 3);
 	CHECK(calls == 1);
 	CHECK(spec.argv == argv && spec.ctx == &marker);
 	CHECK(spec.before_exec == NULL && spec.cgroup_procs == NULL);
 	/* and a command that cannot run: its code, the spec still as given */
 	argv[0] = "/nonexistent/command";
-	CHECK(time_command(&spec, true, NULL, NULL, &status, &u, msg, sizeof(msg)) == 127);
+	CHECK(hs_time_command(&spec, NULL, NULL, NULL, &status, &u, msg, sizeof(msg)) == 127);
 	CHECK(strstr(msg, "command not found"));
 	CHECK(spec.ctx == &marker && spec.before_exec == NULL && spec.cgroup_procs == NULL);
 }
