@@ -160,6 +160,10 @@ static void on_execve(struct pt_tracer *tr, struct pt_task *t, const struct pt_s
 		pt_mm_scan(tr, t, 0, UINT64_MAX);
 }
 
+/*
+ * exit_group: the process's fds and pages, looked at while all its threads
+ * still hold them (a thread's exit event looks only at a table it alone uses).
+ */
 static void on_exit_group(struct pt_tracer *tr, struct pt_task *t)
 {
 	pt_fd_look(tr, t);
@@ -218,6 +222,7 @@ static bool on_open(struct pt_tracer *tr, struct pt_task *t, const struct pt_sys
 	return true;
 }
 
+/* The exit of such an open: a fresh description at fd; its file an output, or written. */
 static void on_opened(struct pt_tracer *tr, struct pt_task *t, int fd)
 {
 	uint64_t flags = (uint64_t)t->aux;

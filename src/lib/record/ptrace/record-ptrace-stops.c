@@ -59,6 +59,7 @@ void pt_task_leave(struct pt_tracer *tr, struct pt_task *t)
 	t->mm = NULL;
 }
 
+/* t is gone: forget it, and what it was waiting for. */
 static void task_free(struct pt_tracer *tr, struct pt_task *t)
 {
 	u64map_del(&tr->tasks, (uint64_t)t->tid);
@@ -86,6 +87,7 @@ static int shares(pid_t a, pid_t b, int type)
 	return r < 0 ? -1 : r == 0;
 }
 
+/* The process a new thread belongs to (Tgid in /proc/TID/status); tid if unknown. */
 static pid_t tgid_of(pid_t tid)
 {
 	char path[64], buf[1024];
@@ -250,6 +252,7 @@ static void on_seccomp_stop(struct pt_tracer *tr, struct pt_task *t)
 	pt_resume(t, want_exit ? PTRACE_SYSCALL : PTRACE_CONT, 0);
 }
 
+/* A stop at the exit of a call whose entry asked for it (PTRACE_SYSCALL). */
 static void on_syscall_exit_stop(struct pt_tracer *tr, struct pt_task *t)
 {
 	struct __ptrace_syscall_info si;
@@ -265,6 +268,7 @@ static void on_syscall_exit_stop(struct pt_tracer *tr, struct pt_task *t)
 		pt_resume(t, PTRACE_CONT, 0);
 }
 
+/* The signals that stop a process group (a group stop, kept with PTRACE_LISTEN). */
 static bool is_stop_signal(int sig)
 {
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
@@ -272,6 +276,10 @@ static bool is_stop_signal(int sig)
 
 /* ---- a stop, or an end ---------------------------------------------------------------- */
 
+/*
+ * An end (a task exited or was killed), or a stop: a trapped call, the exit
+ * of one, an event the tracer asked for (PTRACE_O_*), or a signal.
+ */
 void pt_on_status(struct pt_tracer *tr, struct pt_run *run, pid_t tid, int status)
 {
 	struct pt_task *t = task_find(tr, tid);
