@@ -2,18 +2,22 @@
  * test-record-ptrace.c - the parts of the ptrace backend that can be tested
  * without tracing: the seccomp filter (run by the kernel in a child, and by
  * a small interpreter for the ABIs this machine may not run), the decoding
- * of trapped calls, and the hash map its tables use.
+ * of trapped calls, the reading of a tracee's memory and paths (this
+ * process standing in for the tracee), and the hash map its tables use.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #include "record/ptrace/record-ptrace.h"
+#include "scratch.h"
 #include "unit.h"
 
 /* ---- the filter, run by the kernel ------------------------------------------------- */
@@ -171,6 +175,114 @@ TEST(calls_are_decoded_whatever_their_abi)
 	CHECK(!pt_decode(0x12345678, 3, args, &sc));
 }
 
+/* ---- the tracee's memory and paths ----------------------------------------------- */
+
+TEST(a_tracee_path_names_for_the_tracer_what_it_names_for_the_tracee)
+{
+	const struct pt_task t = { .tid = 1234, .tgid = 1200 };
+	char out[64];
+
+	CHECK(pt_tracee_path(&t, AT_FDCWD, "a/b", out, sizeof(out)) == 0);
+	CHECK_STR(out, "/proc/1234/cwd/a/b");
+	CHECK(pt_tracee_path(&t, 5, "x", out, sizeof(out)) == 0);
+	CHECK_STR(out, "/proc/1234/fd/5/x");
+	CHECK(pt_tracee_path(&t, 5, "", out, sizeof(out)) == 0);	/* AT_EMPTY_PATH */
+	CHECK_STR(out, "/proc/1234/fd/5");
+	CHECK(pt_tracee_path(&t, 5, "/etc/passwd", out, sizeof(out)) == 0);
+	CHECK_STR(out, "/etc/passwd");
+	/* /proc/self is the tracee's process, /proc/thread-self its thread */
+	CHECK(pt_tracee_path(&t, AT_FDCWD, "/proc/self/fd/3", out, sizeof(out)) == 0);
+	CHECK_STR(out, "/proc/1200/fd/3");
+	CHECK(pt_tracee_path(&t, AT_FDCWD, "/proc/self", out, sizeof(out)) == 0);
+	CHECK_STR(out, "/proc/1200");
+	CHECK(pt_tracee_path(&t, AT_FDCWD, "/proc/thread-self/comm", out, sizeof(out)) == 0);
+	CHECK_STR(out, "/proc/1200/task/1234/comm");
+	CHECK(pt_tracee_path(&t, AT_FDCWD, "/proc/selfish", out, sizeof(out)) == 0);
+	CHECK_STR(out, "/proc/selfish");
+	/* what does not fit is refused, not cut */
+	CHECK(pt_tracee_path(&t, AT_FDCWD, "012345678", out, 24) == -1);
+	CHECK(pt_tracee_path(&t, AT_FDCWD, "01234567", out, 24) == 0);
+	CHECK_STR(out, "/proc/1234/cwd/01234567");
+}
+
+/*
+ * Two readable pages, then one that is not: a string ending just before it
+ * is read, one running into it is not; an iovec array is summed whole.
+ */
+TEST(strings_and_iovecs_are_read_from_the_tracee_up_to_what_it_can_read)
+{
+	uint32_t ps = (uint32_t)sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, 3 * (size_t)ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	char buf[4096], *edge;
+	pid_t self = getpid();
+	struct iovec v[3];
+	uint32_t v32[6] = { 0, 10, 0, 20, 0, 4000 };
+
+	CHECK(m != MAP_FAILED);
+	if (m == MAP_FAILED)
+		return;
+	CHECK(mprotect(m + 2 * ps, ps, PROT_NONE) == 0);
+	edge = m + 2 * ps;
+	/* across the boundary of the readable pages */
+	memcpy(m + ps - 3, "across", 7);
+	CHECK(pt_read_string(self, buf, (uintptr_t)(m + ps - 3), sizeof(buf), ps) == 0);
+	CHECK_STR(buf, "across");
+	/* ending two bytes before the unreadable page */
+	memcpy(edge - 2, "e", 2);
+	CHECK(pt_read_string(self, buf, (uintptr_t)(edge - 2), sizeof(buf), ps) == 0);
+	CHECK_STR(buf, "e");
+	/* running into it, or longer than the buffer */
+	memset(edge - 8, 'x', 8);
+	CHECK(pt_read_string(self, buf, (uintptr_t)(edge - 8), sizeof(buf), ps) == -1);
+	memset(m, 'y', ps);
+	m[ps] = '\0';
+	CHECK(pt_read_string(self, buf, (uintptr_t)m, 64, ps) == -1);
+	CHECK(pt_read_string(self, buf, (uintptr_t)(m + ps - 62), 64, ps) == 0);
+	CHECK_EQ_U64(strlen(buf), 62);
+	/* all the bytes asked for, or nothing */
+	CHECK(pt_read_mem(self, buf, (uintptr_t)m, 16) == 0 && buf[15] == 'y');
+	CHECK(pt_read_mem(self, buf, (uintptr_t)(edge - 8), 16) == -1);
+	/* iovecs, native and 32-bit; a count the call refuses asks for nothing */
+	v[0] = (struct iovec){ buf, 100 };
+	v[1] = (struct iovec){ buf, 0 };
+	v[2] = (struct iovec){ buf, 4000 };
+	CHECK_EQ_U64(pt_iov_total(self, (uintptr_t)v, 3, false), 4100);
+	CHECK_EQ_U64(pt_iov_total(self, (uintptr_t)v32, 3, true), 4030);
+	CHECK_EQ_U64(pt_iov_total(self, (uintptr_t)v, 1025, false), 0);
+	CHECK_EQ_U64(pt_iov_total(self, (uintptr_t)edge, 2, false), 0);
+	munmap(m, 3 * (size_t)ps);
+}
+
+TEST(a_path_argument_resolves_where_the_tracee_stands)
+{
+	struct pt_tracer tr = { .page_size = (uint32_t)sysconf(_SC_PAGESIZE) };
+	const struct pt_task t = { .tid = getpid(), .tgid = getpid() };
+	char real[PATH_MAX], *got;
+	int dir;
+
+	scratch_dir();
+	CHECK(realpath(scratch, real) != NULL);
+	CHECK(mkdir(path_in("d"), 0755) == 0 && symlink("d", path_in("link")) == 0);
+	CHECK(chdir(scratch) == 0);
+	/* relative to the working directory, links resolved */
+	got = pt_resolve_arg(&tr, &t, AT_FDCWD, (uintptr_t)"link");
+	CHECK(got && !strcmp(got + strlen(real), "/d") && !strncmp(got, real, strlen(real)));
+	free(got);
+	/* relative to an fd */
+	dir = open(path_in("d"), O_RDONLY | O_DIRECTORY);
+	CHECK(dir >= 0);
+	CHECK(close(open(path_in("d/f"), O_CREAT | O_WRONLY, 0644)) == 0);
+	got = pt_resolve_arg(&tr, &t, dir, (uintptr_t)"f");
+	CHECK(got && !strcmp(got + strlen(real), "/d/f"));
+	free(got);
+	/* nothing there, or no string to read */
+	CHECK(pt_resolve_arg(&tr, &t, AT_FDCWD, (uintptr_t)"missing") == NULL);
+	CHECK(pt_resolve_arg(&tr, &t, AT_FDCWD, 0) == NULL);
+	close(dir);
+	scratch_done();
+}
+
 /* ---- u64map ------------------------------------------------------------------- */
 
 TEST(the_map_keeps_every_key_through_deletions)
@@ -201,5 +313,9 @@ int main(void)
 {
 	return RUN_TESTS(the_filter_traps_what_moves_positions_and_nothing_else,
 			 other_abis_have_every_call_that_matters_trapped,
-			 calls_are_decoded_whatever_their_abi, the_map_keeps_every_key_through_deletions);
+			 calls_are_decoded_whatever_their_abi,
+			 a_tracee_path_names_for_the_tracer_what_it_names_for_the_tracee,
+			 strings_and_iovecs_are_read_from_the_tracee_up_to_what_it_can_read,
+			 a_path_argument_resolves_where_the_tracee_stands,
+			 the_map_keeps_every_key_through_deletions);
 }

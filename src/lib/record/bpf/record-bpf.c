@@ -353,6 +353,62 @@ static void warnf(const struct hs_record_opts *o, const char *fmt, ...)
 	o->warn(o->ctx, msg);
 }
 
+/*
+ * Take the events as they come until the job's first process exits (its
+ * pidfd says so; without one, a look every 50 ms). 0 or -errno.
+ */
+static int follow_job(struct ring_buffer *rb, const struct hs_job *job, int pidfd,
+		      struct hs_error *err)
+{
+	struct pollfd pfd[2];
+
+	pfd[0] = (struct pollfd){ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+	for (;;) {
+		if (poll(pfd, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 50) < 0 && errno != EINTR)
+			return hs_error_set(err, errno, "poll: %s", strerror(errno));
+		ring_buffer__consume(rb);
+		if (job_exited(job, pidfd, &pfd[1]))
+			return 0;
+	}
+}
+
+/*
+ * The job is over: record nothing more, and move what is still on its way
+ * (the ring, the per-CPU slots) to the recording; counts says how it went.
+ */
+static void stop_recording(struct record_bpf *skel, struct ring_buffer *rb, struct bpf_events *s,
+			   struct bpf_events_counts *counts, struct hs_record_result *res)
+{
+	/* descendants left running may be inside a program */
+	skel->bss->stopped = 1;
+	if (!map_empty(bpf_map__fd(skel->maps.tracked)))
+		syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);	/* an RCU grace period */
+	ring_buffer__consume(rb);
+	drain_pending(skel, s);
+	bpf_events_end(s);
+	bpf_events_counts(s, counts);
+	res->lost_events = skel->bss->lost + skel->bss->untracked + recursion_misses(skel);
+	res->mmap_pages = "faulted";
+}
+
+/* What a recording that went well left out, in warnings (unseen: the first process never was). */
+static void warn_missed(const struct hs_record_opts *o, const struct bpf_events_counts *counts,
+			bool unseen, bool have_dio)
+{
+	if (unseen)
+		warnf(o, "the job's first process was not seen: nothing was recorded");
+	if (counts->unnamed)
+		warnf(o, "%llu files read could not be named (no path known) and are left out",
+		      (unsigned long long)counts->unnamed);
+	if (counts->too_long)
+		warnf(o, "%llu files read have paths too long to record and are left out",
+		      (unsigned long long)counts->too_long);
+	if (!have_dio)
+		warnf(o, "O_DIRECT reads are not seen on this kernel (no iomap_dio_rw_begin "
+		      "tracepoint)");
+}
+
 int hs_record_bpf(const struct hs_record_opts *o, struct hs_recording *rec,
 		  struct hs_record_result *res, struct hs_error *err)
 {
@@ -367,7 +423,6 @@ int hs_record_bpf(const struct hs_record_opts *o, struct hs_recording *rec,
 	struct hs_job job = { .pid = -1, .status_fd = -1 };
 	struct record_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
-	struct pollfd pfd[2];
 	libbpf_print_fn_t old_print = libbpf_set_print(libbpf_quiet);
 	bool have_dio = false, signals = false;
 	struct stat st;
@@ -412,48 +467,19 @@ int hs_record_bpf(const struct hs_record_opts *o, struct hs_recording *rec,
 	hs_job_gate_open(&hold);
 	res->exec_error = hs_job_exec_result(&job, &res->exec_stage);
 
-	pfd[0] = (struct pollfd){ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN };
-	pfd[1] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
-	for (;;) {
-		if (poll(pfd, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 50) < 0 && errno != EINTR) {
-			rc = hs_error_set(err, errno, "poll: %s", strerror(errno));
-			break;
-		}
-		ring_buffer__consume(rb);
-		if (job_exited(&job, pidfd, &pfd[1]))
-			break;
-	}
+	rc = follow_job(rb, &job, pidfd, err);
 	running = hs_job_wait_all(&job, &res->wait_status);
 	res->still_running = running > 0 ? running : 0;
 	if (running < 0 && !rc)
 		rc = hs_error_set(err, -running, "cannot wait for %s: %s", o->argv[0],
 				  strerror(-running));
 
-	/* record nothing more; descendants left running may be inside a program */
-	skel->bss->stopped = 1;
-	if (!map_empty(bpf_map__fd(skel->maps.tracked)))
-		syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);	/* an RCU grace period */
-	ring_buffer__consume(rb);
-	drain_pending(skel, s);
-	bpf_events_end(s);
-	bpf_events_counts(s, &counts);
-	res->lost_events = skel->bss->lost + skel->bss->untracked + recursion_misses(skel);
-	res->mmap_pages = "faulted";
+	stop_recording(skel, rb, s, &counts, res);
 	if (counts.error && !rc)
 		rc = hs_error_set(err, -counts.error, "cannot record: %s", strerror(-counts.error));
 	if (rc)
 		goto out;
-	if (skel->bss->hold_ino && !res->exec_error)
-		warnf(o, "the job's first process was not seen: nothing was recorded");
-	if (counts.unnamed)
-		warnf(o, "%llu files read could not be named (no path known) and are left out",
-		      (unsigned long long)counts.unnamed);
-	if (counts.too_long)
-		warnf(o, "%llu files read have paths too long to record and are left out",
-		      (unsigned long long)counts.too_long);
-	if (!have_dio)
-		warnf(o, "O_DIRECT reads are not seen on this kernel (no iomap_dio_rw_begin "
-		      "tracepoint)");
+	warn_missed(o, &counts, skel->bss->hold_ino && !res->exec_error, have_dio);
 out:
 	if (signals)
 		hs_job_stop_forwarding();

@@ -48,6 +48,19 @@
  * the call numbers itself: detaching it costs about a millisecond, where
  * each per-call tracepoint (syscalls/sys_exit_openat...) costs a grace
  * period of tens of milliseconds.
+ *
+ * One file, read top to bottom: a BPF object is one compilation unit, and
+ * this one's programs share every part of it: the settings, the maps, and
+ * the global functions the verifier checks once per program (seen_set,
+ * emit_path, record_pages, page_cached). Its sections come in the order
+ * they use each other, each using only those above it: settings and
+ * system-call numbers, the state shared with user space, maps, inodes, the
+ * ring buffer, the current task (is it the job's?), paths, pages (the read
+ * path, faults, fault-around, O_DIRECT), the process tree, system calls.
+ * Split into headers, each part would be a .h of code that compiles only
+ * when included into this file, after the parts it uses: the same unit,
+ * harder to read. So it stays whole, over the ~900 lines a library source
+ * file is held to (docs/architecture.md says so).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -331,7 +344,7 @@ static __always_inline void emit_flag(const struct hs_bpf_inode *id, __u32 how)
 	output(&e, sizeof(e));
 }
 
-/* ---- the job ---------------------------------------------------------------------- */
+/* ---- the current task -------------------------------------------------------------- */
 
 static __always_inline __u8 track_state(void)
 {
@@ -349,6 +362,20 @@ static __always_inline bool in_execve(void)
 	if (!bpf_core_field_exists(struct task_struct, in_execve))
 		return false;
 	return BPF_CORE_READ_BITFIELD_PROBED(t, in_execve);
+}
+
+/* The struct file of the current task's fd, or NULL. */
+static __always_inline struct file *fd_file(long fd)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+	struct file **fds, *f = NULL;
+
+	if (!fdt || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
 }
 
 /* ---- paths ------------------------------------------------------------------------ */
@@ -488,8 +515,6 @@ static __always_inline __u64 read_calls(struct task_struct *t)
 		return 0;
 	return BPF_CORE_READ(t, ioac.syscr);
 }
-
-static __always_inline struct file *fd_file(long fd);
 
 /*
  * The byte where the current task's read(2)-like call on inode started
@@ -932,20 +957,6 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 }
 
 /* ---- system calls ---------------------------------------------------------------------- */
-
-/* The struct file of the current task's fd, or NULL. */
-static __always_inline struct file *fd_file(long fd)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
-	struct file **fds, *f = NULL;
-
-	if (!fdt || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
-		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
-	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
-	return f;
-}
 
 /*
  * The job's first process, held in hotset's code before its exec, reads the

@@ -12,7 +12,11 @@
  *
  *   record-ptrace.c         hs_record_ptrace(): start the tracer, apply its
  *                           reports, forward signals; the report channel
- *   record-ptrace-tracer.c  the tracer: run the job, handle its stops
+ *   record-ptrace-tracer.c  the tracer: start the job, the loop over its stops
+ *   record-ptrace-stops.c   the tasks, and what each stop means (fork,
+ *                           exec, exit, signals, a trapped call's entry and exit)
+ *   record-ptrace-calls.c   what a trapped call means, at its entry and its exit
+ *   record-ptrace-tracee.c  the tracee's memory and the paths its calls name
  *   record-ptrace-filter.c  the seccomp filter, and what a trapped call means
  *   record-ptrace-fds.c     the job's file descriptors and read positions
  *   record-ptrace-files.c   which file an fd or a mapping is; the queue of
@@ -42,6 +46,7 @@
 
 #include "kernel/procfs.h"
 #include "record/record.h"
+#include "job/job.h"
 #include "job/usage.h"
 #include "base/u64map.h"
 
@@ -217,7 +222,7 @@ struct pt_task {
 	int *unlooked;
 	int nunlooked;
 	unsigned look_tick;	/* tr->ticks when it began waiting */
-	int look_then;		/* PTRACE_CONT, PTRACE_SYSCALL, or -1 (at its exit: leave the tables first) */
+	int look_then;		/* PTRACE_CONT, PTRACE_SYSCALL, or PT_LOOK_LEAVE */
 	struct pt_syscall call;
 	int64_t aux;		/* what the entry of `call` learnt for its exit */
 	struct {		/* the file execve was asked to run */
@@ -227,6 +232,8 @@ struct pt_task {
 	} exec;
 	char *truncated;	/* the file truncate(2) was asked to cut */
 };
+
+#define PT_LOOK_LEAVE (-1)	/* look_then at its exit: leave the tables, then go on */
 
 struct pt_tracer {
 	const struct hs_record_opts *opts;
@@ -286,6 +293,13 @@ struct pt_outcome {
 	struct hs_usage_helper usage;	/* what the job's processes the tracer reaped used */
 };
 
+/* The run of the job, as the loop follows it. */
+struct pt_run {
+	struct hs_job job;	/* its first process */
+	struct pt_outcome out;	/* what is sent to hotset at the end */
+	bool root_gone;		/* the first process has exited */
+};
+
 /* record-ptrace.c: the report channel (tracer side). */
 void pt_report_started(struct pt_tracer *tr, pid_t root);
 void pt_report_end(struct pt_tracer *tr, const struct pt_outcome *out);
@@ -305,6 +319,42 @@ int hs_record_ptrace_probe_arch(struct hs_error *why);
 int pt_tracer_run(const struct hs_record_opts *o, int report_fd);
 /* Why PTRACE_SEIZE failed with err, in words (for msg). */
 void pt_explain_seize(int err, char *msg, size_t cap);
+
+/* record-ptrace-stops.c */
+/* The task for tid, made if new; NULL (tr->error set) without memory. Freed at its end. */
+struct pt_task *pt_task_get(struct pt_tracer *tr, pid_t tid);
+/* t no longer uses its fd table and memory (it exits, or its state moved). */
+void pt_task_leave(struct pt_tracer *tr, struct pt_task *t);
+/* Let a stopped t go on (request: PTRACE_CONT, PTRACE_SYSCALL, PTRACE_LISTEN). */
+void pt_resume(struct pt_task *t, int request, int sig);
+/*
+ * What wait status `status` of tid means; resumes the task unless it must
+ * stay stopped (held, parked or unlooked: the loop lets it go). The first
+ * process's end goes to run.
+ */
+void pt_on_status(struct pt_tracer *tr, struct pt_run *run, pid_t tid, int status);
+
+/* record-ptrace-calls.c */
+/* Call sc of t (its entry stop) before it runs; true: stop at its exit too. */
+bool pt_call_entry(struct pt_tracer *tr, struct pt_task *t, const struct pt_syscall *sc);
+/* The successful exit of t->call, which returned rval. */
+void pt_call_exit(struct pt_tracer *tr, struct pt_task *t, int64_t rval);
+
+/* record-ptrace-tracee.c: reading a stopped tracee (tid: any of its threads) */
+/* len bytes at the tracee's addr into dst: 0, or -1 unless all were read. */
+int pt_read_mem(pid_t tid, void *dst, uint64_t addr, size_t len);
+/* The NUL-terminated string at addr, at most cap - 1 bytes: 0, or -1 (unreadable, too long). */
+int pt_read_string(pid_t tid, char *dst, uint64_t addr, size_t cap, uint32_t page_size);
+/* The bytes asked for by the iovec array at addr (count entries; compat: 32-bit); 0 if invalid. */
+uint64_t pt_iov_total(pid_t tid, uint64_t addr, uint64_t count, bool compat);
+/*
+ * In out (cap bytes), a path that names for the tracer what path, relative
+ * to dirfd (AT_FDCWD: the working directory), names for t: through
+ * /proc/TID, /proc/self made t's own. 0, or -1 if it does not fit.
+ */
+int pt_tracee_path(const struct pt_task *t, int dirfd, const char *path, char *out, size_t cap);
+/* The real path of t's path argument at addr, relative to dirfd; NULL if none. Caller frees. */
+char *pt_resolve_arg(struct pt_tracer *tr, const struct pt_task *t, int dirfd, uint64_t addr);
 
 /* record-ptrace-files.c */
 enum { PT_LOOKUP_CREATED = 1 };	/* the job just created it: a new file */
