@@ -1,6 +1,6 @@
 /*
  * test-record-bpf.c - the eBPF record backend's user side: the events of
- * the kernel side (record-bpf.h) turned into a recording, without root,
+ * the kernel side (record-bpf-ring.h) turned into a recording, without root,
  * libbpf or a kernel program: the events are made here.
  */
 #include <errno.h>

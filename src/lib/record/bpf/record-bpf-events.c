@@ -32,7 +32,7 @@
 
 _Static_assert(HS_BPF_READ == HS_FILE_READ && HS_BPF_MAPPED == HS_FILE_MAPPED &&
 	       HS_BPF_EXEC == HS_FILE_EXEC && HS_BPF_WRITTEN == HS_FILE_WRITTEN &&
-	       HS_BPF_DIRECT == HS_FILE_DIRECT, "record-bpf.h flags are the profile's");
+	       HS_BPF_DIRECT == HS_FILE_DIRECT, "record-bpf-ring.h flags are the profile's");
 
 /* ---- files seen ----------------------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /*
  * record-bpf-events.h - what the eBPF record backend's user side does with
- * the events of the kernel side (record-bpf.h): name the inodes, hold the
+ * the events of the kernel side (record-bpf-ring.h): name the inodes, hold the
  * accesses that come before a name, tell outputs from inputs, and feed
  * the recording. Needs no libbpf and no privilege: record-bpf.c hands it
  * the ring buffer's events, the unit tests hand it events of their own.
@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "record/recording.h"
-#include "record/bpf/record-bpf.h"
+#include "record/bpf/record-bpf-ring.h"
 
 struct bpf_events;
 

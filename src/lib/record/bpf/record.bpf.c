@@ -67,7 +67,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
-#include "record/bpf/record-bpf.h"
+#include "record/bpf/record-bpf-ring.h"
 
 /* The kernel lets only GPL-compatible programs read kernel memory. */
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

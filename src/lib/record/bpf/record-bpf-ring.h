@@ -1,5 +1,5 @@
 /*
- * record-bpf.h - what the eBPF record backend's kernel side (record.bpf.c)
+ * record-bpf-ring.h - what the eBPF record backend's kernel side (record.bpf.c)
  * tells its user side (record-bpf.c) through the ring buffer.
  *
  * Every event starts with struct hs_bpf_event: its type, when it happened,
@@ -7,8 +7,8 @@
  * Inodes are keyed by (dev, ino, generation): an inode number freed and
  * reused within a run is another file.
  */
-#ifndef HOTSET_RECORD_BPF_H
-#define HOTSET_RECORD_BPF_H
+#ifndef HOTSET_RECORD_BPF_RING_H
+#define HOTSET_RECORD_BPF_RING_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
