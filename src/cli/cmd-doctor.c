@@ -731,6 +731,7 @@ static int run_job(struct doctor *d, const char *out)
 	d->run.command = command = shell_join(d->argv);
 	snapshot_machine(d, false);
 	rc = hs_record_command(&d->run);
+	report_after_job();
 	free(command);
 	if (rc) {
 		error("%s", d->run.msg);

@@ -176,6 +176,7 @@ static int run_record(int argc, char **argv)
 	r.trace = trace;
 	r.command = command = shell_join(r.o.argv);
 	rc = hs_record_command(&r);
+	report_after_job();
 	free(command);
 	if (rc) {
 		/* the command did not run: say why, in the JSON summary too */

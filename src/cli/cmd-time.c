@@ -100,7 +100,9 @@ static int run_time(int argc, char **argv)
 	/* as record does for its profile: 125, before the command runs */
 	if ((rc = report_open(output, &out)))
 		return rc;
-	if ((code = hs_time_command(&spec, quiet ? NULL : say_warning, NULL, NULL, &status, &u, msg, sizeof(msg))))
+	code = hs_time_command(&spec, quiet ? NULL : say_warning, NULL, NULL, &status, &u, msg, sizeof(msg));
+	report_after_job();
+	if (code)
 		goto not_run;
 	/* the probe's cgroup is gone before anything is written: a closed stderr cannot leak it */
 	code = hs_job_exit_code(status);

@@ -212,6 +212,14 @@ int report_open(const char *path, FILE **f)
 	return 0;
 }
 
+void report_after_job(void)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+
+	sigaction(SIGXFSZ, &ign, NULL);
+	sigaction(SIGPIPE, &ign, NULL);
+}
+
 int report_close(FILE *f, const char *path, int code)
 {
 	bool failed = fflush(f) != 0 || ferror(f);

@@ -59,6 +59,13 @@ void json_usage(struct json *j, const struct hs_usage *u);
  */
 int report_open(const char *path, FILE **f);
 /*
+ * Once the job has ended: a report that cannot be written (a file size
+ * limit reached, a reader gone) fails its write, said by report_close(),
+ * instead of ending hotset by SIGXFSZ or SIGPIPE and losing the job's
+ * status. Not before: the job inherits an ignored signal through exec.
+ */
+void report_after_job(void);
+/*
  * Flush and close the report (stderr is only flushed); a write error is
  * said, and makes a code of 0 EXIT_HOTSET. Returns the exit code to use.
  */
