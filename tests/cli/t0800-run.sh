@@ -123,7 +123,7 @@ test_expect_success '--halt: no job starts after one fails; --dry-run runs nothi
 test_expect_success 'a second queue on the same state directory is refused, naming the first' '
 	go_job a > jobs &&
 	{ "$HOTSET" run -q --state "$PWD/st" jobs > /dev/null 2>&1 & } && pid=$! &&
-	for i in $(seq 100); do [ -e a.started ] && break; sleep 0.1; done &&
+	for i in $(seq 600); do [ -e a.started ] && break; sleep 0.1; done &&
 	expect_code 125 run jobs 2> err && cat err &&
 	grep -q "in use by another queue (pid $pid)" err &&
 	touch a.go && wait $pid
@@ -134,7 +134,7 @@ test_expect_success 'SIGTERM: each running job gets it once, none starts, no tem
 	printf "%s\n" "a true" "b true" "c true" > quick && run -j 2 quick > /dev/null &&
 	printf "%s\n" "a sh $PWD/job.sh a" "b sh $PWD/job.sh b" "c sh $PWD/job.sh c" > jobs &&
 	{ "$HOTSET" run -q --state "$PWD/st" -j 2 jobs > table 2> err & } && pid=$! &&
-	for i in $(seq 100); do [ -e a.started ] && [ -e b.started ] && break; sleep 0.1; done &&
+	for i in $(seq 600); do [ -e a.started ] && [ -e b.started ] && break; sleep 0.1; done &&
 	test -e a.started && test -e b.started &&
 	kill -TERM $pid && rc=0 && { wait $pid || rc=$?; } && check_eq $rc 143 &&
 	cat table err &&
@@ -149,7 +149,7 @@ test_expect_success 'SIGINT to the whole process group (Ctrl-C): each job gets i
 	printf "%s\n" "a sh $PWD/job.sh a" "b sh $PWD/job.sh b" > jobs &&
 	{ env --default-signal=INT setsid "$HOTSET" run -q --state "$PWD/st" -j 2 jobs \
 		> table 2> err & } && pid=$! &&
-	for i in $(seq 100); do [ -e a.started ] && [ -e b.started ] && break; sleep 0.1; done &&
+	for i in $(seq 600); do [ -e a.started ] && [ -e b.started ] && break; sleep 0.1; done &&
 	test -e a.started && test -e b.started && check_eq "$(ps -o pgid= $pid | tr -d " ")" $pid &&
 	kill -INT -- -$pid && rc=0 && { wait $pid || rc=$?; } && check_eq $rc 130 &&
 	cat table err &&
@@ -160,7 +160,7 @@ test_expect_success 'kill -9 of run, then --resume: every job completes once in 
 	printf "%s\n" "a sleep 0.1; echo a >> $PWD/count" "$(go_job b "echo b >> $PWD/count")" \
 		"c echo c >> $PWD/count" > jobs &&
 	{ "$HOTSET" run -q --state "$PWD/st" -j 1 jobs > /dev/null 2>&1 & } && pid=$! &&
-	for i in $(seq 100); do [ -e b.started ] && grep -q "^job b running" st/queue 2>/dev/null && break; sleep 0.1; done &&
+	for i in $(seq 600); do [ -e b.started ] && grep -q "^job b running" st/queue 2>/dev/null && break; sleep 0.1; done &&
 	kill -KILL $pid && { wait $pid || true; } &&
 	grep -q "^job a done 0" st/queue &&
 	# b, stopped with the queue, ends only in its run again (one that went on would count twice)
@@ -178,9 +178,9 @@ test_expect_success ROOT 'the queue and a supervisor killed: --resume stops what
 	printf "%s\n" "a true" "$(go_job b "echo b >> $PWD/count2")" > jobs &&
 	touch b.go && run -j 1 jobs > /dev/null && rm b.go b.started && : > count2 &&
 	{ "$HOTSET" run -q --state "$PWD/st" -j 1 jobs > /dev/null 2>&1 & } && pid=$! &&
-	for i in $(seq 100); do [ -e b.started ] && grep -q "^job b running" st/queue 2>/dev/null && break; sleep 0.1; done &&
+	for i in $(seq 600); do [ -e b.started ] && grep -q "^job b running" st/queue 2>/dev/null && break; sleep 0.1; done &&
 	sup=$(sed -n "s/^job b running .* //p" st/queue) && test -n "$sup" &&
-	for i in $(seq 50); do test -s st/jobs/b/cgroup && break; sleep 0.1; done &&
+	for i in $(seq 600); do test -s st/jobs/b/cgroup && break; sleep 0.1; done &&
 	left=$(cat "$(cat st/jobs/b/cgroup)") && test -n "$left" &&
 	kill -KILL $pid $sup && { wait $pid || true; } &&
 	{ "$HOTSET" run -q --state "$PWD/st" --resume jobs > /dev/null 2> err & } && pid=$! &&
