@@ -441,13 +441,19 @@ box_exec() {
 
 # mem_rm NAME: remove NAME's cgroups now (mem_rm_all at exit, after a failure)
 mem_rm() {
-	local dir=${MEM_PATH[$1]:-} pid
+	local dir=${MEM_PATH[$1]:-} pid i
 	unset "MEM_PATH[$1]"
 	if [ -n "$dir" ] && [ -d "$dir" ]; then
-		while read -r pid; do
-			[ -n "$pid" ] && echo "$pid" > "$(dirname "$dir")/cgroup.procs" 2>/dev/null || true
-		done < "$dir/cgroup.procs"
-		rmdir "$dir" 2>/dev/null || say "bench: could not remove $dir"
+		# a job killed at its timeout may still be exiting (freeing a large
+		# heap): it is gone when cgroup.procs is empty, and then rmdir works
+		for i in $(seq 100); do
+			while read -r pid; do
+				[ -n "$pid" ] && echo "$pid" > "$(dirname "$dir")/cgroup.procs" 2>/dev/null || true
+			done < "$dir/cgroup.procs"
+			rmdir "$dir" 2>/dev/null && return 0
+			sleep 0.1
+		done
+		say "bench: could not remove $dir"
 	fi
 }
 mem_rm_all() {
