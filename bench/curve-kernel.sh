@@ -29,6 +29,17 @@
 #   CK_PREDICT_ONLY=1                      no measuring: the predictions against the
 #                                          measurements kept from the last run
 #
+# Then doctor's recommendation is put to the test: the memory it says the
+# job needs (`doctor -J -p`'s memory_needed_bytes) as the cgroup's limit, and
+# that less 25% of its page cache (its heap, the largest process's peak RSS,
+# is not negotiable: less of it is a kill, not a wait). Goal: at the recommendation a re-run's I/O wait is at most 5% of
+# the cold run's; at 25% less it is more (it measurably waits): the
+# recommendation is neither short nor padded. These runs read through a
+# throttled disk, a small VM's (a blkio cgroup beside the memory one), so
+# that a cold run waits seconds, not the noise of a fast disk's fraction.
+#   CK_RECOMMEND=0                         skip that part
+#   CK_SLOW="1000 100000000"               the disk: reads a second, bytes a second
+#
 # Data (the table, the tree) is kept in $BENCH_DATA/curve-kernel for the
 # next run. Each measurement takes seconds: the machine's DAMON scheme that
 # pages out cache idle for a minute does not reach a cold run and its re-run.
@@ -105,10 +116,13 @@ evict_job() {
 	"$HOTSET" show --print0 "$1" | "$HOTSET" evict -q -0 --files-from - || true
 }
 
-# run_in NAME CMD...: run CMD in cgroup NAME; print the bytes it read from the disk
+# run_in NAME CMD...: run CMD in cgroup NAME (and through RUN_PREFIX, a
+# command that runs another: the throttled disk); print the bytes it read
+# from the disk
+RUN_PREFIX=()
 run_in() {
 	local name=$1 rc=0; shift
-	mem_exec "$name" timeout "$CK_TIMEOUT" "$HOTSET" time -J -q -o "$BENCH_DIR/time.json" -- "$@" \
+	mem_exec "$name" "${RUN_PREFIX[@]}" timeout "$CK_TIMEOUT" "$HOTSET" time -J -q -o "$BENCH_DIR/time.json" -- "$@" \
 		> /dev/null 2> "$BENCH_DIR/job.err" || rc=$?
 	if [ $rc -ne 0 ]; then	# killed at its limit, most likely
 		say "bench: '$*' failed with status $rc in $name:"; tail -n 3 "$BENCH_DIR/job.err" >&2
@@ -160,6 +174,38 @@ measure() {	# measure JOB: record it, run it at each limit; results to $DATA/JOB
 	cp "$BENCH_DIR/$job.rows" "$BENCH_DIR/$job.info" "$DATA/"
 }
 
+# run_wait NAME CMD...: run CMD in cgroup NAME; print the bytes it read
+# from the disk and the seconds it waited for I/O (PSI of its cgroup)
+run_wait() {
+	local name=$1; shift
+	if [ "$(run_in "$name" "$@")" = fail ]; then echo "fail fail"; return 0; fi
+	python3 -c 'import json, sys; j = json.load(open(sys.argv[1]))
+w = j["io_wait_seconds"]
+print(j["disk_read_bytes"], "unknown" if w is None else "%.3f" % w)' "$BENCH_DIR/time.json"
+}
+
+# recommend JOB: the job at doctor's memory and at 25% less, cold and re-run
+recommend() {
+	local job=$1 cmd prof need rss limit pct cold rerun
+	mapfile -t cmd < <(job_cmd "$job")
+	prof=$DATA/$job.prof
+	read -r need rss < <("$HOTSET" doctor -J -p "$prof" | python3 -c 'import json, sys
+j = json.load(sys.stdin)
+print(j["memory_needed_bytes"], j["memory_needed_rss_bytes"] or 0)') ||
+		die "hotset doctor failed on $job"
+	: > "$BENCH_DIR/$job.rec"
+	for pct in 100 75; do
+		limit=$((rss + (need - rss) * pct / 100))
+		mem_new rec "$limit"
+		evict_job "$prof"
+		cold=$(run_wait rec "${cmd[@]}")
+		rerun=$(run_wait rec "${cmd[@]}")
+		mem_rm rec
+		say "  $job: doctor's $((need >> 20)) MiB, $pct% of its cache: cold $cold, re-run $rerun (bytes, I/O wait s)"
+		echo "$pct $limit $cold $rerun" >> "$BENCH_DIR/$job.rec"
+	done
+}
+
 # predict JOB: both models at the caches measured
 predict() {
 	local job=$1 list
@@ -174,6 +220,15 @@ if [ -z "${CK_PREDICT_ONLY:-}" ]; then
 	for job in $JOBS; do measure "$job"; done
 fi
 for job in $JOBS; do predict "$job"; done
+if [ "${CK_RECOMMEND:-1}" = 1 ]; then
+	read -r slow_iops slow_bps <<< "${CK_SLOW:-1000 100000000}"
+	cg_create slow "$DISK" "$slow_iops" "$slow_bps"
+	[ "$CG_MODE" = v1 ] || die "a throttled disk beside a memory cgroup needs cgroup v1 blkio"
+	RUN_PREFIX=(sh -c "$CG_ENTER" sh "${CG_PATH[slow]}")
+	say "bench: doctor's memory put to the test on a disk of $slow_iops reads and $((slow_bps >> 20)) MiB a second"
+	for job in $JOBS; do recommend "$job"; done
+	RUN_PREFIX=()
+fi
 
 # ---- the tables -------------------------------------------------------------------
 
@@ -210,5 +265,30 @@ for job in $JOBS; do
 	    print(out)
 	print("goal: the kernel model within 15%% (or 4 MiB) of the measurement: %d of %d %s"
 	      % (good, total, "PASS" if good == total else "MISS"))
+	PY
+done
+
+[ "${CK_RECOMMEND:-1}" = 1 ] || exit 0
+echo
+echo "== doctor's memory (memory_needed_bytes) as the limit, and with 25% less page cache: a re-run's I/O wait against the cold run's"
+printf '%-8s %6s %10s | %10s %9s | %10s %9s | %7s  %s\n' job cache "limit MiB" "cold MiB" "wait s" \
+	"re-run MiB" "wait s" "re/cold" goal
+for job in $JOBS; do
+	python3 - "$job" "$BENCH_DIR" <<-\PY
+	import sys
+	job, d = sys.argv[1:3]
+	for line in open("%s/%s.rec" % (d, job)):
+	    pct, limit, cb, cw, rb, rw = line.split()
+	    mib = lambda b: "-" if b == "fail" else "%.1f" % (int(b) / 1048576)
+	    known = "fail" not in (cw, rw) and "unknown" not in (cw, rw)
+	    ratio = float(rw) / float(cw) if known and float(cw) > 0 else None
+	    if ratio is None:
+	        verdict = "unknown"
+	    elif pct == "100":
+	        verdict = "PASS (<= 5%)" if ratio <= 0.05 else "MISS (> 5%)"
+	    else:
+	        verdict = "PASS (waits)" if ratio > 0.05 else "MISS (padded: no wait at 25% less)"
+	    print("%-8s %5s%% %10s | %10s %9s | %10s %9s | %7s  %s" % (job, pct, mib(limit), mib(cb), cw,
+	          mib(rb), rw, "-" if ratio is None else "%.1f%%" % (100 * ratio), verdict))
 	PY
 done
