@@ -113,14 +113,6 @@ static void on_stop(int sig)
 	errno = saved;
 }
 
-int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* buf = a/mid/b/suffix; -ENAMETOOLONG if it does not fit. */
 int path_of(char *buf, size_t size, const char *a, const char *mid, const char *b,
 		   const char *suffix)
@@ -246,7 +238,7 @@ int run_one(struct qjob *j)
 	int code;
 
 	snprintf(profile, sizeof(profile), "%s/profile", j->dir);
-	r.start_ns = now_ns();
+	r.start_ns = hs_realtime_ns();
 	if (j->s.known && access(profile, F_OK) == 0) {
 		code = time_job(j, argv, &r);
 		/* the profile's figures are the first run's: they stay */
@@ -260,7 +252,7 @@ int run_one(struct qjob *j)
 	}
 	snprintf(path, sizeof(path), "%s/cgroup", j->dir);
 	unlink(path);	/* the probe removed it */
-	r.end_ns = now_ns();
+	r.end_ns = hs_realtime_ns();
 	r.exit_status = code;
 	r.runs++;
 	/*
@@ -415,7 +407,7 @@ static int start_job(struct queue *q, struct qjob *j)
 		return -1;
 	}
 	j->s.state = HS_Q_RUNNING;
-	j->start_ns = now_ns();
+	j->start_ns = hs_realtime_ns();
 	j->ran = true;
 	if (stop_signal && !j->signalled) {	/* came while it was being started */
 		kill(pid, stop_signal);
@@ -436,7 +428,7 @@ static void reap(struct queue *q, struct qjob *j)
 		;
 	close(j->pidfd);
 	j->pidfd = -1;
-	j->end_ns = now_ns();
+	j->end_ns = hs_realtime_ns();
 	j->s.state = HS_Q_DONE;
 	j->exit_status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
 	snprintf(path, sizeof(path), "%s/result", j->dir);
@@ -479,15 +471,13 @@ static void status_line(struct queue *q)
 static void read_pressure(struct queue *q)
 {
 	struct hs_psi psi;
-	struct timespec ts;
 	int64_t now;
 
 	if (hs_psi_read("/proc/pressure", "io", &psi)) {
 		q->sched.pressure_known = false;
 		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	now = (int64_t)hs_monotonic_ns();
 	if (!q->psi_ns) {
 		q->sched.io_pressure = psi.some.avg10;
 	} else if (now - q->psi_ns >= 1000000000) {
@@ -541,48 +531,36 @@ static _Noreturn void warm_child(struct queue *q, struct qjob *j, pid_t parent)
 static void maybe_warm(struct queue *q)
 {
 	char profile[PATH_MAX + 16];
-	uint64_t used = 0;
-	size_t running = 0;
+	struct hs_sched_job *v;
 	pid_t parent = getpid(), pid;
+	struct qjob *j;
+	ssize_t k;
 
 	if (q->warm_fd >= 0 || stop_signal || q->halted)
 		return;
-	for (size_t i = 0; i < q->n; i++) {
-		struct qjob *j = &q->jobs[i];
-
-		if (j->s.state != HS_Q_RUNNING)
-			continue;
-		if (!j->s.known || !j->s.cpu_bound)
-			return;
-		running++;
-		used += j->s.need;
-	}
-	if (!running)
+	if (!(v = malloc((q->n ? q->n : 1) * sizeof(*v))))
 		return;
-	for (size_t i = 0; i < q->n; i++) {
-		struct qjob *j = &q->jobs[i];
-
-		if (j->s.state != HS_Q_PENDING)
-			continue;
-		if (j->s.wait != HS_WAIT_CPU || !j->s.known || j->warmed ||
-		    used + j->s.need > q->sched.budget)
-			return;	/* the next job, not one further down */
-		snprintf(profile, sizeof(profile), "%s/profile", j->dir);
-		if (access(profile, R_OK))
-			return;
-		if ((pid = fork_stopped_signals()) == 0)
-			warm_child(q, j, parent);
-		if (pid < 0)
-			return;
-		if ((q->warm_fd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
-			kill(pid, SIGTERM);
-			waitpid(pid, NULL, 0);
-			return;
-		}
-		q->warm_pid = pid;
-		j->warmed = true;
+	for (size_t i = 0; i < q->n; i++)
+		v[i] = q->jobs[i].s;
+	k = hs_sched_warm_next(&q->sched, v, q->n);
+	free(v);
+	if (k < 0)
+		return;
+	j = &q->jobs[k];
+	snprintf(profile, sizeof(profile), "%s/profile", j->dir);
+	if (access(profile, R_OK))
+		return;
+	if ((pid = fork_stopped_signals()) == 0)
+		warm_child(q, j, parent);
+	if (pid < 0)
+		return;
+	if ((q->warm_fd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
 		return;
 	}
+	q->warm_pid = pid;
+	j->s.warmed = true;
 }
 
 static void reap_warmer(struct queue *q, bool stop)
@@ -630,7 +608,7 @@ static int run_queue(struct queue *q)
 			for (size_t i = 0; i < q->n; i++) {
 				v[i] = q->jobs[i].s;
 				if (v[i].state == HS_Q_RUNNING)
-					v[i].elapsed = (double)(now_ns() - q->jobs[i].start_ns) / 1e9;
+					v[i].elapsed = (double)(hs_realtime_ns() - q->jobs[i].start_ns) / 1e9;
 			}
 			next = hs_sched_next(&q->sched, v, q->n);
 			for (size_t i = 0; i < q->n; i++) {
@@ -766,7 +744,7 @@ static void json_report(struct queue *q)
 		json_u64_or_null(&j, "disk_read_bytes", known && r->io_known, r->read_bytes_disk);
 		json_u64_or_null(&j, "memory_needed_bytes", jb->s.known, jb->s.need);
 		json_string(&j, "wait_reason", jb->first_wait);
-		json_bool(&j, "warmed", jb->warmed);
+		json_bool(&j, "warmed", jb->s.warmed);
 		json_string(&j, "log", jb->log);
 		json_u64_or_null(&j, "slurm_job_id", jb->slurm_job > 0, (uint64_t)jb->slurm_job);
 		json_end_object(&j);
@@ -1465,7 +1443,7 @@ static int run_run(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	q.tty = isatty(2);
-	q.start_ns = now_ns();
+	q.start_ns = hs_realtime_ns();
 	if (save_queue(&q)) {
 		rc = EXIT_HOTSET;
 		goto out;

@@ -21,7 +21,6 @@ struct qjob {
 	struct hs_run_record hist;	/* the last run's, when s.known */
 	struct hs_run_record res;	/* this run's, once done */
 	bool res_known, ran;
-	bool warmed;			/* its profile was warmed while it waited */
 	const char *first_wait;		/* the first reason it waited, or NULL */
 	pid_t pid;			/* running: its supervisor */
 	int pidfd;
@@ -55,7 +54,6 @@ struct queue {
 extern volatile sig_atomic_t stop_signal;
 extern int sig_pipe[2];
 
-int64_t now_ns(void);		/* CLOCK_REALTIME: jobs' times are comparable across nodes */
 /* buf = a/mid/b/suffix; -ENAMETOOLONG if it does not fit. */
 int path_of(char *buf, size_t size, const char *a, const char *mid, const char *b,
 	    const char *suffix);

@@ -420,6 +420,34 @@ TEST(the_need_is_a_warm_reruns_cache_writes_and_peak_memory)
 	CHECK_EQ_U64(hs_sched_need(&r), 7140);
 }
 
+TEST(the_warmer_takes_the_next_job_waiting_for_a_cpu_beside_cpu_bound_ones)
+{
+	struct hs_sched s = { .slots = 1, .budget = 1000 };
+	struct hs_sched_job j[3] = {
+		{ .state = HS_Q_RUNNING, .known = true, .cpu_bound = true, .need = 400 },
+		{ .state = HS_Q_PENDING, .known = true, .need = 500, .wait = HS_WAIT_CPU },
+		{ .state = HS_Q_PENDING, .known = true, .need = 100, .wait = HS_WAIT_CPU },
+	};
+
+	CHECK(hs_sched_warm_next(&s, j, 3) == 1);
+	j[1].warmed = true;	/* once: not again, and not the one after it */
+	CHECK(hs_sched_warm_next(&s, j, 3) == -1);
+	j[1].warmed = false, j[1].need = 601;	/* it would not fit beside the running one */
+	CHECK(hs_sched_warm_next(&s, j, 3) == -1);
+	j[1].need = 600, j[1].wait = HS_WAIT_MEMORY;	/* it waits for more than a CPU */
+	CHECK(hs_sched_warm_next(&s, j, 3) == -1);
+	j[1].wait = HS_WAIT_CPU, j[1].known = false;
+	CHECK(hs_sched_warm_next(&s, j, 3) == -1);
+	j[1].known = true, j[0].cpu_bound = false;	/* a job waits for the disk: leave it alone */
+	CHECK(hs_sched_warm_next(&s, j, 3) == -1);
+	j[0].cpu_bound = true, j[0].known = false;
+	CHECK(hs_sched_warm_next(&s, j, 3) == -1);
+	j[0].known = true, j[0].state = HS_Q_DONE;	/* nothing runs: it starts at once */
+	CHECK(hs_sched_warm_next(&s, j, 3) == -1);
+	j[0].state = HS_Q_RUNNING, j[1].state = HS_Q_DONE;
+	CHECK(hs_sched_warm_next(&s, j, 3) == 2);
+}
+
 #define LLVMFuzzerTestOneInput fuzz_jobfile
 #include "../fuzz/fuzz-jobfile.c"
 #undef LLVMFuzzerTestOneInput
@@ -448,5 +476,6 @@ int main(void)
 			 a_job_with_no_history_does_not_pass_one_held,
 			 io_pressure_holds_io_bound_jobs_only,
 			 the_need_is_a_warm_reruns_cache_writes_and_peak_memory,
+			 the_warmer_takes_the_next_job_waiting_for_a_cpu_beside_cpu_bound_ones,
 			 jobfile_fuzz_corpus_replays);
 }
