@@ -2,50 +2,27 @@
  * cmd-run.c - hotset run: a queue of disk-heavy jobs that runs them side
  * by side only when they fit in memory.
  *
- * Each job runs under a supervisor of its own, a child of run that does
- * what `hotset time` does (or `hotset record --trace`, on the job's first
- * run): one usage probe, one cgroup, one set of signal forwarders per
- * process, so that jobs running at once keep their figures and exit
- * statuses apart. run waits for its supervisors through pidfds, never
- * waitpid(-1); each writes its figures into the state directory
- * (runstate.h) before it exits. The choice of what starts next is
- * sched.c's.
+ * The options, the job file and the state directory are read here; the
+ * queue is run by an engine of the library (queue/queue.h: the local one,
+ * or Slurm's), told the stop signals through stop_signal and a self-pipe
+ * of this file's; the reports are run-report.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/atomic.h"
-#include "model/curve.h"
-#include "job/job.h"
-#include "job/timed.h"
-#include "queue/jobfile.h"
-#include "keep/keep.h"
 #include "kernel/memory.h"
-#include "kernel/procfs.h"
-#include "profile/profile.h"
-#include "cache/warm.h"
-#include "cache/warm-profile.h"
-#include "queue/runstate.h"
-#include "queue/sched.h"
+#include "queue/queue.h"
 #include "options.h"
-#include "record/record-run.h"
-#include "run.h"
+#include "run-report.h"
 #include "usage-report.h"
-
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
 
 static const char usage[] =
 	"usage: hotset run [-j N|auto] [--budget SIZE] [--state DIR] [--logs DIR] [--halt]\n"
@@ -97,8 +74,27 @@ static const char usage[] =
 
 const struct cmd cmd_run;
 
-volatile sig_atomic_t stop_signal;
-int sig_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t stop_signal;
+static int sig_pipe[2] = { -1, -1 };
+
+/* How the engines speak, and what they leave to the command line. */
+static void say(void *ctx, enum hs_runq_level level, const char *msg)
+{
+	if (level == HS_RUNQ_WARNING)
+		warning("%s", msg);
+	else
+		error("%s", msg);
+}
+
+static void supervising(void *ctx)
+{
+	catch_fatal_signals();
+}
+
+static void recorded(void *ctx, const struct hs_record_run *rr)
+{
+	report_record_end(rr);
+}
 
 static void on_stop(int sig)
 {
@@ -111,732 +107,6 @@ static void on_stop(int sig)
 		/* full: the loop wakes anyway */
 	}
 	errno = saved;
-}
-
-/* buf = a/mid/b/suffix; -ENAMETOOLONG if it does not fit. */
-int path_of(char *buf, size_t size, const char *a, const char *mid, const char *b,
-		   const char *suffix)
-{
-	int n = snprintf(buf, size, "%s%s%s%s", a, mid, b, suffix);
-
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
-/* ---- the supervisor: one job, as `time` or `record --trace` runs it ------------ */
-
-/*
- * The curve of the profile just recorded, by the model curve and doctor
- * use: the cache with which a re-run reads the least (nothing, most often).
- */
-static void profile_figures(const char *profile, struct hs_run_record *r)
-{
-	struct hs_profile_reader *rd;
-	struct hs_curve_opts co;
-	struct hs_error err = { 0 };
-	struct hs_curve c;
-	struct hs_curve_summary cs;
-	uint64_t ps;
-
-	if (hs_profile_open(profile, &rd, &err))
-		return;
-	ps = hs_profile_header(rd)->page_size;
-	hs_curve_model_opts(&co);
-	if (hs_curve_from_profile(rd, &co, &c, &err) == 0) {
-		hs_curve_summarize(&c, &cs);
-		r->profile_known = true;
-		r->working_set_bytes = c.pages * ps;
-		if (cs.rerun_floor < HS_CURVE_UNKNOWN) {
-			r->rerun_known = true;
-			r->rerun_cache_bytes = hs_curve_rerun_cache(&c, &cs) * ps;
-		}
-		hs_curve_release(&c);
-	}
-	hs_profile_close(rd);
-}
-
-static void usage_figures(const struct hs_usage *u, struct hs_run_record *r)
-{
-	r->wall_s = u->wall_s;
-	r->user_s = u->user_s;
-	r->sys_s = u->sys_s;
-	r->io_wait_known = u->pressure != HS_PRESSURE_UNKNOWN;
-	r->io_wait_s = u->io_wait_s;
-	r->io_known = u->io_known;
-	r->read_bytes_disk = u->read_bytes_disk;
-	r->write_bytes_disk = u->write_bytes_disk;
-	r->max_rss_bytes = u->max_rss_bytes;
-}
-
-/*
- * Where the job's processes are, in jobs/NAME/cgroup: a resumed queue
- * stops what its supervisor, killed, left running there.
- */
-static void note_cgroup(void *ctx, const char *procs)
-{
-	const struct qjob *j = ctx;
-	char path[PATH_MAX + 16];
-	int fd;
-
-	if (!procs)
-		return;
-	snprintf(path, sizeof(path), "%s/cgroup", j->dir);
-	if ((fd = hs_open_regular(path, O_WRONLY | O_CREAT | O_TRUNC, 0600, NULL)) >= 0) {
-		dprintf(fd, "%s\n", procs);
-		close(fd);
-	}
-}
-
-/* As `hotset time` runs it. Returns the exit code. */
-static int time_job(struct qjob *j, char **argv, struct hs_run_record *r)
-{
-	struct hs_job_spec spec = { .argv = argv };
-	struct hs_usage u;
-	char msg[PATH_MAX + 128];
-	int code, status = 0;
-
-	if ((code = hs_time_command(&spec, NULL, note_cgroup, j, &status, &u, msg, sizeof(msg)))) {
-		error("%s", msg);
-		return code;
-	}
-	usage_figures(&u, r);
-	r->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-	return hs_job_exit_code(status);
-}
-
-/* As `hotset record --trace` runs it, into the job's profile. */
-static int record_job(struct qjob *j, char **argv, const char *profile, struct hs_run_record *r)
-{
-	struct hs_record_run rr = { .o.warn = say_warning, .starting = note_cgroup, .ctx = j };
-	char *command;
-	int rc;
-
-	rr.o.argv = argv;
-	rr.out = profile;
-	rr.command = command = shell_join(argv);
-	rr.trace = true;
-	rc = hs_record_command(&rr);
-	free(command);
-	if (rc) {
-		error("%s", rr.msg);
-		hs_record_run_release(&rr);
-		return rr.code;
-	}
-	report_record_end(&rr);
-	hs_record_run_release(&rr);
-	usage_figures(&rr.u, r);
-	r->signal = WIFSIGNALED(rr.res.wait_status) ? WTERMSIG(rr.res.wait_status) : 0;
-	if (!rr.save_rc)
-		profile_figures(profile, r);
-	return hs_job_exit_code(rr.res.wait_status);
-}
-
-int run_one(struct qjob *j)
-{
-	char *argv[] = { "/bin/sh", "-c", j->def->command, NULL };
-	char profile[PATH_MAX + 16], path[PATH_MAX + 16];
-	struct hs_run_record r = { 0 };
-	int code;
-
-	snprintf(profile, sizeof(profile), "%s/profile", j->dir);
-	r.start_ns = hs_realtime_ns();
-	if (j->s.known && access(profile, F_OK) == 0) {
-		code = time_job(j, argv, &r);
-		/* the profile's figures are the first run's: they stay */
-		r.profile_known = j->hist.profile_known;
-		r.working_set_bytes = j->hist.working_set_bytes;
-		r.rerun_known = j->hist.rerun_known;
-		r.rerun_cache_bytes = j->hist.rerun_cache_bytes;
-		r.runs = j->hist.runs;
-	} else {
-		code = record_job(j, argv, profile, &r);
-	}
-	snprintf(path, sizeof(path), "%s/cgroup", j->dir);
-	unlink(path);	/* the probe removed it */
-	r.end_ns = hs_realtime_ns();
-	r.exit_status = code;
-	r.runs++;
-	/*
-	 * A job that did not run, or that the queue's stop cut short, leaves
-	 * its history as it was: a partial run would tell the scheduler wrong.
-	 */
-	if ((code < EXIT_HOTSET || code > EXIT_NOTFOUND) && !hs_job_signal_received()) {
-		snprintf(path, sizeof(path), "%s/history", j->dir);
-		if (hs_run_record_save(path, &r))
-			error("%s: cannot write the job's history", path);
-	}
-	snprintf(path, sizeof(path), "%s/result", j->dir);
-	if (hs_run_record_save(path, &r))
-		error("%s: cannot write the job's result", path);
-	return code;
-}
-
-/*
- * In a child of run (a supervisor, the warmer): it dies with run, holds
- * none of run's descriptors, and takes the stop signals as anyone does
- * (they are still blocked: fork_stopped_signals()).
- */
-static void leave_queue(struct queue *q, pid_t parent)
-{
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() != parent)
-		_exit(EXIT_HOTSET);
-	close(sig_pipe[0]);
-	close(sig_pipe[1]);
-	for (size_t i = 0; i < q->n; i++)
-		if (q->jobs[i].pidfd >= 0)
-			close(q->jobs[i].pidfd);
-	if (q->warm_fd >= 0)
-		close(q->warm_fd);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-}
-
-/* The child that runs job j for the queue: its own session, its log, then run_one(). */
-static _Noreturn void supervise(struct queue *q, struct qjob *j, pid_t parent)
-{
-	struct hs_error err = { 0 };
-	sigset_t none;
-	int fd;
-
-	/*
-	 * A session of its own: the terminal's signals go to run alone, which
-	 * passes them on once. And if run is killed, the job stops too
-	 * rather than go on unsupervised.
-	 */
-	setsid();
-	leave_queue(q, parent);
-	catch_fatal_signals();
-	if ((fd = open("/dev/null", O_RDONLY)) >= 0 && fd != 0) {
-		dup2(fd, 0);
-		close(fd);
-	}
-	/* the job's output may hold secrets: its own, never through another's link */
-	if ((fd = hs_open_regular(j->log, O_WRONLY | O_CREAT | O_TRUNC, 0600, &err)) < 0) {
-		error("%s: %s", j->log, err.msg);
-		_exit(EXIT_HOTSET);
-	}
-	dup2(fd, 1);
-	dup2(fd, 2);
-	close(fd);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	_exit(run_one(j));
-}
-
-/* ---- the queue ------------------------------------------------------------ */
-
-int save_queue(struct queue *q)
-{
-	struct hs_queue st = { 0 };
-	struct hs_queue_job *v = calloc(q->n ? q->n : 1, sizeof(*v));
-	int rc;
-
-	if (!v)
-		return -ENOMEM;
-	snprintf(st.jobfile, sizeof(st.jobfile), "%s", q->jobfile);
-	st.hash = q->jf.hash;
-	st.slurm = q->slurm;
-	st.jobs = v;
-	st.n = q->n;
-	for (size_t i = 0; i < q->n; i++) {
-		struct qjob *j = &q->jobs[i];
-
-		memcpy(v[i].name, j->def->name, sizeof(v[i].name));
-		v[i].state = j->s.state;
-		v[i].exit_status = j->exit_status;
-		v[i].start_ns = j->start_ns;
-		v[i].end_ns = j->end_ns;
-		v[i].supervisor = j->s.state != HS_Q_RUNNING ? 0 : q->slurm ? j->slurm_job : j->pid;
-	}
-	rc = hs_queue_save(q->queue_path, &st);
-	free(v);
-	if (rc && !q->state_lost)
-		error("%s: cannot write the queue's state: %s; no job starts from now on",
-		      q->queue_path, strerror(-rc));
-	if (rc)
-		q->state_lost = true;
-	return rc;
-}
-
-/*
- * fork(), the child with SIGINT, SIGTERM and SIGHUP blocked: it must not
- * run run's handlers before it has set its own (it unblocks them then).
- */
-static pid_t fork_stopped_signals(void)
-{
-	sigset_t stops, saved;
-	pid_t pid;
-
-	sigemptyset(&stops);
-	sigaddset(&stops, SIGINT);
-	sigaddset(&stops, SIGTERM);
-	sigaddset(&stops, SIGHUP);
-	sigprocmask(SIG_BLOCK, &stops, &saved);
-	fflush(NULL);
-	pid = fork();
-	if (pid != 0)
-		sigprocmask(SIG_SETMASK, &saved, NULL);
-	return pid;
-}
-
-static int start_job(struct queue *q, struct qjob *j)
-{
-	char path[PATH_MAX + 16];
-	pid_t parent = getpid(), pid;
-	struct hs_error err = { 0 };
-
-	if (hs_mkdirs(j->dir, 0700, &err)) {
-		error("%s: %s", j->dir, err.msg);
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/result", j->dir);
-	unlink(path);
-	if ((pid = fork_stopped_signals()) == 0)
-		supervise(q, j, parent);
-	if (pid < 0) {
-		error("cannot start job '%s': %s", j->def->name, strerror(errno));
-		return -1;
-	}
-	j->pid = pid;
-	j->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (j->pidfd < 0) {
-		error("cannot follow job '%s': %s", j->def->name, strerror(errno));
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	j->s.state = HS_Q_RUNNING;
-	j->start_ns = hs_realtime_ns();
-	j->ran = true;
-	if (stop_signal && !j->signalled) {	/* came while it was being started */
-		kill(pid, stop_signal);
-		j->signalled = true;
-	}
-	save_queue(q);		/* on failure, state_lost: the job runs to its end */
-	return 0;
-}
-
-/* A supervisor is over: its exit status, its figures. */
-static void reap(struct queue *q, struct qjob *j)
-{
-	char path[PATH_MAX + 16];
-	struct hs_error err = { 0 };
-	siginfo_t si = { 0 };
-
-	while (waitid(P_PIDFD, (id_t)j->pidfd, &si, WEXITED) < 0 && errno == EINTR)
-		;
-	close(j->pidfd);
-	j->pidfd = -1;
-	j->end_ns = hs_realtime_ns();
-	j->s.state = HS_Q_DONE;
-	j->exit_status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
-	snprintf(path, sizeof(path), "%s/result", j->dir);
-	j->res_known = hs_run_record_load(path, &j->res, &err) == 0;
-	if (j->exit_status && q->halt)
-		q->halted = true;
-	save_queue(q);
-}
-
-static void status_line(struct queue *q)
-{
-	size_t running = 0, waiting = 0, done = 0;
-	const char *why = NULL;
-
-	if (!q->tty || q->quiet)
-		return;
-	for (size_t i = 0; i < q->n; i++) {
-		struct qjob *j = &q->jobs[i];
-
-		running += j->s.state == HS_Q_RUNNING;
-		done += j->s.state == HS_Q_DONE;
-		if (j->s.state == HS_Q_PENDING) {
-			waiting++;
-			if (!why)
-				why = hs_wait_name(j->s.wait);
-		}
-	}
-	fprintf(stderr, "\r\033[Krun: %zu running, %zu waiting%s%s%s, %zu done", running,
-		waiting, why ? " (" : "", why ? why : "", why ? ")" : "", done);
-	fflush(stderr);
-}
-
-/*
- * The machine's I/O pressure over the last second or two: the share of the
- * time since the previous reading (at least a second ago) in which some
- * task waited for I/O, from the "some" total. avg10 would lag: it takes
- * about 8 s to fall from 90% to 40% after a disk-bound job ends, and the
- * next job would wait that long for nothing. The first reading is avg10.
- */
-static void read_pressure(struct queue *q)
-{
-	struct hs_psi psi;
-	int64_t now;
-
-	if (hs_psi_read("/proc/pressure", "io", &psi)) {
-		q->sched.pressure_known = false;
-		return;
-	}
-	now = (int64_t)hs_monotonic_ns();
-	if (!q->psi_ns) {
-		q->sched.io_pressure = psi.some.avg10;
-	} else if (now - q->psi_ns >= 1000000000) {
-		if (psi.some.total >= q->psi_total)
-			q->sched.io_pressure = 100.0 * (double)(psi.some.total - q->psi_total) /
-					       ((double)(now - q->psi_ns) / 1000.0);
-	} else {
-		return;	/* too soon: the last figure stands */
-	}
-	q->sched.pressure_known = true;
-	q->psi_total = psi.some.total;
-	q->psi_ns = now;
-}
-
-/* In the warmer: `hotset warm -q -p PROFILE` at idle I/O priority, into nothing. */
-static _Noreturn void warm_child(struct queue *q, struct qjob *j, pid_t parent)
-{
-	char profile[PATH_MAX + 16];
-	struct hs_warm_opts o = { 0 };
-	struct hs_warm_stats st;
-	struct hs_error err = { 0 };
-	sigset_t none;
-	int fd;
-
-	setpgid(0, 0);	/* the terminal's signals are run's to pass on */
-	leave_queue(q, parent);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if ((fd = open("/dev/null", O_RDWR)) >= 0) {
-		dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);
-		if (fd > 2)
-			close(fd);
-	}
-	hs_ioprio_idle();
-	snprintf(profile, sizeof(profile), "%s/profile", j->dir);
-	/* no more than the scheduler counted for it: the cache a warm re-run needs */
-	if (j->hist.rerun_known)
-		o.budget = j->hist.rerun_cache_bytes;
-	hs_warm_raise_nofile();
-	/* as warm: 0 done, 1 some files not warmed, 2 nothing warmed (run does not read it) */
-	if (hs_warm_profile(profile, &o, &st, &err))
-		_exit(2);
-	_exit(st.skipped_files ? 1 : 0);
-}
-
-/*
- * While only jobs that hardly wait for the disk run, warm the profile of
- * the next job that waits for a CPU alone, if its need fits beside
- * theirs: it then starts with its pages in the cache. One at a time.
- */
-static void maybe_warm(struct queue *q)
-{
-	char profile[PATH_MAX + 16];
-	struct hs_sched_job *v;
-	pid_t parent = getpid(), pid;
-	struct qjob *j;
-	ssize_t k;
-
-	if (q->warm_fd >= 0 || stop_signal || q->halted)
-		return;
-	if (!(v = malloc((q->n ? q->n : 1) * sizeof(*v))))
-		return;
-	for (size_t i = 0; i < q->n; i++)
-		v[i] = q->jobs[i].s;
-	k = hs_sched_warm_next(&q->sched, v, q->n);
-	free(v);
-	if (k < 0)
-		return;
-	j = &q->jobs[k];
-	snprintf(profile, sizeof(profile), "%s/profile", j->dir);
-	if (access(profile, R_OK))
-		return;
-	if ((pid = fork_stopped_signals()) == 0)
-		warm_child(q, j, parent);
-	if (pid < 0)
-		return;
-	if ((q->warm_fd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
-		return;
-	}
-	q->warm_pid = pid;
-	j->s.warmed = true;
-}
-
-static void reap_warmer(struct queue *q, bool stop)
-{
-	siginfo_t si;
-
-	if (q->warm_fd < 0)
-		return;
-	if (stop)
-		kill(q->warm_pid, SIGTERM);
-	while (waitid(P_PIDFD, (id_t)q->warm_fd, &si, WEXITED) < 0 && errno == EINTR)
-		;
-	close(q->warm_fd);
-	q->warm_fd = -1;
-}
-
-static int run_queue(struct queue *q)
-{
-	struct pollfd *pfd = calloc(q->n + 2, sizeof(*pfd));
-	struct qjob **who = calloc(q->n + 2, sizeof(*who));
-	bool failed = false;
-	int rc = 0;
-
-	if (!pfd || !who) {
-		free(pfd), free(who);
-		return error("out of memory");
-	}
-	for (;;) {
-		size_t running = 0, pending = 0, npfd = 1;
-		ssize_t next;
-
-		for (size_t i = 0; i < q->n; i++) {
-			running += q->jobs[i].s.state == HS_Q_RUNNING;
-			pending += q->jobs[i].s.state == HS_Q_PENDING;
-		}
-		/* start what may start */
-		while (!stop_signal && !q->halted && !q->state_lost && !failed && pending) {
-			struct hs_sched_job *v = malloc(q->n * sizeof(*v));
-
-			if (!v) {
-				failed = true;
-				break;
-			}
-			read_pressure(q);
-			for (size_t i = 0; i < q->n; i++) {
-				v[i] = q->jobs[i].s;
-				if (v[i].state == HS_Q_RUNNING)
-					v[i].elapsed = (double)(hs_realtime_ns() - q->jobs[i].start_ns) / 1e9;
-			}
-			next = hs_sched_next(&q->sched, v, q->n);
-			for (size_t i = 0; i < q->n; i++) {
-				q->jobs[i].s.wait = v[i].wait;
-				/* the reason it waits once all that may start has started */
-				if (next < 0 && v[i].state == HS_Q_PENDING && v[i].wait &&
-				    !q->jobs[i].first_wait)
-					q->jobs[i].first_wait = hs_wait_name(v[i].wait);
-			}
-			free(v);
-			if (next < 0)
-				break;
-			if (start_job(q, &q->jobs[next]) < 0) {
-				failed = true;
-				break;
-			}
-			running++, pending--;
-		}
-		if (!stop_signal && !failed)
-			maybe_warm(q);
-		status_line(q);
-		if (!running) {
-			reap_warmer(q, true);
-			break;
-		}
-		pfd[0] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
-		for (size_t i = 0; i < q->n; i++) {
-			if (q->jobs[i].s.state != HS_Q_RUNNING)
-				continue;
-			pfd[npfd] = (struct pollfd){ .fd = q->jobs[i].pidfd, .events = POLLIN };
-			who[npfd++] = &q->jobs[i];
-		}
-		if (q->warm_fd >= 0) {
-			pfd[npfd] = (struct pollfd){ .fd = q->warm_fd, .events = POLLIN };
-			who[npfd++] = NULL;
-		}
-		/* waiting jobs may wait on the pressure, which no descriptor tells */
-		if (poll(pfd, npfd, pending ? 1000 : -1) < 0 && errno != EINTR) {
-			rc = error("poll: %s", strerror(errno));
-			break;
-		}
-		if (pfd[0].revents & POLLIN) {
-			char buf[64];
-
-			if (read(sig_pipe[0], buf, sizeof(buf)) < 0) {
-				/* nothing to do: stop_signal says it */
-			}
-		}
-		if (stop_signal) {
-			reap_warmer(q, true);
-			/* once to each running job; none starts any more */
-			for (size_t i = 0; i < q->n; i++) {
-				struct qjob *j = &q->jobs[i];
-
-				if (j->s.state == HS_Q_RUNNING && !j->signalled) {
-					kill(j->pid, stop_signal);
-					j->signalled = true;
-				}
-			}
-		}
-		for (size_t i = 1; i < npfd; i++) {
-			if (!(pfd[i].revents & (POLLIN | POLLHUP)))
-				continue;
-			if (who[i])
-				reap(q, who[i]);
-			else if (q->warm_fd >= 0)	/* not already stopped above */
-				reap_warmer(q, false);
-		}
-	}
-	if (q->tty && !q->quiet)
-		fputs("\r\033[K", stderr);
-	free(pfd);
-	free(who);
-	return failed ? -1 : rc;
-}
-
-/* ---- reports ---------------------------------------------------------------- */
-
-static double secs(int64_t ns)
-{
-	return (double)ns / 1e9;
-}
-
-static void json_report(struct queue *q)
-{
-	struct json j;
-	int64_t first = 0, last = 0;
-
-	json_begin_report(&j, stdout, "run", false);
-	json_string(&j, "engine", q->slurm ? "slurm" : "local");
-	/* with Slurm, the cluster's are the CPUs and the memory */
-	json_u64_or_null(&j, "slots", q->sched.slots, q->sched.slots);
-	json_u64_or_null(&j, "cpus", !q->slurm, (uint64_t)q->sched.cpus);
-	json_u64_or_null(&j, "budget_bytes", !q->slurm, q->sched.budget);
-	/* the page-cache model of the jobs' memory needs (profile_figures()) */
-	json_string(&j, "model", hs_curve_policy_name(HS_CURVE_AUTO));
-	json_begin_array(&j, "jobs");
-	for (size_t i = 0; i < q->n; i++) {
-		struct qjob *jb = &q->jobs[i];
-		const struct hs_run_record *r = &jb->res;
-		bool ran = jb->ran && jb->s.state == HS_Q_DONE;
-		bool known = ran && jb->res_known;
-
-		if (ran) {
-			if (!first || jb->start_ns < first)
-				first = jb->start_ns;
-			if (jb->end_ns > last)
-				last = jb->end_ns;
-		}
-		json_begin_object(&j, NULL);
-		json_string(&j, "name", jb->def->name);
-		json_string(&j, "command", jb->def->command);
-		json_string(&j, "state", ran ? "done" : jb->s.state == HS_Q_DONE ? "resumed" :
-			    "not-run");
-		if (ran) {
-			json_i64(&j, "start_ns", jb->start_ns);
-			json_i64(&j, "end_ns", jb->end_ns);
-			json_double(&j, "wall_seconds", secs(jb->end_ns - jb->start_ns));
-			json_i64(&j, "exit_status", jb->exit_status);
-		} else {
-			json_null(&j, "start_ns");
-			json_null(&j, "end_ns");
-			json_null(&j, "wall_seconds");
-			if (jb->s.state == HS_Q_DONE)
-				json_i64(&j, "exit_status", jb->exit_status);
-			else
-				json_null(&j, "exit_status");
-		}
-		if (known && r->io_wait_known)
-			json_double(&j, "io_wait_seconds", r->io_wait_s);
-		else
-			json_null(&j, "io_wait_seconds");
-		json_u64_or_null(&j, "disk_read_bytes", known && r->io_known, r->read_bytes_disk);
-		json_u64_or_null(&j, "memory_needed_bytes", jb->s.known, jb->s.need);
-		json_string(&j, "wait_reason", jb->first_wait);
-		json_bool(&j, "warmed", jb->s.warmed);
-		json_string(&j, "log", jb->log);
-		json_u64_or_null(&j, "slurm_job_id", jb->slurm_job > 0, (uint64_t)jb->slurm_job);
-		json_end_object(&j);
-	}
-	json_end_array(&j);
-	json_double(&j, "makespan_seconds", first ? secs(last - first) : 0);
-	json_end_object(&j);
-	json_finish(&j);
-}
-
-static void table_report(struct queue *q)
-{
-	static const struct table_column cols[] = {
-		{ "NAME", false, 0 }, { "START", true, 0 }, { "END", true, 0 },
-		{ "WALL", true, 0 }, { "IO-WAIT", true, 0 }, { "READ", true, 0 },
-		{ "STATUS", true, 0 },
-	};
-	const struct table_column *cp[7];
-	struct table t;
-
-	for (size_t i = 0; i < 7; i++)
-		cp[i] = &cols[i];
-	table_start(&t, stdout, cp, 7, false, false);
-	for (size_t i = 0; i < q->n; i++) {
-		struct qjob *jb = &q->jobs[i];
-		const struct hs_run_record *r = &jb->res;
-		char c[7][32];
-		const char *cells[7];
-		size_t lens[7];
-		bool ran = jb->ran && jb->s.state == HS_Q_DONE;
-
-		snprintf(c[0], sizeof(c[0]), "%s", "");
-		strcpy(c[1], "-"), strcpy(c[2], "-"), strcpy(c[3], "-");
-		strcpy(c[4], "-"), strcpy(c[5], "-"), strcpy(c[6], "-");
-		if (ran) {
-			snprintf(c[1], 32, "%.1f", secs(jb->start_ns - q->start_ns));
-			snprintf(c[2], 32, "%.1f", secs(jb->end_ns - q->start_ns));
-			snprintf(c[3], 32, "%.1fs", secs(jb->end_ns - jb->start_ns));
-			if (jb->res_known && r->io_wait_known)
-				snprintf(c[4], 32, "%.1fs", r->io_wait_s);
-			if (jb->res_known && r->io_known)
-				short_size(r->read_bytes_disk, c[5]);
-		}
-		if (jb->s.state == HS_Q_DONE)
-			snprintf(c[6], 32, "%d%s", jb->exit_status, ran ? "" : " (before)");
-		else
-			snprintf(c[6], 32, "not run");
-		cells[0] = jb->def->name;
-		lens[0] = strlen(jb->def->name);
-		for (size_t k = 1; k < 7; k++)
-			cells[k] = c[k], lens[k] = strlen(c[k]);
-		table_row(&t, cells, lens);
-	}
-	table_end(&t);
-}
-
-/* What would start at once, and why the others would wait. */
-static void dry_run(struct queue *q)
-{
-	struct hs_sched_job *v = calloc(q->n ? q->n : 1, sizeof(*v));
-	char need[24], budget[24];
-	ssize_t next;
-
-	if (!v)
-		return;
-	for (size_t i = 0; i < q->n; i++)
-		v[i] = q->jobs[i].s;
-	/* start what the scheduler would start, one after another, at the queue's start */
-	while ((next = hs_sched_next(&q->sched, v, q->n)) >= 0)
-		v[next].state = HS_Q_RUNNING;
-	if (q->sched.slots)
-		printf("budget %s, at most %u job%s at once\n", short_size(q->sched.budget, budget),
-		       q->sched.slots, plural(q->sched.slots));
-	else
-		printf("budget %s, %.0f CPUs shared by what the jobs use of them\n",
-		       short_size(q->sched.budget, budget), q->sched.cpus);
-	printf("needs: a warm re-run's cache (the %s model's curve of the last run), what it "
-	       "wrote, its peak RSS\n", hs_curve_policy_name(HS_CURVE_AUTO));
-	for (size_t i = 0; i < q->n; i++) {
-		struct qjob *j = &q->jobs[i];
-		char cpu[16] = "?";
-
-		if (j->s.known)
-			snprintf(cpu, sizeof(cpu), "%.2f", j->s.cpu);
-		printf("%-20s %-10s need %-8s cpu %-5s %s%s\n", j->def->name,
-		       !j->s.known ? "no-history" : j->s.cpu_bound ? "cpu-bound" : "io-bound",
-		       j->s.known ? short_size(j->s.need, need) : "?", cpu,
-		       v[i].state == HS_Q_RUNNING ? "starts" :
-		       v[i].state == HS_Q_DONE ? "done" : "waits: ",
-		       v[i].state == HS_Q_PENDING ? hs_wait_name(v[i].wait) : "");
-	}
-	free(v);
 }
 
 /* ---- the command ---------------------------------------------------------------- */
@@ -881,7 +151,7 @@ fail:
 	return -1;
 }
 
-static int load_jobfile(struct queue *q, const char *path)
+static int load_jobfile(struct hs_runq *q, const char *path)
 {
 	struct hs_error err = { 0 };
 	char *text = NULL;
@@ -931,54 +201,10 @@ static uint64_t default_budget(void)
 }
 
 /*
- * A job the killed queue left running, with its supervisor gone: kill
- * what is left in its cgroup, so that it does not complete beside its
- * re-run. Returns how many processes were killed.
- */
-static unsigned stop_leftovers(const struct qjob *j)
-{
-	char path[PATH_MAX + 16], procs[PATH_MAX], dir[PATH_MAX];
-	unsigned killed = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/cgroup", j->dir);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	if (!fgets(procs, sizeof(procs), f)) {
-		fclose(f);
-		return 0;
-	}
-	fclose(f);
-	procs[strcspn(procs, "\n")] = '\0';
-	for (int round = 0; round < 50; round++) {
-		unsigned found = 0;
-		int pid;
-
-		if (!(f = fopen(procs, "re")))
-			break;
-		while (fscanf(f, "%d", &pid) == 1)
-			if (pid > 0 && kill(pid, SIGKILL) == 0)
-				found++;
-		fclose(f);
-		if (!found)
-			break;
-		killed += round == 0 ? found : 0;
-		usleep(20000);
-	}
-	snprintf(dir, sizeof(dir), "%s", procs);
-	if (strrchr(dir, '/')) {
-		*strrchr(dir, '/') = '\0';
-		rmdir(dir);
-	}
-	unlink(path);
-	return killed;
-}
-
-/*
  * --resume: the jobs the queue file says are done stay done; act: stop
  * what the jobs that were running left (not for --dry-run).
  */
-static int resume(struct queue *q, bool act)
+static int resume(struct hs_runq *q, bool act)
 {
 	struct hs_queue st;
 	struct hs_error err = { 0 };
@@ -1005,7 +231,7 @@ static int resume(struct queue *q, bool act)
 	for (size_t i = 0; i < st.n; i++) {
 		/* the queue's jobs are the job file's, in its order */
 		ssize_t k = hs_jobfile_find(&q->jf, st.jobs[i].name);
-		struct qjob *j;
+		struct hs_runq_job *j;
 
 		if (k < 0)
 			continue;
@@ -1020,7 +246,7 @@ static int resume(struct queue *q, bool act)
 		}
 		/* a job that was running is run again: its supervisor died with the queue */
 		if (act && !q->slurm && st.jobs[i].state == HS_Q_RUNNING) {
-			unsigned n = stop_leftovers(j);
+			unsigned n = hs_runq_stop_leftovers(j);
 
 			if (n)
 				warning("job '%s': killed %u process%s it left running when "
@@ -1038,49 +264,15 @@ static int resume(struct queue *q, bool act)
 	return 0;
 }
 
-/* A job's directory and log, under the queue's state and log directories. */
-static int job_paths(struct queue *q, struct qjob *j)
+/* The queue's jobs, their paths and histories (hs_runq_setup_jobs()), said as run says it. */
+static int setup_jobs(struct hs_runq *q)
 {
-	char dir[PATH_MAX], log[PATH_MAX];
+	int rc = hs_runq_setup_jobs(q);
 
-	if (path_of(dir, sizeof(dir), q->state, "/jobs/", j->def->name, "") ||
-	    path_of(log, sizeof(log), q->logs, "/", j->def->name, ".log"))
+	if (rc == -ENAMETOOLONG)
 		return error("%s: the path is too long", q->state), EXIT_USAGE;
-	free(j->dir), free(j->log);
-	j->dir = strdup(dir), j->log = strdup(log);
-	if (!j->dir || !j->log)
+	if (rc)
 		return error("out of memory"), EXIT_HOTSET;
-	return 0;
-}
-
-static int setup_jobs(struct queue *q)
-{
-	if (!(q->jobs = calloc(q->jf.n, sizeof(*q->jobs))))
-		return error("out of memory"), EXIT_HOTSET;
-	q->n = q->jf.n;
-	for (size_t i = 0; i < q->n; i++) {
-		struct qjob *j = &q->jobs[i];
-		struct hs_error err = { 0 };
-		char path[PATH_MAX + 16];
-		int rc;
-
-		j->def = &q->jf.jobs[i];
-		j->pidfd = -1;
-		if ((rc = job_paths(q, j)))
-			return rc;
-		snprintf(path, sizeof(path), "%s/history", j->dir);
-		rc = hs_run_record_load(path, &j->hist, &err);
-		if (rc && rc != -ENOENT)
-			warning("%s%s%.0u: %s: the job runs as one with no history", path,
-				err.line ? ":" : "", err.line, err.line ? err.msg : strerror(-rc));
-		j->s.known = rc == 0;
-		if (j->s.known) {
-			j->s.need = hs_sched_need(&j->hist);
-			j->s.cpu_bound = hs_sched_cpu_bound(&j->hist);
-			j->s.cpu = hs_sched_cpu(&j->hist);
-			j->s.wall = j->hist.wall_s;
-		}
-	}
 	return 0;
 }
 
@@ -1143,7 +335,7 @@ static int check_dir(const char *dir, const char *const *entries)
 }
 
 /* The log directory, with the names of the jobs' logs as its entries. */
-static int check_logs(struct queue *q)
+static int check_logs(struct hs_runq *q)
 {
 	const char **names = calloc(q->n + 1, sizeof(*names));
 	int rc;
@@ -1158,7 +350,7 @@ static int check_logs(struct queue *q)
 }
 
 /* mkdir -p the state and log directories, 0700 (hs_mkdirs: never through another's link). */
-static int make_dirs(struct queue *q)
+static int make_dirs(struct hs_runq *q)
 {
 	const char *dirs[] = { q->state, q->logs };
 
@@ -1178,10 +370,10 @@ static int make_dirs(struct queue *q)
  * supervisor runs it: what each batch job of --engine slurm runs. The
  * queue that submitted it holds the state directory's lock.
  */
-static int run_step(struct queue *q, const char *name)
+static int run_step(struct hs_runq *q, const char *name)
 {
 	const int stops[] = { SIGINT, SIGTERM, SIGHUP };
-	struct qjob *j = NULL;
+	struct hs_runq_job *j = NULL;
 	struct hs_error err = { 0 };
 	ssize_t k;
 	int sig;
@@ -1195,20 +387,20 @@ static int run_step(struct queue *q, const char *name)
 	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
 		signal(stops[i], SIG_DFL);
 	/* the queue was stopped while Slurm started this step (its prolog ran) */
-	if ((sig = slurm_stopped(q->state))) {
+	if ((sig = hs_runq_slurm_stopped(q->state))) {
 		error("job '%s': the queue was stopped (%s) before it started: not run", name,
 		      strsignal(sig));
 		return 128 + sig;
 	}
 	catch_fatal_signals();
-	return run_one(j);
+	return hs_runq_run_one(q, j);
 }
 
 /*
  * --engine slurm: sbatch at hand (not for a dry run), and the state and log
  * directories named by absolute paths, which the nodes use.
  */
-static int slurm_ready(struct queue *q, bool dry)
+static int slurm_ready(struct hs_runq *q, bool dry)
 {
 	char *argv[] = { "sbatch", "--version", NULL }, cwd[PATH_MAX], state[PATH_MAX], logs[PATH_MAX];
 	pid_t pid;
@@ -1227,9 +419,9 @@ static int slurm_ready(struct queue *q, bool dry)
 			     "and in PATH?)"), EXIT_HOTSET;
 	if ((q->state[0] != '/' || q->logs[0] != '/') && !getcwd(cwd, sizeof(cwd)))
 		return error("cannot tell the working directory: %s", strerror(errno)), EXIT_HOTSET;
-	if (path_of(state, sizeof(state), q->state[0] == '/' ? "" : cwd,
+	if (hs_runq_path_of(state, sizeof(state), q->state[0] == '/' ? "" : cwd,
 		    q->state[0] == '/' ? "" : "/", q->state, "") ||
-	    path_of(logs, sizeof(logs), q->logs[0] == '/' ? "" : cwd, q->logs[0] == '/' ? "" : "/",
+	    hs_runq_path_of(logs, sizeof(logs), q->logs[0] == '/' ? "" : cwd, q->logs[0] == '/' ? "" : "/",
 		    q->logs, ""))
 		return error("%s: the path is too long", q->state), EXIT_USAGE;
 	/* sbatch reads %j and the like in --output; scontrol's lines are split at blanks */
@@ -1241,10 +433,12 @@ static int slurm_ready(struct queue *q, bool dry)
 	q->state = q->state_buf, q->logs = q->logs_buf;
 	snprintf(q->queue_path, sizeof(q->queue_path), "%s/queue", q->state);
 	for (size_t i = 0; i < q->n; i++) {
-		struct qjob *j = &q->jobs[i];
+		struct hs_runq_job *j = &q->jobs[i];
 
-		if ((rc = job_paths(q, j)))
-			return rc;
+		if ((rc = hs_runq_job_paths(q, j)) == -ENAMETOOLONG)
+			return error("%s: the path is too long", q->state), EXIT_USAGE;
+		if (rc)
+			return error("out of memory"), EXIT_HOTSET;
 	}
 	return dry ? 0 : make_dirs(q);
 }
@@ -1266,15 +460,19 @@ static int run_run(int argc, char **argv)
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
-	struct queue q = { .warm_fd = -1 };
+	struct hs_runq q = { .warm_fd = -1, .stop = &stop_signal, .wake = { -1, -1 } };
 	const char *name = NULL, *step = NULL;
 	bool dry = false, resuming = false, budget_set = false, j_set = false;
+	bool json = false, quiet = false, show_status = false;
 	unsigned slots = 0;
 	uint64_t budget = 0;
 	int opt, rc, lock = -1, code = EXIT_OK;
 	pid_t holder;
 	struct sigaction sa;
 
+	q.ops = (struct hs_runq_ops){ .say = say, .join = shell_join, .supervising = supervising,
+				      .recorded = recorded, .warn = say_warning,
+				      .progress = run_progress, .ctx = &show_status };
 	while ((opt = getopt_long(argc, argv, "+" OPTS_START "j:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
@@ -1302,8 +500,8 @@ static int run_run(int argc, char **argv)
 			q.slurm = !strcmp(optarg, "slurm");
 			break;
 		case OPT_STEP: step = optarg; break;
-		case 'J': q.json = true; break;
-		case 'q': q.quiet = true; break;
+		case 'J': json = true; break;
+		case 'q': quiet = true; break;
 		default: return option_other(&cmd_run, opt, argv, longopts);
 		}
 	}
@@ -1356,7 +554,7 @@ static int run_run(int argc, char **argv)
 		q.state = q.state_buf;
 	}
 	if (!q.logs) {
-		if (path_of(q.logs_buf, sizeof(q.logs_buf), q.state, "/logs", "", "")) {
+		if (hs_runq_path_of(q.logs_buf, sizeof(q.logs_buf), q.state, "/logs", "", "")) {
 			error("%s: the path is too long", q.state);
 			rc = EXIT_USAGE;
 			goto out;
@@ -1388,10 +586,10 @@ static int run_run(int argc, char **argv)
 		if (resuming && (rc = resume(&q, false)))
 			goto out;
 		if (q.slurm) {
-			slurm_plan(&q);
+			run_slurm_plan(&q);
 		} else {
-			read_pressure(&q);
-			dry_run(&q);
+			hs_runq_read_pressure(&q);
+			run_dry_run(&q);
 		}
 		rc = finish_stdout(EXIT_OK);
 		goto out;
@@ -1405,7 +603,7 @@ static int run_run(int argc, char **argv)
 	 */
 	for (int tries = 0; (lock = hs_runstate_lock(q.state, &holder)) == -EWOULDBLOCK &&
 			    holder && kill(holder, 0) && errno == ESRCH && tries < 300; tries++) {
-		if (tries == 0 && !q.quiet)
+		if (tries == 0 && !quiet)
 			warning("the jobs of the queue that was killed (pid %d) are stopping: "
 				"waiting for them", (int)holder);
 		usleep(100000);
@@ -1426,7 +624,7 @@ static int run_run(int argc, char **argv)
 	}
 	if (resuming && (rc = resume(&q, true)))
 		goto out;
-	if (q.slurm && !resuming && slurm_leftovers(&q)) {
+	if (q.slurm && !resuming && hs_runq_slurm_leftovers(&q)) {
 		rc = EXIT_HOTSET;
 		goto out;
 	}
@@ -1442,34 +640,32 @@ static int run_run(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	q.tty = isatty(2);
+	q.wake[0] = sig_pipe[0], q.wake[1] = sig_pipe[1];
+	show_status = isatty(2) && !quiet;
 	q.start_ns = hs_realtime_ns();
-	if (save_queue(&q)) {
+	if (hs_runq_save(&q)) {
 		rc = EXIT_HOTSET;
 		goto out;
 	}
-	if ((q.slurm ? slurm_queue(&q) : run_queue(&q)) < 0 || q.state_lost)
+	if ((q.slurm ? hs_runq_slurm(&q) : hs_runq_local(&q)) < 0 || q.state_lost)
 		code = EXIT_HOTSET;
 	for (size_t i = 0; i < q.n; i++) {
-		struct qjob *j = &q.jobs[i];
+		struct hs_runq_job *j = &q.jobs[i];
 
 		if (code == EXIT_OK && (j->s.state != HS_Q_DONE || j->exit_status))
 			code = 1;
 	}
-	if (q.json)
-		json_report(&q);
+	if (json)
+		run_json_report(&q);
 	else
-		table_report(&q);
+		run_table_report(&q);
 	if (stop_signal)
 		code = 128 + stop_signal;
 	rc = finish_stdout(code);
 out:
 	if (lock >= 0)
 		close(lock);
-	for (size_t i = 0; i < q.n; i++)
-		free(q.jobs[i].dir), free(q.jobs[i].log);
-	hs_jobfile_free(&q.jf);
-	free(q.jobs);
+	hs_runq_release(&q);
 	return rc;
 }
 

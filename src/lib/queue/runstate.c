@@ -266,14 +266,14 @@ int hs_run_record_load(const char *path, struct hs_run_record *r, struct hs_erro
 	return rc;
 }
 
-/* Write what print() prints to path, atomically. */
-static int save_with(const char *path, void (*print)(FILE *, const void *), const void *ctx)
+int hs_runstate_write(const char *path, void (*print)(FILE *, const void *), const void *ctx,
+		      struct hs_error *err)
 {
 	struct hs_atomic_file *af;
 	FILE *f;
 	int fd, rc;
 
-	if ((rc = hs_atomic_open(path, 0600, &af, &fd, NULL)))
+	if ((rc = hs_atomic_open(path, 0600, &af, &fd, err)))
 		return rc;
 	if (!(f = fdopen(dup(fd), "w"))) {
 		rc = -errno;
@@ -294,7 +294,7 @@ static void print_record(FILE *f, const void *r)
 
 int hs_run_record_save(const char *path, const struct hs_run_record *r)
 {
-	return save_with(path, print_record, r);
+	return hs_runstate_write(path, print_record, r, NULL);
 }
 
 /* ---- the queue file ------------------------------------------------------------ */
@@ -423,7 +423,7 @@ static void print_queue(FILE *f, const void *q)
 
 int hs_queue_save(const char *path, const struct hs_queue *q)
 {
-	return save_with(path, print_queue, q);
+	return hs_runstate_write(path, print_queue, q, NULL);
 }
 
 void hs_queue_free(struct hs_queue *q)
