@@ -278,7 +278,7 @@ static int setup_jobs(struct hs_runq *q)
 
 /* ---- the state and log directories ------------------------------------------ */
 
-/* What run keeps in its state directory (runstate.h), and run-slurm.c's jobfile and stop. */
+/* What run keeps in its state directory (runstate.h), and engine-slurm.c's jobfile and stop. */
 static const char *const state_entries[] = { "lock", "queue", "jobs", "logs", "jobfile", "stop", NULL };
 
 /*
