@@ -111,82 +111,6 @@ static void on_stop(int sig)
 
 /* ---- the command ---------------------------------------------------------------- */
 
-/*
- * A regular file, or a pipe the shell made (<(...), /dev/stdin): a named
- * FIFO is refused, since with no writer its read would wait for ever, and
- * a device, directory or socket is no job file.
- */
-static int open_jobfile(const char *path)
-{
-	char link[64], target[16];
-	struct stat st;
-	ssize_t n;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
-		return error("%s: %s", path, strerror(errno)), -1;
-	if (fstat(fd, &st) < 0) {
-		error("%s: %s", path, strerror(errno));
-		goto fail;
-	}
-	if (S_ISFIFO(st.st_mode)) {
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-		n = readlink(link, target, sizeof(target));
-		if (n < 5 || memcmp(target, "pipe:", 5)) {
-			error("%s: a named FIFO: give a regular file, or pipe the job file in "
-			      "(hotset run /dev/stdin < FILE)", path);
-			goto fail;
-		}
-		if (fcntl(fd, F_SETFL, 0) < 0) {
-			error("%s: %s", path, strerror(errno));
-			goto fail;
-		}
-	} else if (!S_ISREG(st.st_mode)) {
-		error("%s: not a regular file", path);
-		goto fail;
-	}
-	return fd;
-fail:
-	close(fd);
-	return -1;
-}
-
-static int load_jobfile(struct hs_runq *q, const char *path)
-{
-	struct hs_error err = { 0 };
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-	ssize_t got;
-	int fd, rc;
-
-	if ((fd = open_jobfile(path)) < 0)
-		return EXIT_USAGE;
-	for (;;) {
-		if (hs_grow(&text, &cap, len + 65536, 1)) {
-			close(fd);
-			free(text);
-			return error("out of memory"), EXIT_HOTSET;
-		}
-		if ((got = read(fd, text + len, cap - len)) <= 0)
-			break;
-		len += (size_t)got;
-	}
-	close(fd);
-	if (got < 0) {
-		free(text);
-		return error("%s: %s", path, strerror(errno)), EXIT_USAGE;
-	}
-	rc = hs_jobfile_parse(text, len, &q->jf, &err);
-	free(text);
-	if (rc == -ENOMEM)
-		return error("out of memory"), EXIT_HOTSET;
-	if (rc)
-		return error("%s:%u: %s", path, err.line, err.msg), EXIT_USAGE;
-	if (!q->jf.n)
-		return error("%s: no job in the file", path), EXIT_USAGE;
-	return 0;
-}
-
 static uint64_t default_budget(void)
 {
 	struct hs_meminfo m;
@@ -200,68 +124,10 @@ static uint64_t default_budget(void)
 	return b;
 }
 
-/*
- * --resume: the jobs the queue file says are done stay done; act: stop
- * what the jobs that were running left (not for --dry-run).
- */
-static int resume(struct hs_runq *q, bool act)
+/* The exit status of a setup function of queue.h that said why it failed. */
+static int setup_code(int rc)
 {
-	struct hs_queue st;
-	struct hs_error err = { 0 };
-	int rc;
-
-	if ((rc = hs_queue_load(q->queue_path, &st, &err))) {
-		if (rc == -ENOENT)
-			return error("%s: no queue to resume", q->queue_path), EXIT_USAGE;
-		if (err.line)
-			return error("%s:%u: %s", q->queue_path, err.line, err.msg), EXIT_HOTSET;
-		return error("%s: %s", q->queue_path, strerror(-rc)), EXIT_HOTSET;
-	}
-	if (st.hash != q->jf.hash) {
-		hs_queue_free(&st);
-		return error("%s is not the job file of the queue in %s (it was %s, or has "
-			     "changed since): run it without --resume", q->jobfile, q->state,
-			     st.jobfile), EXIT_USAGE;
-	}
-	if (st.slurm != q->slurm) {
-		hs_queue_free(&st);
-		return error("the queue in %s ran with --engine %s: resume it with that engine",
-			     q->state, st.slurm ? "slurm" : "local"), EXIT_USAGE;
-	}
-	for (size_t i = 0; i < st.n; i++) {
-		/* the queue's jobs are the job file's, in its order */
-		ssize_t k = hs_jobfile_find(&q->jf, st.jobs[i].name);
-		struct hs_runq_job *j;
-
-		if (k < 0)
-			continue;
-		j = &q->jobs[k];
-		/* in Slurm, a job goes on without the queue: the resumed one adopts it */
-		if (q->slurm && st.jobs[i].state == HS_Q_RUNNING) {	/* id 0: being submitted */
-			j->s.state = HS_Q_RUNNING;
-			j->ran = true;
-			j->slurm_job = (int)st.jobs[i].supervisor;
-			j->start_ns = st.jobs[i].start_ns;
-			continue;
-		}
-		/* a job that was running is run again: its supervisor died with the queue */
-		if (act && !q->slurm && st.jobs[i].state == HS_Q_RUNNING) {
-			unsigned n = hs_runq_stop_leftovers(j);
-
-			if (n)
-				warning("job '%s': killed %u process%s it left running when "
-					"the queue was killed", j->def->name, n,
-					n == 1 ? "" : "es");
-		}
-		if (st.jobs[i].state == HS_Q_DONE) {
-			j->s.state = HS_Q_DONE;
-			j->exit_status = st.jobs[i].exit_status;
-			j->start_ns = st.jobs[i].start_ns;
-			j->end_ns = st.jobs[i].end_ns;
-		}
-	}
-	hs_queue_free(&st);
-	return 0;
+	return !rc ? EXIT_OK : rc == -EINVAL ? EXIT_USAGE : EXIT_HOTSET;
 }
 
 /* The queue's jobs, their paths and histories (hs_runq_setup_jobs()), said as run says it. */
@@ -276,94 +142,21 @@ static int setup_jobs(struct hs_runq *q)
 	return 0;
 }
 
-/* ---- the state and log directories ------------------------------------------ */
-
-/* What run keeps in its state directory (runstate.h), and engine-slurm.c's jobfile and stop. */
-static const char *const state_entries[] = { "lock", "queue", "jobs", "logs", "jobfile", "stop", NULL };
-
-/*
- * A state or log directory given (or the default) must be the user's own
- * and writable by no one else, or sticky with hotset's entries the user's
- * own (hs_dir_check()): job output and histories are not to be read, or
- * planted, by others. One yet to be made (0700) must be made in such a
- * directory: the nearest that exists is checked, for the name to be made.
- */
-static int check_dir(const char *dir, const char *const *entries)
+static int load_jobfile(struct hs_runq *q, const char *path)
 {
 	struct hs_error err = { 0 };
-	const char *made[2] = { NULL, NULL };
-	size_t dlen = strlen(dir);
-	char *at = malloc(dlen + 3), *slash;	/* room for "." or "/" before the name */
-	struct stat st;
-	int rc = 0;
+	int rc = hs_jobfile_load(path, &q->jf, &err);
 
-	if (!at)
+	if (rc == -ENOMEM)
 		return error("out of memory"), EXIT_HOTSET;
-	memcpy(at, dir, dlen + 1);
-	while (stat(at, &st) < 0 && errno == ENOENT) {
-		size_t len = strlen(at);
-
-		while (len > 1 && at[len - 1] == '/')
-			at[--len] = '\0';
-		if (!(slash = strrchr(at, '/'))) {
-			memmove(at + 2, at, len + 1);
-			memcpy(at, ".", 2);	/* at holds ".\0name": "." */
-			made[0] = at + 2;
-			break;
-		}
-		made[0] = slash + 1;
-		*slash = '\0';
-		if (slash == at) {
-			/* "/name": the root is the directory */
-			memmove(at + 2, slash + 1, strlen(slash + 1) + 1);
-			memcpy(at, "/", 2);
-			made[0] = at + 2;
-			break;
-		}
-	}
-	if (hs_dir_check(at, made[0] ? made : entries, &err)) {
-		if (made[0])
-			error("%s: cannot be made in %s, which is not safe for the queue's state and "
-			      "logs: %s", dir, at, err.msg);
-		else
-			error("%s: not a safe directory for the queue's state and logs: %s", dir,
-			      err.msg);
-		rc = EXIT_USAGE;
-	}
-	free(at);
-	return rc;
-}
-
-/* The log directory, with the names of the jobs' logs as its entries. */
-static int check_logs(struct hs_runq *q)
-{
-	const char **names = calloc(q->n + 1, sizeof(*names));
-	int rc;
-
-	if (!names)
-		return error("out of memory"), EXIT_HOTSET;
-	for (size_t i = 0; i < q->n; i++)
-		names[i] = strrchr(q->jobs[i].log, '/') + 1;
-	rc = check_dir(q->logs, names);
-	free(names);
-	return rc;
-}
-
-/* mkdir -p the state and log directories, 0700 (hs_mkdirs: never through another's link). */
-static int make_dirs(struct hs_runq *q)
-{
-	const char *dirs[] = { q->state, q->logs };
-
-	for (size_t i = 0; i < 2; i++) {
-		struct hs_error err = { 0 };
-		int rc = hs_mkdirs(dirs[i], 0700, &err);
-
-		if (rc)
-			return error("%s: cannot make the directory: %s", dirs[i], err.msg),
-			       rc == -EPERM ? EXIT_USAGE : EXIT_HOTSET;
-	}
+	if (rc && err.line)
+		return error("%s:%u: %s", path, err.line, err.msg), EXIT_USAGE;
+	if (rc)
+		return error("%s: %s", path, err.msg), EXIT_USAGE;
 	return 0;
 }
+
+/* ---- the state and log directories ------------------------------------------ */
 
 /*
  * --step NAME: job NAME of the job file, in the foreground, as a
@@ -394,53 +187,6 @@ static int run_step(struct hs_runq *q, const char *name)
 	}
 	catch_fatal_signals();
 	return hs_runq_run_one(q, j);
-}
-
-/*
- * --engine slurm: sbatch at hand (not for a dry run), and the state and log
- * directories named by absolute paths, which the nodes use.
- */
-static int slurm_ready(struct hs_runq *q, bool dry)
-{
-	char *argv[] = { "sbatch", "--version", NULL }, cwd[PATH_MAX], state[PATH_MAX], logs[PATH_MAX];
-	pid_t pid;
-	int status, rc;
-
-	if (!dry && (pid = fork()) == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(null, 1), dup2(null, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (!dry && (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-		     WEXITSTATUS(status) == 127))
-		return error("--engine slurm: sbatch cannot be run (is Slurm's client installed, "
-			     "and in PATH?)"), EXIT_HOTSET;
-	if ((q->state[0] != '/' || q->logs[0] != '/') && !getcwd(cwd, sizeof(cwd)))
-		return error("cannot tell the working directory: %s", strerror(errno)), EXIT_HOTSET;
-	if (hs_runq_path_of(state, sizeof(state), q->state[0] == '/' ? "" : cwd,
-		    q->state[0] == '/' ? "" : "/", q->state, "") ||
-	    hs_runq_path_of(logs, sizeof(logs), q->logs[0] == '/' ? "" : cwd, q->logs[0] == '/' ? "" : "/",
-		    q->logs, ""))
-		return error("%s: the path is too long", q->state), EXIT_USAGE;
-	/* sbatch reads %j and the like in --output; scontrol's lines are split at blanks */
-	if (strpbrk(state, "% \t\n") || strpbrk(logs, "% \t\n"))
-		return error("--engine slurm: the paths of the state and log directories may not "
-			     "hold '%%' (sbatch's file name patterns) or blanks"), EXIT_USAGE;
-	snprintf(q->state_buf, sizeof(q->state_buf), "%s", state);
-	snprintf(q->logs_buf, sizeof(q->logs_buf), "%s", logs);
-	q->state = q->state_buf, q->logs = q->logs_buf;
-	snprintf(q->queue_path, sizeof(q->queue_path), "%s/queue", q->state);
-	for (size_t i = 0; i < q->n; i++) {
-		struct hs_runq_job *j = &q->jobs[i];
-
-		if ((rc = hs_runq_job_paths(q, j)) == -ENAMETOOLONG)
-			return error("%s: the path is too long", q->state), EXIT_USAGE;
-		if (rc)
-			return error("out of memory"), EXIT_HOTSET;
-	}
-	return dry ? 0 : make_dirs(q);
 }
 
 static int run_run(int argc, char **argv)
@@ -562,14 +308,14 @@ static int run_run(int argc, char **argv)
 		q.logs = q.logs_buf;
 	}
 	snprintf(q.queue_path, sizeof(q.queue_path), "%s/queue", q.state);
-	if ((rc = check_dir(q.state, state_entries)) || (rc = setup_jobs(&q)) ||
-	    (rc = check_logs(&q)))
+	if ((rc = setup_code(hs_runq_check_state(&q))) || (rc = setup_jobs(&q)) ||
+	    (rc = setup_code(hs_runq_check_logs(&q))))
 		goto out;
 	if (step) {
 		rc = run_step(&q, step);
 		goto out;
 	}
-	if (q.slurm && (rc = slurm_ready(&q, dry)))
+	if (q.slurm && (rc = setup_code(hs_runq_slurm_ready(&q, dry))))
 		goto out;
 	/* -j N: N jobs; auto: the jobs share the CPUs by what they use of them */
 	q.sched.slots = slots;
@@ -583,7 +329,7 @@ static int run_run(int argc, char **argv)
 		goto out;
 	}
 	if (dry) {
-		if (resuming && (rc = resume(&q, false)))
+		if (resuming && (rc = setup_code(hs_runq_resume(&q, false))))
 			goto out;
 		if (q.slurm) {
 			run_slurm_plan(&q);
@@ -594,7 +340,7 @@ static int run_run(int argc, char **argv)
 		rc = finish_stdout(EXIT_OK);
 		goto out;
 	}
-	if ((rc = make_dirs(&q)))
+	if ((rc = setup_code(hs_runq_make_dirs(&q))))
 		goto out;
 	/*
 	 * Supervisors hold the lock too (they inherit it): a queue that was
@@ -622,7 +368,7 @@ static int run_run(int argc, char **argv)
 		rc = EXIT_HOTSET;
 		goto out;
 	}
-	if (resuming && (rc = resume(&q, true)))
+	if (resuming && (rc = setup_code(hs_runq_resume(&q, true))))
 		goto out;
 	if (q.slurm && !resuming && hs_runq_slurm_leftovers(&q)) {
 		rc = EXIT_HOTSET;

@@ -122,7 +122,8 @@ static int time_job(struct hs_runq *q, struct hs_runq_job *j, char **argv, struc
 }
 
 /* As `hotset record --trace` runs it, into the job's profile. */
-static int record_job(struct hs_runq *q, struct hs_runq_job *j, char **argv, const char *profile, struct hs_run_record *r)
+static int record_job(struct hs_runq *q, struct hs_runq_job *j, char **argv, const char *profile,
+		      struct hs_run_record *r)
 {
 	struct hs_record_run rr = { .o.warn = q->ops.warn, .o.ctx = q->ops.ctx,
 				    .starting = note_cgroup, .ctx = j };

@@ -217,6 +217,55 @@ static int write_state(struct hs_runq *q, const char *path, void (*print)(FILE *
 	return rc;
 }
 
+/*
+ * --engine slurm: sbatch at hand (not for a dry run), and the state and log
+ * directories named by absolute paths, which the nodes use.
+ */
+int hs_runq_slurm_ready(struct hs_runq *q, bool dry)
+{
+	char *argv[] = { "sbatch", "--version", NULL }, cwd[PATH_MAX], state[PATH_MAX], logs[PATH_MAX];
+	pid_t pid;
+	int status, rc;
+
+	if (!dry && (pid = fork()) == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1), dup2(null, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (!dry && (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+		     WEXITSTATUS(status) == 127))
+		return hs_runq_say(q, HS_RUNQ_ERROR, "--engine slurm: sbatch cannot be run (is "
+				   "Slurm's client installed, and in PATH?)"), -EIO;
+	if ((q->state[0] != '/' || q->logs[0] != '/') && !getcwd(cwd, sizeof(cwd)))
+		return hs_runq_say(q, HS_RUNQ_ERROR, "cannot tell the working directory: %s",
+				   strerror(errno)), -EIO;
+	if (hs_runq_path_of(state, sizeof(state), q->state[0] == '/' ? "" : cwd,
+		    q->state[0] == '/' ? "" : "/", q->state, "") ||
+	    hs_runq_path_of(logs, sizeof(logs), q->logs[0] == '/' ? "" : cwd, q->logs[0] == '/' ? "" : "/",
+		    q->logs, ""))
+		return hs_runq_say(q, HS_RUNQ_ERROR, "%s: the path is too long", q->state), -EINVAL;
+	/* sbatch reads %j and the like in --output; scontrol's lines are split at blanks */
+	if (strpbrk(state, "% \t\n") || strpbrk(logs, "% \t\n"))
+		return hs_runq_say(q, HS_RUNQ_ERROR, "--engine slurm: the paths of the state and "
+				   "log directories may not hold '%%' (sbatch's file name "
+				   "patterns) or blanks"), -EINVAL;
+	snprintf(q->state_buf, sizeof(q->state_buf), "%s", state);
+	snprintf(q->logs_buf, sizeof(q->logs_buf), "%s", logs);
+	q->state = q->state_buf, q->logs = q->logs_buf;
+	snprintf(q->queue_path, sizeof(q->queue_path), "%s/queue", q->state);
+	for (size_t i = 0; i < q->n; i++) {
+		struct hs_runq_job *j = &q->jobs[i];
+
+		if ((rc = hs_runq_job_paths(q, j)) == -ENAMETOOLONG)
+			return hs_runq_say(q, HS_RUNQ_ERROR, "%s: the path is too long", q->state), -EINVAL;
+		if (rc)
+			return hs_runq_say(q, HS_RUNQ_ERROR, "out of memory"), -EIO;
+	}
+	return dry ? 0 : hs_runq_make_dirs(q);
+}
+
 /* The queue's jobs as a job file in the state directory, which the nodes read. */
 static void print_jobfile(FILE *f, const void *ctx)
 {
@@ -660,13 +709,13 @@ int hs_runq_slurm_leftovers(struct hs_runq *q)
 			left = -1;	/* squeue failed: it cannot tell */
 	}
 	if (left > 0)
-		hs_runq_say(q, HS_RUNQ_ERROR, "the queue in %s left jobs in Slurm that have not ended (job %d%s): "
-		      "go on with --resume, or scancel them", q->state, found,
-		      strchr(out, '\n') && strchr(out, '\n')[1] ? " and others" : "");
+		hs_runq_say(q, HS_RUNQ_ERROR, "the queue in %s left jobs in Slurm that have not "
+			    "ended (job %d%s): go on with --resume, or scancel them", q->state,
+			    found, strchr(out, '\n') && strchr(out, '\n')[1] ? " and others" : "");
 	else if (left < 0)
-		hs_runq_say(q, HS_RUNQ_ERROR, "the queue in %s was killed with jobs that Slurm may still have, and it "
-		      "cannot tell%s%s: go on with --resume", q->state, out && *out ? ": " : "",
-		      out && *out ? first_line(out) : "");
+		hs_runq_say(q, HS_RUNQ_ERROR, "the queue in %s was killed with jobs that Slurm "
+			    "may still have, and it cannot tell%s%s: go on with --resume", q->state,
+			    out && *out ? ": " : "", out && *out ? first_line(out) : "");
 	free(ids);
 	free(out);
 	hs_queue_free(&st);

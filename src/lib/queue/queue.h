@@ -131,6 +131,32 @@ void hs_runq_release(struct hs_runq *q);
 /* Write the queue file; on failure say so once and set state_lost. */
 int hs_runq_save(struct hs_runq *q);
 
+/*
+ * The functions below that set up a queue say why they fail (ops.say) and
+ * return -EINVAL when the user's input is at fault (run's exit status 2),
+ * another -errno when hotset failed (125).
+ */
+
+/*
+ * The state directory (given, or the default) must be the user's own and
+ * writable by no one else, or sticky with hotset's entries the user's
+ * own: job output and histories are not to be read, or planted, by
+ * others. One yet to be made must be made in such a directory.
+ */
+int hs_runq_check_state(const struct hs_runq *q);
+/* The log directory likewise, with the names of the jobs' logs as its entries. */
+int hs_runq_check_logs(const struct hs_runq *q);
+/* mkdir -p the state and log directories, 0700 (hs_mkdirs: never through another's link). */
+int hs_runq_make_dirs(const struct hs_runq *q);
+
+/*
+ * --resume: the jobs the queue file says are done stay done; with Slurm,
+ * those it ran are adopted; act: stop what the jobs that were running
+ * left (not for --dry-run). The queue file must be of the same job file
+ * and engine.
+ */
+int hs_runq_resume(struct hs_runq *q, bool act);
+
 /* ---- the local engine (engine-local.c) ---- */
 
 /*
@@ -166,6 +192,12 @@ int hs_runq_slurm(struct hs_runq *q);
 int hs_runq_slurm_leftovers(struct hs_runq *q);
 /* --step: the signal that stopped the queue of state before the step began, or 0. */
 int hs_runq_slurm_stopped(const char *state);
+/*
+ * --engine slurm: sbatch at hand (not for a dry run), and the state and
+ * log directories named by absolute paths, which the nodes use (and made,
+ * not for a dry run). Returns 0, -EINVAL or -errno, as the setup above.
+ */
+int hs_runq_slurm_ready(struct hs_runq *q, bool dry);
 /* This hotset binary, which the nodes run too; -1 after saying why not. */
 int hs_runq_self_path(const struct hs_runq *q, char *buf, size_t size);
 /* Job j's sbatch command line, quoted, malloc'd into *line; 0 or -ENOMEM. */
