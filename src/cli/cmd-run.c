@@ -75,6 +75,7 @@ static const char usage[] =
 const struct cmd cmd_run;
 
 static volatile sig_atomic_t stop_signal;
+static bool show_status;	/* the status line: a terminal, no -q (run_progress()'s ctx) */
 static int sig_pipe[2] = { -1, -1 };
 
 /* How the engines speak, and what they leave to the command line. */
@@ -189,6 +190,147 @@ static int run_step(struct hs_runq *q, const char *name)
 	return hs_runq_run_one(q, j);
 }
 
+/* The state and log directories not given: the defaults; the queue file's path. */
+static int state_paths(struct hs_runq *q)
+{
+	if (!q->state) {
+		if (hs_runstate_default_dir(q->state_buf, sizeof(q->state_buf)))
+			return error("no state directory: HOME is not set; give --state DIR"),
+			       EXIT_USAGE;
+		q->state = q->state_buf;
+	}
+	if (!q->logs) {
+		if (hs_runq_path_of(q->logs_buf, sizeof(q->logs_buf), q->state, "/logs", "", ""))
+			return error("%s: the path is too long", q->state), EXIT_USAGE;
+		q->logs = q->logs_buf;
+	}
+	snprintf(q->queue_path, sizeof(q->queue_path), "%s/queue", q->state);
+	return 0;
+}
+
+/* --dry-run: the plan, from the state resumed if asked; nothing runs. */
+static int dry_run(struct hs_runq *q, bool resuming)
+{
+	int rc;
+
+	if (resuming && (rc = setup_code(hs_runq_resume(q, false))))
+		return rc;
+	if (q->slurm) {
+		run_slurm_plan(q);
+	} else {
+		hs_runq_read_pressure(q);
+		run_dry_run(q);
+	}
+	return finish_stdout(EXIT_OK);
+}
+
+/* -- COMMAND: a queue of one job, named by --name or after the command. */
+static int command_job(struct hs_runq *q, char **argv, const char *name)
+{
+	char *cmdline = shell_join(argv), *base = strrchr(argv[0], '/');
+	char def[HS_JOB_NAME_MAX + 1];
+	size_t k = 0;
+	int rc;
+
+	if (!cmdline)
+		return error("out of memory"), EXIT_HOTSET;
+	if (!name) {
+		for (const char *s = base ? base + 1 : argv[0]; *s && k < HS_JOB_NAME_MAX; s++)
+			def[k++] = hs_job_name_ok(s, 1) ? *s : '_';
+		def[k] = '\0';
+		name = k && hs_job_name_ok(def, k) ? def : "job";
+	} else if (!hs_job_name_ok(name, strlen(name))) {
+		free(cmdline);
+		return usage_error(&cmd_run, "--name: '%s' is not a job name (letters, "
+				   "digits, '.', '_' and '-')", name);
+	}
+	q->jobfile = "-";
+	q->jf.hash = hs_fnv1a(cmdline, strlen(cmdline));
+	rc = hs_jobfile_add(&q->jf, name, cmdline, 0);
+	free(cmdline);
+	if (rc)
+		return error("out of memory"), EXIT_HOTSET;
+	return 0;
+}
+
+/*
+ * The state directory's lock, or -1 after saying why not. Supervisors
+ * hold the lock too (they inherit it): a queue that was killed keeps it
+ * until its jobs have stopped, so that none runs twice. A resumed queue
+ * waits for them, 30 seconds at most.
+ */
+static int lock_state(const struct hs_runq *q, bool quiet)
+{
+	pid_t holder;
+	int lock;
+
+	for (int tries = 0; (lock = hs_runstate_lock(q->state, &holder)) == -EWOULDBLOCK &&
+			    holder && kill(holder, 0) && errno == ESRCH && tries < 300; tries++) {
+		if (tries == 0 && !quiet)
+			warning("the jobs of the queue that was killed (pid %d) are stopping: "
+				"waiting for them", (int)holder);
+		usleep(100000);
+	}
+	if (lock < 0) {
+		if (lock == -EWOULDBLOCK && holder && kill(holder, 0) && errno == ESRCH)
+			error("%s is still locked by the jobs of the queue of pid %d, which was "
+			      "killed: they have not stopped", q->state, (int)holder);
+		else if (lock == -EWOULDBLOCK && holder)
+			error("%s is in use by another queue (pid %d): give another --state",
+			      q->state, (int)holder);
+		else if (lock == -EWOULDBLOCK)
+			error("%s is in use by another queue: give another --state", q->state);
+		else
+			error("%s/lock: %s", q->state, strerror(-lock));
+	}
+	return lock;
+}
+
+/*
+ * The queue, with the stop signals caught (this file's handler, the
+ * engines' flag and self-pipe), then the report. Returns the exit status.
+ */
+static int run_queue(struct hs_runq *q, bool json, bool quiet)
+{
+	struct sigaction sa;
+	int code = EXIT_OK;
+
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK)) {
+		error("pipe: %s", strerror(errno));
+		return EXIT_HOTSET;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	q->wake[0] = sig_pipe[0], q->wake[1] = sig_pipe[1];
+	show_status = isatty(2) && !quiet;
+	q->start_ns = hs_realtime_ns();
+	if (hs_runq_save(q))
+		return EXIT_HOTSET;
+	if ((q->slurm ? hs_runq_slurm(q) : hs_runq_local(q)) < 0 || q->state_lost)
+		code = EXIT_HOTSET;
+	for (size_t i = 0; i < q->n; i++) {
+		struct hs_runq_job *j = &q->jobs[i];
+
+		if (code == EXIT_OK && (j->s.state != HS_Q_DONE || j->exit_status))
+			code = 1;
+	}
+	if (json)
+		run_json_report(q);
+	else
+		run_table_report(q);
+	if (stop_signal)
+		code = 128 + stop_signal;
+	return finish_stdout(code);
+}
+
+/*
+ * The options, the job file, the state; then a step, a plan or the queue.
+ * Over a screen for its option loop (a case an option, as every command's).
+ */
 static int run_run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -209,12 +351,10 @@ static int run_run(int argc, char **argv)
 	struct hs_runq q = { .warm_fd = -1, .stop = &stop_signal, .wake = { -1, -1 } };
 	const char *name = NULL, *step = NULL;
 	bool dry = false, resuming = false, budget_set = false, j_set = false;
-	bool json = false, quiet = false, show_status = false;
+	bool json = false, quiet = false;
 	unsigned slots = 0;
 	uint64_t budget = 0;
-	int opt, rc, lock = -1, code = EXIT_OK;
-	pid_t holder;
-	struct sigaction sa;
+	int opt, rc, lock = -1;
 
 	q.ops = (struct hs_runq_ops){ .say = say, .join = shell_join, .supervising = supervising,
 				      .recorded = recorded, .warn = say_warning,
@@ -259,29 +399,8 @@ static int run_run(int argc, char **argv)
 	if (step && (q.slurm || dry || resuming || !strcmp(argv[optind - 1], "--")))
 		return usage_error(&cmd_run, "--step runs one job of a job file, alone");
 	if (!strcmp(argv[optind - 1], "--")) {
-		/* one job: its name is the command's basename, or --name */
-		char *cmdline = shell_join(argv + optind), *base = strrchr(argv[optind], '/');
-		char def[HS_JOB_NAME_MAX + 1];
-		size_t k = 0;
-
-		if (!cmdline)
-			return error("out of memory"), EXIT_HOTSET;
-		if (!name) {
-			for (const char *s = base ? base + 1 : argv[optind]; *s && k < HS_JOB_NAME_MAX; s++)
-				def[k++] = hs_job_name_ok(s, 1) ? *s : '_';
-			def[k] = '\0';
-			name = k && hs_job_name_ok(def, k) ? def : "job";
-		} else if (!hs_job_name_ok(name, strlen(name))) {
-			free(cmdline);
-			return usage_error(&cmd_run, "--name: '%s' is not a job name (letters, "
-					   "digits, '.', '_' and '-')", name);
-		}
-		q.jobfile = "-";
-		q.jf.hash = hs_fnv1a(cmdline, strlen(cmdline));
-		rc = hs_jobfile_add(&q.jf, name, cmdline, 0);
-		free(cmdline);
-		if (rc)
-			return error("out of memory"), EXIT_HOTSET;
+		if ((rc = command_job(&q, argv + optind, name)))
+			return rc;
 	} else {
 		if (optind + 1 < argc)
 			return usage_error(&cmd_run, "one job file only (a command goes after --)");
@@ -291,23 +410,8 @@ static int run_run(int argc, char **argv)
 		if ((rc = load_jobfile(&q, q.jobfile)))
 			goto out;
 	}
-	if (!q.state) {
-		if ((rc = hs_runstate_default_dir(q.state_buf, sizeof(q.state_buf)))) {
-			error("no state directory: HOME is not set; give --state DIR");
-			rc = EXIT_USAGE;
-			goto out;
-		}
-		q.state = q.state_buf;
-	}
-	if (!q.logs) {
-		if (hs_runq_path_of(q.logs_buf, sizeof(q.logs_buf), q.state, "/logs", "", "")) {
-			error("%s: the path is too long", q.state);
-			rc = EXIT_USAGE;
-			goto out;
-		}
-		q.logs = q.logs_buf;
-	}
-	snprintf(q.queue_path, sizeof(q.queue_path), "%s/queue", q.state);
+	if ((rc = state_paths(&q)))
+		goto out;
 	if ((rc = setup_code(hs_runq_check_state(&q))) || (rc = setup_jobs(&q)) ||
 	    (rc = setup_code(hs_runq_check_logs(&q))))
 		goto out;
@@ -329,42 +433,12 @@ static int run_run(int argc, char **argv)
 		goto out;
 	}
 	if (dry) {
-		if (resuming && (rc = setup_code(hs_runq_resume(&q, false))))
-			goto out;
-		if (q.slurm) {
-			run_slurm_plan(&q);
-		} else {
-			hs_runq_read_pressure(&q);
-			run_dry_run(&q);
-		}
-		rc = finish_stdout(EXIT_OK);
+		rc = dry_run(&q, resuming);
 		goto out;
 	}
 	if ((rc = setup_code(hs_runq_make_dirs(&q))))
 		goto out;
-	/*
-	 * Supervisors hold the lock too (they inherit it): a queue that was
-	 * killed keeps it until its jobs have stopped, so that none runs
-	 * twice. A resumed queue waits for them, 30 seconds at most.
-	 */
-	for (int tries = 0; (lock = hs_runstate_lock(q.state, &holder)) == -EWOULDBLOCK &&
-			    holder && kill(holder, 0) && errno == ESRCH && tries < 300; tries++) {
-		if (tries == 0 && !quiet)
-			warning("the jobs of the queue that was killed (pid %d) are stopping: "
-				"waiting for them", (int)holder);
-		usleep(100000);
-	}
-	if (lock < 0) {
-		if (lock == -EWOULDBLOCK && holder && kill(holder, 0) && errno == ESRCH)
-			error("%s is still locked by the jobs of the queue of pid %d, which was "
-			      "killed: they have not stopped", q.state, (int)holder);
-		else if (lock == -EWOULDBLOCK && holder)
-			error("%s is in use by another queue (pid %d): give another --state",
-			      q.state, (int)holder);
-		else if (lock == -EWOULDBLOCK)
-			error("%s is in use by another queue: give another --state", q.state);
-		else
-			error("%s/lock: %s", q.state, strerror(-lock));
+	if ((lock = lock_state(&q, quiet)) < 0) {
 		rc = EXIT_HOTSET;
 		goto out;
 	}
@@ -375,39 +449,7 @@ static int run_run(int argc, char **argv)
 		goto out;
 	}
 
-	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK)) {
-		error("pipe: %s", strerror(errno));
-		rc = EXIT_HOTSET;
-		goto out;
-	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	q.wake[0] = sig_pipe[0], q.wake[1] = sig_pipe[1];
-	show_status = isatty(2) && !quiet;
-	q.start_ns = hs_realtime_ns();
-	if (hs_runq_save(&q)) {
-		rc = EXIT_HOTSET;
-		goto out;
-	}
-	if ((q.slurm ? hs_runq_slurm(&q) : hs_runq_local(&q)) < 0 || q.state_lost)
-		code = EXIT_HOTSET;
-	for (size_t i = 0; i < q.n; i++) {
-		struct hs_runq_job *j = &q.jobs[i];
-
-		if (code == EXIT_OK && (j->s.state != HS_Q_DONE || j->exit_status))
-			code = 1;
-	}
-	if (json)
-		run_json_report(&q);
-	else
-		run_table_report(&q);
-	if (stop_signal)
-		code = 128 + stop_signal;
-	rc = finish_stdout(code);
+	rc = run_queue(&q, json, quiet);
 out:
 	if (lock >= 0)
 		close(lock);
