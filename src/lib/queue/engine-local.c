@@ -11,6 +11,7 @@
  * (runstate.h) before it exits. The choice of what starts next is
  * sched.c's, and so is which waiting job has its profile warmed.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -275,6 +276,7 @@ static int start_job(struct hs_runq *q, struct hs_runq_job *j)
 	pid_t parent = getpid(), pid;
 	struct hs_error err = { 0 };
 
+	assert(j->s.state == HS_Q_PENDING);	/* sched.c chooses among pending jobs alone */
 	if (hs_mkdirs(j->dir, 0700, &err)) {
 		hs_runq_say(q, HS_RUNQ_ERROR, "%s: %s", j->dir, err.msg);
 		return -1;
@@ -313,6 +315,7 @@ static void reap(struct hs_runq *q, struct hs_runq_job *j)
 	struct hs_error err = { 0 };
 	siginfo_t si = { 0 };
 
+	assert(j->s.state == HS_Q_RUNNING && j->pidfd >= 0);	/* reaped once */
 	while (waitid(P_PIDFD, (id_t)j->pidfd, &si, WEXITED) < 0 && errno == EINTR)
 		;
 	close(j->pidfd);
@@ -413,6 +416,7 @@ static void maybe_warm(struct hs_runq *q)
 	if (k < 0)
 		return;
 	j = &q->jobs[k];
+	assert(j->s.state == HS_Q_PENDING && !j->s.warmed);
 	snprintf(profile, sizeof(profile), "%s/profile", j->dir);
 	if (access(profile, R_OK))
 		return;

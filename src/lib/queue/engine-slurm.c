@@ -12,6 +12,7 @@
  * nodes share. Jobs are followed with squeue; the figures come from each
  * step's result file, or from scontrol when the step never wrote one.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -305,6 +306,8 @@ static int submit(struct hs_runq *q, struct hs_runq_job *j, const char *hotset)
 	long id;
 	int rc;
 
+	/* submitted once: a job sbatch refused keeps its -1, one submitted its id */
+	assert(j->s.state == HS_Q_PENDING && !j->slurm_job);
 	j->start_ns = hs_realtime_ns();	/* submitted after this; its token (find_submitted) */
 	if (!out || build(q, j, hotset, &s)) {
 		free(out);

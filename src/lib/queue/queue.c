@@ -4,6 +4,7 @@
  * and the one way the engines speak (hs_runq_say(): the caller words
  * nothing, it only shows).
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -104,6 +105,7 @@ int hs_runq_save(struct hs_runq *q)
 	struct hs_queue_job *v = calloc(q->n ? q->n : 1, sizeof(*v));
 	int rc;
 
+	assert(q->n == q->jf.n);	/* a job of the queue for each of the job file */
 	if (!v)
 		return -ENOMEM;
 	snprintf(st.jobfile, sizeof(st.jobfile), "%s", q->jobfile);
