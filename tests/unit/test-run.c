@@ -1,16 +1,22 @@
 /*
  * test-run.c - the parts of `hotset run` that need no job: the job file
  * (errors with their line), the records of the state directory (they read
- * back what was written), and the scheduler's choices.
+ * back what was written), the scheduler's choices, and the queue's state
+ * saved and resumed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "queue/jobfile.h"
+#include "queue/queue.h"
 #include "queue/runstate.h"
 #include "queue/sched.h"
 #include "unit.h"
 #include "corpus.h"
+#include "scratch.h"
 
 static int parse(const char *text, struct hs_jobfile *jf, struct hs_error *err)
 {
@@ -420,6 +426,147 @@ TEST(the_need_is_a_warm_reruns_cache_writes_and_peak_memory)
 	CHECK_EQ_U64(hs_sched_need(&r), 7140);
 }
 
+TEST(the_warmer_takes_the_next_job_waiting_for_a_cpu_beside_cpu_bound_ones)
+{
+	struct hs_sched s = { .slots = 1, .budget = 1000 };
+	struct hs_sched_job j[3] = {
+		{ .state = HS_Q_RUNNING, .known = true, .cpu_bound = true, .need = 400 },
+		{ .state = HS_Q_PENDING, .known = true, .need = 500, .wait = HS_WAIT_CPU },
+		{ .state = HS_Q_PENDING, .known = true, .need = 100, .wait = HS_WAIT_CPU },
+	};
+
+	CHECK(hs_sched_warm_next(&s, j, 3) == 1);
+	j[1].warmed = true;	/* once: not again, and not the one after it */
+	CHECK(hs_sched_warm_next(&s, j, 3) == -1);
+	j[1].warmed = false, j[1].need = 601;	/* it would not fit beside the running one */
+	CHECK(hs_sched_warm_next(&s, j, 3) == -1);
+	j[1].need = 600, j[1].wait = HS_WAIT_MEMORY;	/* it waits for more than a CPU */
+	CHECK(hs_sched_warm_next(&s, j, 3) == -1);
+	j[1].wait = HS_WAIT_CPU, j[1].known = false;
+	CHECK(hs_sched_warm_next(&s, j, 3) == -1);
+	j[1].known = true, j[0].cpu_bound = false;	/* a job waits for the disk: leave it alone */
+	CHECK(hs_sched_warm_next(&s, j, 3) == -1);
+	j[0].cpu_bound = true, j[0].known = false;
+	CHECK(hs_sched_warm_next(&s, j, 3) == -1);
+	j[0].known = true, j[0].state = HS_Q_DONE;	/* nothing runs: it starts at once */
+	CHECK(hs_sched_warm_next(&s, j, 3) == -1);
+	j[0].state = HS_Q_RUNNING, j[1].state = HS_Q_DONE;
+	CHECK(hs_sched_warm_next(&s, j, 3) == 2);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+}
+
+TEST(a_job_file_is_read_from_a_file_or_a_pipe_never_a_named_fifo)
+{
+	struct hs_jobfile jf = { 0 };
+	struct hs_error err = { 0 };
+	char path[64];
+	int p[2];
+
+	scratch_dir();
+	write_text(path_in("jobs"), "a true\n# b\nb sleep 1\n");
+	CHECK(hs_jobfile_load(path_in("jobs"), &jf, &err) == 0);
+	CHECK_EQ_U64(jf.n, 2);
+	CHECK_EQ_U64(jf.jobs[1].line, 3);
+	hs_jobfile_free(&jf);
+	write_text(path_in("empty"), "# nothing\n\n");
+	CHECK(hs_jobfile_load(path_in("empty"), &jf, &err) == -EINVAL);
+	CHECK(!strcmp(err.msg, "no job in the file") && err.line == 0);
+	hs_jobfile_free(&jf);
+	write_text(path_in("bad"), "a true\nonly-a-name\n");
+	memset(&err, 0, sizeof(err));
+	CHECK(hs_jobfile_load(path_in("bad"), &jf, &err) < 0 && err.line == 2);
+	hs_jobfile_free(&jf);
+	/* a named FIFO with no writer: refused at once, not read for ever */
+	CHECK(mkfifo(path_in("fifo"), 0600) == 0);
+	memset(&err, 0, sizeof(err));
+	CHECK(hs_jobfile_load(path_in("fifo"), &jf, &err) == -EINVAL);
+	CHECK(strstr(err.msg, "a named FIFO") != NULL);
+	CHECK(hs_jobfile_load(scratch, &jf, &err) == -EINVAL);
+	CHECK(!strcmp(err.msg, "not a regular file"));
+	CHECK(hs_jobfile_load(path_in("none"), &jf, &err) == -ENOENT);
+	/* a pipe the shell made: read to its end */
+	CHECK(pipe(p) == 0);
+	CHECK(write(p[1], "c echo c\n", 9) == 9);
+	close(p[1]);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[0]);
+	CHECK(hs_jobfile_load(path, &jf, &err) == 0 && jf.n == 1);
+	CHECK(!strcmp(jf.jobs[0].command, "echo c"));
+	hs_jobfile_free(&jf);
+	close(p[0]);
+	scratch_done();
+}
+
+static char said[512];
+
+static void remember(void *ctx, enum hs_runq_level level, const char *msg)
+{
+	snprintf(said, sizeof(said), "%s%s", level == HS_RUNQ_WARNING ? "warning: " : "", msg);
+}
+
+/* A queue of the job file text in the scratch directory's state, its jobs set up. */
+static void new_queue(struct hs_runq *q, const char *text)
+{
+	struct hs_error err = { 0 };
+
+	memset(q, 0, sizeof(*q));
+	q->ops.say = remember;
+	q->warm_fd = -1;
+	q->jobfile = "jobs";
+	q->state = scratch;
+	snprintf(q->logs_buf, sizeof(q->logs_buf), "%s/logs", scratch);
+	q->logs = q->logs_buf;
+	snprintf(q->queue_path, sizeof(q->queue_path), "%s/queue", scratch);
+	CHECK(hs_jobfile_parse(text, strlen(text), &q->jf, &err) == 0);
+	q->jf.hash = hs_fnv1a(text, strlen(text));
+	CHECK(hs_runq_setup_jobs(q) == 0);
+}
+
+TEST(a_queue_saved_is_resumed_with_its_done_jobs_and_only_with_its_job_file)
+{
+	static const char text[] = "a true\nb false\nc true\n";
+	struct hs_runq q, r;
+
+	scratch_dir();
+	new_queue(&q, text);
+	CHECK(hs_runq_check_state(&q) == 0 && hs_runq_make_dirs(&q) == 0);
+	CHECK(hs_runq_check_logs(&q) == 0);
+	CHECK(!strcmp(q.jobs[1].dir, path_in("jobs/b")));
+	CHECK(!strcmp(q.jobs[1].log, path_in("logs/b.log")));
+	CHECK(!q.jobs[0].s.known);	/* no history yet */
+	new_queue(&r, text);
+	said[0] = '\0';
+	CHECK(hs_runq_resume(&r, false) == -EINVAL);	/* nothing saved yet */
+	CHECK(strstr(said, "no queue to resume") != NULL);
+	q.jobs[1].s.state = HS_Q_DONE, q.jobs[1].exit_status = 1;
+	q.jobs[1].start_ns = 10, q.jobs[1].end_ns = 20;
+	q.jobs[2].s.state = HS_Q_RUNNING, q.jobs[2].pid = 1234;
+	CHECK(hs_runq_save(&q) == 0 && !q.state_lost);
+	CHECK(hs_runq_resume(&r, false) == 0);
+	CHECK(r.jobs[0].s.state == HS_Q_PENDING);
+	CHECK(r.jobs[1].s.state == HS_Q_DONE && r.jobs[1].exit_status == 1);
+	CHECK(r.jobs[1].start_ns == 10 && r.jobs[1].end_ns == 20);
+	CHECK(r.jobs[2].s.state == HS_Q_PENDING);	/* it was running: it runs again */
+	hs_runq_release(&r);
+	/* another engine's queue, another job file: refused, said */
+	new_queue(&r, text);
+	r.slurm = true;
+	CHECK(hs_runq_resume(&r, false) == -EINVAL && strstr(said, "--engine local") != NULL);
+	hs_runq_release(&r);
+	new_queue(&r, "a true\n");
+	CHECK(hs_runq_resume(&r, false) == -EINVAL);
+	CHECK(strstr(said, "is not the job file of the queue") != NULL);
+	hs_runq_release(&r);
+	hs_runq_release(&q);
+	scratch_done();
+}
+
 #define LLVMFuzzerTestOneInput fuzz_jobfile
 #include "../fuzz/fuzz-jobfile.c"
 #undef LLVMFuzzerTestOneInput
@@ -448,5 +595,8 @@ int main(void)
 			 a_job_with_no_history_does_not_pass_one_held,
 			 io_pressure_holds_io_bound_jobs_only,
 			 the_need_is_a_warm_reruns_cache_writes_and_peak_memory,
+			 the_warmer_takes_the_next_job_waiting_for_a_cpu_beside_cpu_bound_ones,
+			 a_job_file_is_read_from_a_file_or_a_pipe_never_a_named_fifo,
+			 a_queue_saved_is_resumed_with_its_done_jobs_and_only_with_its_job_file,
 			 jobfile_fuzz_corpus_replays);
 }

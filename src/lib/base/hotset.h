@@ -90,4 +90,11 @@ static inline double hs_monotonic_seconds(void)
 	return (double)hs_monotonic_ns() / 1e9;
 }
 
+/*
+ * Nanoseconds on CLOCK_REALTIME, since the epoch: for dates that are
+ * compared across processes and machines (a queue's jobs, run on Slurm's
+ * nodes), never for durations, which a clock step would bend.
+ */
+int64_t hs_realtime_ns(void);
+
 #endif

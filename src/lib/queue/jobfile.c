@@ -7,8 +7,12 @@
  * may hold 100,000 jobs: nothing here compares each job with all others.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "queue/jobfile.h"
 
@@ -250,4 +254,83 @@ void hs_jobfile_free(struct hs_jobfile *jf)
 	jf->jobs = NULL;
 	jf->by_name = NULL;
 	jf->n = jf->cap = jf->by_name_cap = 0;
+}
+
+/*
+ * A regular file, or a pipe the shell made (<(...), /dev/stdin): a named
+ * FIFO is refused, since with no writer its read would wait for ever, and
+ * a device, directory or socket is no job file. Returns the descriptor,
+ * or -errno with err saying why.
+ */
+static int open_jobfile(const char *path, struct hs_error *err)
+{
+	char link[64], target[16];
+	struct stat st;
+	ssize_t n;
+	int fd, rc;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
+		return hs_error_set(err, errno, "%s", strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		rc = hs_error_set(err, errno, "%s", strerror(errno));
+		goto fail;
+	}
+	if (S_ISFIFO(st.st_mode)) {
+		/* a pipe's link reads "pipe:[INODE]"; a named FIFO's is its path */
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target));
+		if (n < 5 || memcmp(target, "pipe:", 5)) {
+			rc = hs_error_set(err, EINVAL, "a named FIFO: give a regular file, or pipe "
+					  "the job file in (hotset run /dev/stdin < FILE)");
+			goto fail;
+		}
+		/* opened without waiting for a writer; read it as the blocking pipe it is */
+		if (fcntl(fd, F_SETFL, 0) < 0) {
+			rc = hs_error_set(err, errno, "%s", strerror(errno));
+			goto fail;
+		}
+	} else if (!S_ISREG(st.st_mode)) {
+		rc = hs_error_set(err, EINVAL, "not a regular file");
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return rc;
+}
+
+int hs_jobfile_load(const char *path, struct hs_jobfile *jf, struct hs_error *err)
+{
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t got;
+	int fd, rc;
+
+	if ((fd = open_jobfile(path, err)) < 0)
+		return fd;
+	/* read whole: a pipe tells no size, and the parser wants the text at once */
+	for (;;) {
+		if (hs_grow(&text, &cap, len + 65536, 1)) {
+			close(fd);
+			free(text);
+			return hs_error_set(err, ENOMEM, "out of memory");
+		}
+		if ((got = read(fd, text + len, cap - len)) <= 0)
+			break;
+		len += (size_t)got;
+	}
+	if (got < 0)
+		rc = hs_error_set(err, errno, "%s", strerror(errno));
+	close(fd);
+	if (got < 0) {
+		free(text);
+		return rc;
+	}
+	rc = hs_jobfile_parse(text, len, jf, err);
+	free(text);
+	if (rc)
+		return rc;
+	if (!jf->n)
+		return hs_error_set(err, EINVAL, "no job in the file");
+	return 0;
 }

@@ -62,6 +62,15 @@ ssize_t hs_jobfile_find(const struct hs_jobfile *jf, const char *name);
 /* FNV-1a, 64 bits, of len bytes. */
 uint64_t hs_fnv1a(const void *p, size_t len);
 
+/*
+ * Read and parse the job file at path (a regular file, or a pipe the
+ * shell made; never a named FIFO, whose read could wait for ever).
+ * Returns 0, or -errno with err saying why (without the path; with the
+ * line, err->line != 0, for a malformed file): -ENOMEM, out of memory;
+ * any other, the file's fault. A file with no job is refused.
+ */
+int hs_jobfile_load(const char *path, struct hs_jobfile *jf, struct hs_error *err);
+
 void hs_jobfile_free(struct hs_jobfile *jf);
 
 #endif

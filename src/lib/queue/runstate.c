@@ -1,6 +1,14 @@
 /*
  * runstate.c - the state directory of `hotset run` (runstate.h): the
  * records of runs, the queue file, the lock.
+ *
+ * Both files are text, a "key value" a line, so that a person can read
+ * (and a test can write) them; both are read back by a parser that trusts
+ * nothing (a file of the state directory may be truncated, or another
+ * version's: fuzz-jobfile parses, prints and parses both again), and
+ * written whole, atomically, 0600: a job's history tells what it read and
+ * cost, which is its owner's business. Times are written as integers of nanoseconds and
+ * seconds as fixed-point decimals, never through the locale's printf.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +26,7 @@
 
 /* ---- parsing: "key value" lines ------------------------------------------- */
 
+/* Decimal digits alone, n of them, to 2^64-1: no sign, blank or overflow (strtoull's). */
 static int parse_u64(const char *s, size_t n, uint64_t *out)
 {
 	uint64_t v = 0;
@@ -27,6 +36,7 @@ static int parse_u64(const char *s, size_t n, uint64_t *out)
 	for (size_t i = 0; i < n; i++) {
 		unsigned d = (unsigned char)s[i] - '0';
 
+		/* v * 10 + d would pass 2^64-1 */
 		if (d > 9 || v > (UINT64_MAX - d) / 10)
 			return -1;
 		v = v * 10 + d;
@@ -35,6 +45,7 @@ static int parse_u64(const char *s, size_t n, uint64_t *out)
 	return 0;
 }
 
+/* parse_u64() with an optional '-': times before the epoch read back as written. */
 static int parse_i64(const char *s, size_t n, int64_t *out)
 {
 	uint64_t v;
@@ -67,6 +78,12 @@ static int parse_seconds(const char *s, size_t n, double *out)
 	return 0;
 }
 
+/*
+ * Seconds to the microsecond, as digits that parse_seconds() reads in any
+ * locale ("%f" would write a comma in some). A value no run can have (a
+ * NaN, negative, over 30,000 years) is written as 0 rather than as text
+ * that would not read back.
+ */
 static void print_seconds(FILE *f, const char *key, double s)
 {
 	uint64_t us;
@@ -77,7 +94,11 @@ static void print_seconds(FILE *f, const char *key, double s)
 	fprintf(f, "%s %" PRIu64 ".%06" PRIu64 "\n", key, us / 1000000, us % 1000000);
 }
 
-/* Call fn for each "key value" line; blank lines and "#" comments skipped. */
+/*
+ * Call fn for each "key value" line; blank lines and "#" comments skipped.
+ * err->line follows the line being read, so that fn's errors, and this
+ * function's, name it; it is 0 again once the whole text is read.
+ */
 typedef int (*kv_fn)(void *ctx, const char *key, size_t klen, const char *val, size_t vlen,
 		     struct hs_error *err);
 
@@ -93,6 +114,7 @@ static int each_kv(const char *text, size_t len, kv_fn fn, void *ctx, struct hs_
 
 		err->line = ++line;
 		pos += n + (nl != NULL);
+		/* a NUL would cut the value short of what the line says */
 		if (memchr(s, '\0', n))
 			return hs_error_set(err, EINVAL, "a NUL byte");
 		if (n == 0 || s[0] == '#')
@@ -114,6 +136,7 @@ static bool key_is(const char *key, size_t klen, const char *name)
 	return strlen(name) == klen && !memcmp(key, name, klen);
 }
 
+/* "-": a figure the run could not know (no PSI, no /proc/PID/io...), never a 0 */
 static bool dash(const char *v, size_t n)
 {
 	return n == 1 && v[0] == '-';
@@ -121,6 +144,12 @@ static bool dash(const char *v, size_t n)
 
 /* ---- records of runs -------------------------------------------------------- */
 
+/*
+ * One line of a run's record. A key this version does not know is
+ * skipped: a record written by a later hotset, with more figures, still
+ * gives the scheduler those it knows. A value that does not parse is an
+ * error with its line, as a record half written by hand would be.
+ */
 static int record_kv(void *ctx, const char *key, size_t klen, const char *v, size_t n,
 		     struct hs_error *err)
 {
@@ -129,6 +158,7 @@ static int record_kv(void *ctx, const char *key, size_t klen, const char *v, siz
 	int64_t i;
 	int bad = 0;
 
+/* a figure that may be unknown: "-" clears its flag, a number sets it */
 #define U64(name, field, flag) \
 	else if (key_is(key, klen, name)) { \
 		if (dash(v, n)) \
@@ -140,6 +170,7 @@ static int record_kv(void *ctx, const char *key, size_t klen, const char *v, siz
 		if (!(bad = parse_u64(v, n, &u) || u > UINT32_MAX))
 			r->runs = (unsigned)u;
 	} else if (key_is(key, klen, "exit_status")) {
+		/* an exit code, or 128 + a signal's number, as a shell says it */
 		if (!(bad = parse_u64(v, n, &u) || u > 255 + 128))
 			r->exit_status = (int)u;
 	} else if (key_is(key, klen, "signal")) {
@@ -180,6 +211,7 @@ static int record_kv(void *ctx, const char *key, size_t klen, const char *v, siz
 int hs_run_record_parse(const char *text, size_t len, struct hs_run_record *r,
 			struct hs_error *err)
 {
+	/* a key the file does not hold stays 0, or unknown */
 	memset(r, 0, sizeof(*r));
 	return each_kv(text, len, record_kv, r, err);
 }
@@ -212,7 +244,11 @@ void hs_run_record_print(FILE *f, const struct hs_run_record *r)
 	print_u64_or_dash(f, "rerun_cache_bytes", r->rerun_known, r->rerun_cache_bytes);
 }
 
-/* The whole of a small file, NUL-terminated. */
+/*
+ * The whole of a small file, NUL-terminated. 64 MiB at most: a queue of
+ * 100,000 jobs writes a few MiB; anything larger is not hotset's, and is
+ * refused (-EFBIG) before it takes the memory.
+ */
 static int slurp(const char *path, char **out, size_t *len)
 {
 	size_t cap = 0, n = 0;
@@ -246,6 +282,7 @@ static int slurp(const char *path, char **out, size_t *len)
 		free(buf);
 		return rc;
 	}
+	/* an empty file: an empty text, not a NULL one */
 	if (!buf && !(buf = malloc(1)))
 		return -ENOMEM;
 	buf[n] = '\0';
@@ -266,21 +303,23 @@ int hs_run_record_load(const char *path, struct hs_run_record *r, struct hs_erro
 	return rc;
 }
 
-/* Write what print() prints to path, atomically. */
-static int save_with(const char *path, void (*print)(FILE *, const void *), const void *ctx)
+int hs_runstate_write(const char *path, void (*print)(FILE *, const void *), const void *ctx,
+		      struct hs_error *err)
 {
 	struct hs_atomic_file *af;
 	FILE *f;
 	int fd, rc;
 
-	if ((rc = hs_atomic_open(path, 0600, &af, &fd, NULL)))
+	if ((rc = hs_atomic_open(path, 0600, &af, &fd, err)))
 		return rc;
+	/* a stream of a copy: fclose() must not close the descriptor the commit syncs */
 	if (!(f = fdopen(dup(fd), "w"))) {
 		rc = -errno;
 		hs_atomic_abort(af);
 		return rc;
 	}
 	print(f, ctx);
+	/* a write that failed (ENOSPC) keeps the file as it was: the commit aborts */
 	rc = ferror(f) ? -EIO : 0;
 	if (fclose(f) && !rc)
 		rc = -errno;
@@ -294,11 +333,12 @@ static void print_record(FILE *f, const void *r)
 
 int hs_run_record_save(const char *path, const struct hs_run_record *r)
 {
-	return save_with(path, print_record, r);
+	return hs_runstate_write(path, print_record, r, NULL);
 }
 
 /* ---- the queue file ------------------------------------------------------------ */
 
+/* enum hs_queue_state's names in the file, in its order */
 static const char *const state_names[] = { "pending", "running", "done" };
 
 static int queue_kv(void *ctx, const char *key, size_t klen, const char *v, size_t n,
@@ -319,6 +359,7 @@ static int queue_kv(void *ctx, const char *key, size_t klen, const char *v, size
 		else
 			return hs_error_set(err, EINVAL, "engine: give local or slurm");
 	} else if (key_is(key, klen, "hash")) {
+		/* the job file's FNV-1a, 16 lower-case hex digits as hs_queue_print() writes it */
 		uint64_t h = 0;
 
 		if (n != 16)
@@ -340,6 +381,7 @@ static int queue_kv(void *ctx, const char *key, size_t klen, const char *v, size
 		struct hs_queue_job *j;
 		uint64_t u;
 
+		/* six fields split at single blanks; a seventh, or fewer than six, is an error */
 		while (k < 6 && i <= n) {
 			size_t e = i;
 
@@ -382,6 +424,7 @@ int hs_queue_parse(const char *text, size_t len, struct hs_queue *q, struct hs_e
 	int rc;
 
 	memset(q, 0, sizeof(*q));
+	/* refused whole: a queue half read would resume jobs as pending that were done */
 	if ((rc = each_kv(text, len, queue_kv, q, err)))
 		hs_queue_free(q);
 	return rc;
@@ -423,7 +466,7 @@ static void print_queue(FILE *f, const void *q)
 
 int hs_queue_save(const char *path, const struct hs_queue *q)
 {
-	return save_with(path, print_queue, q);
+	return hs_runstate_write(path, print_queue, q, NULL);
 }
 
 void hs_queue_free(struct hs_queue *q)
@@ -435,6 +478,7 @@ void hs_queue_free(struct hs_queue *q)
 
 /* ---- the directory ------------------------------------------------------------ */
 
+/* root's queue is the machine's (as a system service's state); a user's, XDG's. */
 int hs_runstate_default_dir(char *buf, size_t size)
 {
 	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
@@ -446,6 +490,7 @@ int hs_runstate_default_dir(char *buf, size_t size)
 	else if (xdg && xdg[0] == '/')
 		n = snprintf(buf, size, "%s/hotset/run", xdg);
 	else {
+		/* a relative HOME would put the state wherever run was started */
 		if ((!home || home[0] != '/') && (pw = getpwuid(geteuid())))
 			home = pw->pw_dir;
 		if (!home || home[0] != '/')
@@ -455,6 +500,13 @@ int hs_runstate_default_dir(char *buf, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+/*
+ * flock(2), not a pid file alone: the lock goes with the last descriptor,
+ * so that a killed queue's supervisors, which inherited it, keep the
+ * directory until they end. The pid written is the queue's: a second
+ * queue names it, and tells a killed one (its pid gone, its jobs still
+ * stopping) from one that runs.
+ */
 int hs_runstate_lock(const char *dir, pid_t *holder)
 {
 	char path[4096], pid[32];
@@ -464,6 +516,7 @@ int hs_runstate_lock(const char *dir, pid_t *holder)
 	*holder = 0;
 	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
+	/* written in place, so opened as a regular file of the user's alone (atomic.h) */
 	if ((fd = hs_open_regular(path, O_RDWR | O_CREAT, 0600, NULL)) < 0)
 		return fd;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {

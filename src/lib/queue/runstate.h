@@ -81,6 +81,14 @@ int hs_queue_save(const char *path, const struct hs_queue *q);
 void hs_queue_free(struct hs_queue *q);
 
 /*
+ * Write what print() prints to path, atomically, 0600 (atomic.h): the one
+ * writer of the state directory's files. Returns 0 or -errno; err (may
+ * be NULL) says why the file could not be opened.
+ */
+int hs_runstate_write(const char *path, void (*print)(FILE *, const void *), const void *ctx,
+		      struct hs_error *err);
+
+/*
  * The default state directory: $XDG_STATE_HOME/hotset/run, else
  * ~/.local/state/hotset/run, or /var/lib/hotset/run for root.
  * Returns 0, or -ENOENT when no home is known.

@@ -269,3 +269,34 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 	}
 	return chosen;
 }
+
+ssize_t hs_sched_warm_next(const struct hs_sched *s, const struct hs_sched_job *jobs, size_t n)
+{
+	uint64_t used = 0;
+	size_t running = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct hs_sched_job *j = &jobs[i];
+
+		if (j->state != HS_Q_RUNNING)
+			continue;
+		/* a job that waits for the disk (or may) would wait longer for the warmer */
+		if (!j->known || !j->cpu_bound)
+			return -1;
+		running++;
+		used += j->need;
+	}
+	if (!running)
+		return -1;	/* it starts at once: nothing to warm ahead of it */
+	for (size_t i = 0; i < n; i++) {
+		const struct hs_sched_job *j = &jobs[i];
+
+		if (j->state != HS_Q_PENDING)
+			continue;
+		if (j->wait != HS_WAIT_CPU || !j->known || j->warmed ||
+		    used + j->need > s->budget)
+			return -1;	/* the next job, not one further down */
+		return (ssize_t)i;
+	}
+	return -1;
+}

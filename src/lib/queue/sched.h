@@ -74,6 +74,7 @@ struct hs_sched_job {
 	double cpu;		/* known: the CPUs it keeps busy (hs_sched_cpu()) */
 	double wall;		/* known: its last run's wall time, seconds (0: unknown) */
 	double elapsed;		/* running: seconds since it started */
+	bool warmed;		/* its profile was warmed while it waited (hs_sched_warm_next()) */
 	enum hs_wait wait;	/* out: why it waits, when pending */
 };
 
@@ -91,6 +92,17 @@ struct hs_sched {
  * Call again after starting it, for the next.
  */
 ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_t n);
+
+/*
+ * Which job's profile to warm while it waits, or -1: only while every
+ * running job (at least one) is known to be CPU-bound, so that the warming
+ * takes a disk no job waits for, and only the next pending job, if it
+ * waits for a CPU alone, is known, has not been warmed yet, and its need
+ * fits beside the running jobs' in the budget: it then starts with its
+ * pages in the cache. Never one further down, whose turn is far off. The
+ * caller checks that the job has a profile to warm.
+ */
+ssize_t hs_sched_warm_next(const struct hs_sched *s, const struct hs_sched_job *jobs, size_t n);
 
 /*
  * The memory a job needs, from its last run: the cache with which a

@@ -1,5 +1,5 @@
 /*
- * run-slurm.c - hotset run --engine slurm: the job file's jobs submitted
+ * engine-slurm.c - hotset run --engine slurm: the job file's jobs submitted
  * to a Slurm cluster, which schedules them, and followed to the same
  * table and JSON as the local queue.
  *
@@ -12,6 +12,7 @@
  * nodes share. Jobs are followed with squeue; the figures come from each
  * step's result file, or from scontrol when the step never wrote one.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -24,11 +25,8 @@
 #include <unistd.h>
 
 #include "base/atomic.h"
-#include "queue/jobfile.h"
 #include "kernel/memory.h"
-#include "queue/runstate.h"
-#include "cli.h"
-#include "run.h"
+#include "queue/queue.h"
 
 #define POLL_MS 1000		/* squeue's load on the controller: once a second */
 #define OUT_MAX 65536
@@ -144,7 +142,7 @@ struct submission {
 
 #define SUBMIT_TOKEN "hotset-submit:"
 
-static int build(struct queue *q, struct qjob *j, const char *hotset, struct submission *s)
+static int build(struct hs_runq *q, struct hs_runq_job *j, const char *hotset, struct submission *s)
 {
 	char profile[PATH_MAX + 16], jobfile[PATH_MAX + 16];
 	char *step[] = { (char *)hotset, "run", "--state", (char *)q->state, "--step",
@@ -153,7 +151,7 @@ static int build(struct queue *q, struct qjob *j, const char *hotset, struct sub
 	size_t k = 0;
 
 	snprintf(jobfile, sizeof(jobfile), "%s/jobfile", q->state);
-	if (!(line = shell_join(step)))
+	if (!(line = q->ops.join(step)))
 		return -ENOMEM;
 	if (asprintf(&s->wrap, "--wrap=exec %s", line) < 0) {
 		free(line);
@@ -183,48 +181,96 @@ static int build(struct queue *q, struct qjob *j, const char *hotset, struct sub
 	return 0;
 }
 
-/* This hotset binary, which the nodes run too (the same path on each). */
-static int self_path(char *buf, size_t size)
+/* The same path on each node: the state directory's users run one hotset. */
+int hs_runq_self_path(const struct hs_runq *q, char *buf, size_t size)
 {
 	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
 
-	if (n <= 0)
-		return error("cannot tell hotset's own path: %s", strerror(errno)), -1;
+	if (n <= 0) {
+		hs_runq_say(q, HS_RUNQ_ERROR, "cannot tell hotset's own path: %s", strerror(errno));
+		return -1;
+	}
 	buf[n] = '\0';
 	return 0;
 }
 
-void slurm_plan(struct queue *q)
+int hs_runq_slurm_line(struct hs_runq *q, struct hs_runq_job *j, const char *hotset, char **line)
 {
-	char hotset[PATH_MAX];
+	struct submission s = { 0 };
+	int rc = 0;
 
-	if (self_path(hotset, sizeof(hotset)))
-		return;
-	for (size_t i = 0; i < q->n; i++) {
-		struct qjob *j = &q->jobs[i];
-		struct submission s = { 0 };
-		char *line;
+	if (build(q, j, hotset, &s) || !(*line = q->ops.join(s.argv)))
+		rc = -ENOMEM;
+	free(s.wrap);
+	return rc;
+}
 
-		if (j->s.state == HS_Q_DONE) {
-			printf("%-20s done\n", j->def->name);
-			continue;
-		}
-		if (build(q, j, hotset, &s) || !(line = shell_join(s.argv))) {
-			free(s.wrap);
-			error("out of memory");
-			return;
-		}
-		printf("%-20s %s%s\n", j->def->name, j->s.known ? "" : "(no history: no --mem) ",
-		       line);
-		free(line);
-		free(s.wrap);
+/* Write a file of the state directory, or say why not. */
+static int write_state(struct hs_runq *q, const char *path, void (*print)(FILE *, const void *),
+		       const void *ctx)
+{
+	struct hs_error err = { 0 };
+	int rc = hs_runstate_write(path, print, ctx, &err);
+
+	if (rc)
+		hs_runq_say(q, HS_RUNQ_ERROR, "%s: cannot write: %s", path,
+			    err.msg[0] ? err.msg : strerror(-rc));
+	return rc;
+}
+
+/*
+ * --engine slurm: sbatch at hand (not for a dry run), and the state and log
+ * directories named by absolute paths, which the nodes use.
+ */
+int hs_runq_slurm_ready(struct hs_runq *q, bool dry)
+{
+	char *argv[] = { "sbatch", "--version", NULL }, cwd[PATH_MAX], state[PATH_MAX], logs[PATH_MAX];
+	pid_t pid;
+	int status, rc;
+
+	if (!dry && (pid = fork()) == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1), dup2(null, 2);
+		execvp(argv[0], argv);
+		_exit(127);
 	}
+	if (!dry && (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+		     WEXITSTATUS(status) == 127))
+		return hs_runq_say(q, HS_RUNQ_ERROR, "--engine slurm: sbatch cannot be run (is "
+				   "Slurm's client installed, and in PATH?)"), -EIO;
+	if ((q->state[0] != '/' || q->logs[0] != '/') && !getcwd(cwd, sizeof(cwd)))
+		return hs_runq_say(q, HS_RUNQ_ERROR, "cannot tell the working directory: %s",
+				   strerror(errno)), -EIO;
+	if (hs_runq_path_of(state, sizeof(state), q->state[0] == '/' ? "" : cwd,
+		    q->state[0] == '/' ? "" : "/", q->state, "") ||
+	    hs_runq_path_of(logs, sizeof(logs), q->logs[0] == '/' ? "" : cwd, q->logs[0] == '/' ? "" : "/",
+		    q->logs, ""))
+		return hs_runq_say(q, HS_RUNQ_ERROR, "%s: the path is too long", q->state), -EINVAL;
+	/* sbatch reads %j and the like in --output; scontrol's lines are split at blanks */
+	if (strpbrk(state, "% \t\n") || strpbrk(logs, "% \t\n"))
+		return hs_runq_say(q, HS_RUNQ_ERROR, "--engine slurm: the paths of the state and "
+				   "log directories may not hold '%%' (sbatch's file name "
+				   "patterns) or blanks"), -EINVAL;
+	snprintf(q->state_buf, sizeof(q->state_buf), "%s", state);
+	snprintf(q->logs_buf, sizeof(q->logs_buf), "%s", logs);
+	q->state = q->state_buf, q->logs = q->logs_buf;
+	snprintf(q->queue_path, sizeof(q->queue_path), "%s/queue", q->state);
+	for (size_t i = 0; i < q->n; i++) {
+		struct hs_runq_job *j = &q->jobs[i];
+
+		if ((rc = hs_runq_job_paths(q, j)) == -ENAMETOOLONG)
+			return hs_runq_say(q, HS_RUNQ_ERROR, "%s: the path is too long", q->state), -EINVAL;
+		if (rc)
+			return hs_runq_say(q, HS_RUNQ_ERROR, "out of memory"), -EIO;
+	}
+	return dry ? 0 : hs_runq_make_dirs(q);
 }
 
 /* The queue's jobs as a job file in the state directory, which the nodes read. */
 static void print_jobfile(FILE *f, const void *ctx)
 {
-	const struct queue *q = ctx;
+	const struct hs_runq *q = ctx;
 
 	fprintf(f, "# hotset run --engine slurm: the queue's jobs\n");
 	for (size_t i = 0; i < q->n; i++)
@@ -250,9 +296,9 @@ static long parsable_id(const char *out)
 	return id;
 }
 
-static int find_submitted(const struct qjob *j);
+static int find_submitted(const struct hs_runq_job *j);
 
-static int submit(struct queue *q, struct qjob *j, const char *hotset)
+static int submit(struct hs_runq *q, struct hs_runq_job *j, const char *hotset)
 {
 	struct submission s = { 0 };
 	struct hs_error err = { 0 };
@@ -260,14 +306,17 @@ static int submit(struct queue *q, struct qjob *j, const char *hotset)
 	long id;
 	int rc;
 
-	j->start_ns = now_ns();	/* submitted after this; its token (find_submitted) */
+	/* submitted once: a job sbatch refused keeps its -1, one submitted its id */
+	assert(j->s.state == HS_Q_PENDING && !j->slurm_job);
+	j->start_ns = hs_realtime_ns();	/* submitted after this; its token (find_submitted) */
 	if (!out || build(q, j, hotset, &s)) {
 		free(out);
 		free(s.wrap);
-		return error("out of memory"), -ENOMEM;
+		hs_runq_say(q, HS_RUNQ_ERROR, "out of memory");
+		return -ENOMEM;
 	}
 	if ((rc = hs_mkdirs(j->dir, 0700, &err))) {
-		error("%s: %s", j->dir, err.msg);
+		hs_runq_say(q, HS_RUNQ_ERROR, "%s: %s", j->dir, err.msg);
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/result", j->dir);
@@ -275,29 +324,29 @@ static int submit(struct queue *q, struct qjob *j, const char *hotset)
 	/* a queue killed while sbatch runs finds the job by its token (find_submitted) */
 	j->s.state = HS_Q_RUNNING;
 	j->slurm_job = 0;
-	save_queue(q);
+	hs_runq_save(q);
 	rc = capture(s.argv, out, OUT_MAX);
 	id = rc == 0 ? parsable_id(out) : 0;
 	/* it said nothing readable, or was killed: the controller may have the job all the same */
 	if ((rc == 0 && id <= 0) || rc >= 128 || rc == -E2BIG)
 		id = find_submitted(j);
 	if (id <= 0 || id > INT32_MAX) {
-		error("job '%s': sbatch failed%s%s", j->def->name, rc < 0 ? "" : ": ",
+		hs_runq_say(q, HS_RUNQ_ERROR, "job '%s': sbatch failed%s%s", j->def->name, rc < 0 ? "" : ": ",
 		      rc < 0 ? "" : first_line(out));
 		snprintf(j->slurm_wait, sizeof(j->slurm_wait), "slurm:sbatch-failed");
 		j->first_wait = j->slurm_wait;
 		j->slurm_job = -1;	/* not run, and not submitted again */
 		j->s.state = HS_Q_PENDING;
-		save_queue(q);
+		hs_runq_save(q);
 		rc = -EIO;
 		goto out;
 	}
 	j->slurm_job = (int)id;
 	j->s.state = HS_Q_RUNNING;
 	j->ran = true;
-	j->start_ns = now_ns();	/* the step's result says when it really started */
+	j->start_ns = hs_realtime_ns();	/* the step's result says when it really started */
 	rc = 0;
-	save_queue(q);
+	hs_runq_save(q);
 out:
 	free(out);
 	free(s.wrap);
@@ -333,7 +382,7 @@ static bool field(const char *line, const char *key, char *buf, size_t size)
 }
 
 /* Job j's step wrote its result (its end, as the step saw it): done. */
-static bool result_of(struct qjob *j)
+static bool result_of(struct hs_runq_job *j)
 {
 	char path[PATH_MAX + 16];
 	struct hs_error err = { 0 };
@@ -371,7 +420,7 @@ enum end { END_TOLD, END_NOT_YET, END_FORGOTTEN };
  * did not answer: looked at again later. END_FORGOTTEN when Slurm no
  * longer knows the job and it left no result.
  */
-static enum end finish(struct qjob *j)
+static enum end finish(struct hs_runq_job *j)
 {
 	char id[16], *out, state[64], val[256];
 	char *argv[] = { "scontrol", "-o", "show", "job", id, NULL };
@@ -413,7 +462,7 @@ static enum end finish(struct qjob *j)
 	if (field(out, "EndTime", val, sizeof(val)) && slurm_time(val))
 		j->end_ns = slurm_time(val);
 	if (!j->end_ns || j->end_ns < j->start_ns)
-		j->end_ns = now_ns();
+		j->end_ns = hs_realtime_ns();
 	j->s.state = HS_Q_DONE;
 	free(out);
 	return END_TOLD;
@@ -425,7 +474,7 @@ static void print_stop(FILE *f, const void *ctx)
 	fprintf(f, "%d\n", *(const int *)ctx);
 }
 
-int slurm_stopped(const char *state)
+int hs_runq_slurm_stopped(const char *state)
 {
 	char path[PATH_MAX + 8];
 	int sig = 0;
@@ -450,7 +499,7 @@ int slurm_stopped(const char *state)
  * batch step yet (its prolog runs: --batch finds no one to signal), so
  * STATE/stop tells its step, once it starts, not to run the job.
  */
-static void cancel(struct queue *q, int sig)
+static void cancel(struct hs_runq *q, int sig)
 {
 	char **argv = calloc(q->n + 5, sizeof(*argv)), signame[32], *out = malloc(OUT_MAX);
 	char (*ids)[16] = calloc(q->n ? q->n : 1, sizeof(*ids));
@@ -462,14 +511,14 @@ static void cancel(struct queue *q, int sig)
 		char path[PATH_MAX + 8];
 
 		snprintf(path, sizeof(path), "%s/stop", q->state);
-		write_atomically_mode(path, 0600, print_stop, &sig);
+		write_state(q, path, print_stop, &sig);
 	}
 	snprintf(signame, sizeof(signame), "--signal=%d", sig);
 	argv[k++] = "scancel";
 	argv[k++] = "--state=PENDING";
 	first = k;
 	for (size_t i = 0; i < q->n; i++) {
-		struct qjob *j = &q->jobs[i];
+		struct hs_runq_job *j = &q->jobs[i];
 
 		if (j->s.state != HS_Q_RUNNING || j->signalled)
 			continue;
@@ -498,7 +547,7 @@ out:
  * that ended with no word of how go back to pending, to be submitted again.
  * Returns 0, or -1 when squeue failed (nothing is concluded then).
  */
-static int look(struct queue *q, bool adopting)
+static int look(struct hs_runq *q, bool adopting)
 {
 	char *argv[] = { "squeue", "-h", "-o", "%i %T %r", "-j", NULL, NULL };
 	char *out = malloc(OUT_MAX), *ids = NULL;
@@ -533,7 +582,7 @@ static int look(struct queue *q, bool adopting)
 		if (*line < '0' || *line > '9')
 			goto out;
 	for (size_t i = 0; i < q->n; i++) {
-		struct qjob *j = &q->jobs[i];
+		struct hs_runq_job *j = &q->jobs[i];
 		char *line = out, state[32];
 		bool listed = false;
 
@@ -571,13 +620,13 @@ static int look(struct queue *q, bool adopting)
 			} else {
 				j->s.state = HS_Q_DONE;
 				j->exit_status = 125;	/* ended, and nothing says how */
-				j->end_ns = now_ns();
+				j->end_ns = hs_realtime_ns();
 			}
 			break;
 		}
 		if (j->s.state == HS_Q_DONE && j->exit_status && q->halt)
 			q->halted = true;
-		save_queue(q);
+		hs_runq_save(q);
 	}
 	rc = 0;
 out:
@@ -594,7 +643,7 @@ out:
  * before sbatch ran: not the job of a run before). Returns its id, 0 when
  * Slurm has no such job, or -1 when it cannot tell (squeue failed).
  */
-static int find_submitted(const struct qjob *j)
+static int find_submitted(const struct hs_runq_job *j)
 {
 	/* the jobs of its name first (squeue -t all: those ended too), then each one's fields */
 	char *list[] = { "squeue", "-h", "-t", "all", "-n", j->def->name, "-o", "%i", NULL };
@@ -632,7 +681,7 @@ out:
 	return found;
 }
 
-int slurm_leftovers(struct queue *q)
+int hs_runq_slurm_leftovers(struct hs_runq *q)
 {
 	char *argv[] = { "squeue", "-h", "-o", "%i", "-j", NULL, NULL };
 	struct hs_error err = { 0 };
@@ -663,41 +712,46 @@ int slurm_leftovers(struct queue *q)
 			left = -1;	/* squeue failed: it cannot tell */
 	}
 	if (left > 0)
-		error("the queue in %s left jobs in Slurm that have not ended (job %d%s): "
-		      "go on with --resume, or scancel them", q->state, found,
-		      strchr(out, '\n') && strchr(out, '\n')[1] ? " and others" : "");
+		hs_runq_say(q, HS_RUNQ_ERROR, "the queue in %s left jobs in Slurm that have not "
+			    "ended (job %d%s): go on with --resume, or scancel them", q->state,
+			    found, strchr(out, '\n') && strchr(out, '\n')[1] ? " and others" : "");
 	else if (left < 0)
-		error("the queue in %s was killed with jobs that Slurm may still have, and it "
-		      "cannot tell%s%s: go on with --resume", q->state, out && *out ? ": " : "",
-		      out && *out ? first_line(out) : "");
+		hs_runq_say(q, HS_RUNQ_ERROR, "the queue in %s was killed with jobs that Slurm "
+			    "may still have, and it cannot tell%s%s: go on with --resume", q->state,
+			    out && *out ? ": " : "", out && *out ? first_line(out) : "");
 	free(ids);
 	free(out);
 	hs_queue_free(&st);
 	return left != 0;
 }
 
-int slurm_queue(struct queue *q)
+int hs_runq_slurm(struct hs_runq *q)
 {
 	char hotset[PATH_MAX], jobfile[PATH_MAX + 16], stop[PATH_MAX + 16];
 	bool adopting = false, cancelled = false;
 
-	if (self_path(hotset, sizeof(hotset)))
+	if (hs_runq_self_path(q, hotset, sizeof(hotset)))
 		return -1;
 	snprintf(jobfile, sizeof(jobfile), "%s/jobfile", q->state);
-	if (write_atomically_mode(jobfile, 0600, print_jobfile, q))
+	if (write_state(q, jobfile, print_jobfile, q))
 		return -1;
 	snprintf(stop, sizeof(stop), "%s/stop", q->state);	/* a stop of a queue before */
-	if (unlink(stop) && errno != ENOENT)
-		return error("%s: %s", stop, strerror(errno)), -1;
+	if (unlink(stop) && errno != ENOENT) {
+		hs_runq_say(q, HS_RUNQ_ERROR, "%s: %s", stop, strerror(errno));
+		return -1;
+	}
 	for (size_t i = 0; i < q->n; i++) {
-		struct qjob *j = &q->jobs[i];
+		struct hs_runq_job *j = &q->jobs[i];
 
 		if (j->s.state == HS_Q_RUNNING && !j->slurm_job) {	/* killed as sbatch ran */
 			int id = find_submitted(j);
 
-			if (id < 0)
-				return error("job '%s': cannot tell whether Slurm has it (squeue "
-					     "failed): --resume again later", j->def->name), -1;
+			if (id < 0) {
+				hs_runq_say(q, HS_RUNQ_ERROR, "job '%s': cannot tell whether Slurm "
+					    "has it (squeue failed): --resume again later",
+					    j->def->name);
+				return -1;
+			}
 			if (id > 0)
 				j->slurm_job = id;
 			else if (!result_of(j))	/* ended, and forgotten: it left its result */
@@ -712,22 +766,22 @@ int slurm_queue(struct queue *q)
 			adopting = false;
 		/* a stop signal between two submissions stops the next */
 		for (size_t i = 0; i < q->n && !adopting; i++)
-			if (!stop_signal && !q->halted && !q->state_lost &&
+			if (!*q->stop && !q->halted && !q->state_lost &&
 			    q->jobs[i].s.state == HS_Q_PENDING && !q->jobs[i].slurm_job)
 				submit(q, &q->jobs[i], hotset);
-		if ((stop_signal || q->halted) && !cancelled) {
-			cancel(q, stop_signal);	/* --halt: the running ones finish */
+		if ((*q->stop || q->halted) && !cancelled) {
+			cancel(q, *q->stop);	/* --halt: the running ones finish */
 			cancelled = true;
 		}
 		for (size_t i = 0; i < q->n; i++)
 			running += q->jobs[i].s.state == HS_Q_RUNNING;
 		if (!running)
 			break;
-		if (poll(&(struct pollfd){ .fd = sig_pipe[0], .events = POLLIN }, 1, POLL_MS) > 0) {
+		if (poll(&(struct pollfd){ .fd = q->wake[0], .events = POLLIN }, 1, POLL_MS) > 0) {
 			char buf[64];
 
-			if (read(sig_pipe[0], buf, sizeof(buf)) < 0) {
-				/* nothing to do: stop_signal says it */
+			if (read(q->wake[0], buf, sizeof(buf)) < 0) {
+				/* nothing to do: *q->stop says it */
 			}
 		}
 	}
