@@ -22,7 +22,9 @@
 
 #include "base/atomic.h"
 #include "keep/keep.h"
+#include "kernel/cgroup.h"
 #include "kernel/procfs.h"
+#include "kernel/psi.h"
 #include "operands.h"
 #include "options.h"
 

@@ -32,6 +32,7 @@
 #include "keep/keep.h"
 #include "kernel/memory.h"
 #include "kernel/procfs.h"
+#include "kernel/psi.h"
 #include "profile/profile.h"
 #include "queue/runstate.h"
 #include "queue/sched.h"

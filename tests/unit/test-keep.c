@@ -331,38 +331,10 @@ TEST(one_keeper_per_state)
 	scratch_done();
 }
 
-/* mkfile(dir, name, text): a file of a fake cgroup tree */
-static void mkfile(const char *dir, const char *name, const char *text)
-{
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
-static void read_back(const char *dir, const char *name, char *buf, size_t size)
-{
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	buf[0] = '\0';
-	if ((f = fopen(path, "r"))) {
-		if (!fgets(buf, (int)size, f))
-			buf[0] = '\0';
-		fclose(f);
-	}
-}
-
 TEST(protect_sets_memory_low_of_a_cgroup_of_its_own_only)
 {
 	const char *dir = scratch_dir();
-	char mount[128], own[160], set[256], buf[64];
+	char mount[128], own[160], set[256];
 	struct hs_error err = { 0 };
 	bool made = true;
 
@@ -371,28 +343,25 @@ TEST(protect_sets_memory_low_of_a_cgroup_of_its_own_only)
 	snprintf(own, sizeof(own), "%s/keep.service", mount);
 	mkdir(mount, 0755);
 	mkdir(own, 0755);
-	mkfile(own, "cgroup.controllers", "cpu io memory pids\n");
-	mkfile(own, "cgroup.procs", "1234\n");
-	mkfile(own, "memory.low", "0\n");
+	scratch_put(own, "cgroup.controllers", "cpu io memory pids\n");
+	scratch_put(own, "cgroup.procs", "1234\n");
+	scratch_put(own, "memory.low", "0\n");
 	CHECK(hs_keep_protect(mount, own, "x", 1 << 20, set, sizeof(set), &made, &err) == 0);
 	CHECK(!made);
 	CHECK_STR(set, own);
-	read_back(own, "memory.low", buf, sizeof(buf));
-	CHECK_STR(buf, "1048576\n");
+	CHECK_STR(scratch_get(own, "memory.low"), "1048576\n");
 	hs_keep_unprotect(own, false);
-	read_back(own, "memory.low", buf, sizeof(buf));
-	CHECK_STR(buf, "0\n");
+	CHECK_STR(scratch_get(own, "memory.low"), "0\n");
 	/* shared with other processes: their memory would be protected too */
-	mkfile(own, "cgroup.procs", "1234\n5678\n");
+	scratch_put(own, "cgroup.procs", "1234\n5678\n");
 	CHECK(hs_keep_protect(mount, own, "x", 1 << 20, set, sizeof(set), &made, &err) == -EBUSY);
 	CHECK(strstr(err.msg, "holds 2 processes") != NULL);
 	/* no memory controller: said, with where to enable it */
-	mkfile(own, "cgroup.procs", "1234\n");
-	mkfile(own, "cgroup.controllers", "cpu io pids\n");
+	scratch_put(own, "cgroup.procs", "1234\n");
+	scratch_put(own, "cgroup.controllers", "cpu io pids\n");
 	CHECK(hs_keep_protect(mount, own, "x", 1 << 20, set, sizeof(set), &made, &err) == -ENOTSUP);
 	CHECK(strstr(err.msg, "cannot be done here") != NULL);
-	read_back(own, "memory.low", buf, sizeof(buf));
-	CHECK_STR(buf, "0\n");
+	CHECK_STR(scratch_get(own, "memory.low"), "0\n");
 	scratch_done();
 }
 

@@ -54,7 +54,9 @@
 #include "base/atomic.h"
 #include "keep/keep.h"
 #include "kernel/memory.h"
+#include "kernel/cgroup.h"
 #include "kernel/procfs.h"
+#include "kernel/psi.h"
 #include "profile/profile.h"
 #include "cache/residency.h"
 #include "base/safeopen.h"
@@ -686,15 +688,12 @@ struct hs_keep {
 	char io_dir[PATH_MAX];		/* a cgroup's, if io pressure is read there */
 	/* our own reads, to tell others' io stall from ours (io_event) */
 	uint64_t read_end;		/* ns: when our last reads ended */
-	uint64_t mark_at;		/* ns: others' stall is measured from then */
-	uint64_t mark_total;		/* us: io "some total" then */
-	bool mark_known;
+	struct hs_psi_mark mark;	/* others' io stall is measured from this reading */
 	uint64_t io_check_at;		/* ns: whether an io event was others' is measured then */
 	const char *io_check_how;
 	uint64_t next_read_at;		/* ns: a trickle reads again no sooner */
 	double read_bps;		/* bytes a second our last reads took in */
-	uint64_t mem_before;		/* us: memory "some total" before this re-warm */
-	bool mem_known;
+	struct hs_psi_mark mem_before;	/* memory "some total" before this re-warm */
 	bool initial;			/* lock mode: the first locking, at full speed */
 	bool stop;
 	int stop_signal;
@@ -1517,7 +1516,7 @@ static void io_event(struct hs_keep *k, uint64_t now, const char *how)
 	if (!k->io_check_at) {
 		if (k->read_end + w <= now)	/* a window since already: measured from now */
 			io_mark(k, now);
-		k->io_check_at = k->mark_at + w;
+		k->io_check_at = k->mark.at_ns + w;
 		k->io_check_how = how;
 	}
 }
@@ -1525,11 +1524,7 @@ static void io_event(struct hs_keep *k, uint64_t now, const char *how)
 /* Others' io stall is measured from now: the total now. */
 static void io_mark(struct hs_keep *k, uint64_t now)
 {
-	struct hs_psi psi;
-
-	k->mark_at = now;
-	k->mark_known = hs_psi_read(k->pdir[1], k->pname[1], &psi) == 0;
-	k->mark_total = k->mark_known ? psi.some.total : 0;
+	hs_psi_mark(k->pdir[1], k->pname[1], now, &k->mark);
 }
 
 /* Our reads of bytes, begun at began, ended now. */
@@ -1564,16 +1559,15 @@ static uint64_t trickle_budget(const struct hs_keep *k, uint64_t budget)
 /* The window after an io event, without reads of ours, is over: whose was it? */
 static void io_decide(struct hs_keep *k, uint64_t now)
 {
-	struct hs_psi psi;
+	struct hs_psi_mark m;
 	double share;
 
 	k->io_check_at = 0;
-	if (!k->mark_known || now <= k->mark_at ||
-	    hs_psi_read(k->pdir[1], k->pname[1], &psi) < 0 || psi.some.total < k->mark_total)
+	if (!k->mark.known || now <= k->mark.at_ns)
 		return;
-	share = 100.0 * (double)(psi.some.total - k->mark_total) * 1000.0 /
-		(double)(now - k->mark_at);
-	if (share >= k->threshold[1])
+	hs_psi_mark(k->pdir[1], k->pname[1], now, &m);
+	share = hs_psi_share(&k->mark, &m);
+	if (share >= 0 && share >= k->threshold[1])
 		io_pressure(k, now, k->io_check_how, share > 100 ? 100 : share);
 }
 
@@ -1797,7 +1791,7 @@ static void warm_file_done(void *ctx, const struct hs_warm_file *w)
 		f->resident = w->resident_pages + w->read_pages;
 	if (w->read_pages) {
 		f->read_at = hs_monotonic_ns();
-		f->read_mem = k->mem_known ? k->mem_before : UINT64_MAX;
+		f->read_mem = k->mem_before.known ? k->mem_before.total_us : UINT64_MAX;
 		k->tick_read += w->read_pages;
 		k->tick_files++;
 		k->owners[f->owner].tick_read += w->read_pages;
@@ -1884,12 +1878,7 @@ static void rewarm(struct hs_keep *k, uint64_t period, uint64_t refaults)
 	/* measuring whose the io stall is, or a trickle that has read its share of the time */
 	if (!k->npend || k->io_check_at || (k->sched.trickle && began < k->next_read_at))
 		return;
-	{
-		struct hs_psi psi;
-
-		k->mem_known = hs_psi_read(k->pdir[0], k->pname[0], &psi) == 0;
-		k->mem_before = k->mem_known ? psi.some.total : 0;
-	}
+	hs_psi_mark(k->pdir[0], k->pname[0], began, &k->mem_before);
 	wo.budget = budget > (1u << 20) ? budget : 1u << 20;
 	if (k->sched.trickle)
 		wo.budget = trickle_budget(k, wo.budget);
@@ -2427,36 +2416,6 @@ static void tick(struct hs_keep *k)
 
 /* ---- --protect: memory.low ------------------------------------------------------ */
 
-/* Write text to the existing file dir/name (a cgroup's: never created). */
-static int write_at(const char *dir, const char *name, const char *text)
-{
-	char path[PATH_MAX + 64];
-	size_t len = strlen(text);
-	int fd, rc = 0;
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
-		return -ENAMETOOLONG;
-	if ((fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		rc = -errno;
-	if (close(fd) < 0 && !rc)
-		rc = -errno;
-	return rc;
-}
-
-static bool has_memory_controller(const char *dir)
-{
-	char buf[512];
-
-	if (hs_procfs_read_at(dir, "cgroup.controllers", buf, sizeof(buf)) < 0)
-		return false;
-	for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n"))
-		if (!strcmp(t, "memory"))
-			return true;
-	return false;
-}
-
 int hs_keep_protect(const char *mount, const char *own, const char *name, uint64_t bytes,
 		    char *dir, size_t size, bool *made, struct hs_error *err)
 {
@@ -2470,7 +2429,7 @@ int hs_keep_protect(const char *mount, const char *own, const char *name, uint64
 		mount = m;
 		own = o;
 	}
-	if (!own[0] || !has_memory_controller(own)) {
+	if (!own[0] || !hs_cgroup_has_controller(own, "memory")) {
 		struct hs_memcg v1;
 
 		if (hs_memcg_of(0, &v1) == 0 && v1.version == 1)
@@ -2488,13 +2447,12 @@ int hs_keep_protect(const char *mount, const char *own, const char *name, uint64
 	}
 	if (!strcmp(own, mount)) {
 		/* the root has no memory.low: a cgroup of our own under it */
-		if ((size_t)snprintf(o, sizeof(o), "%s/%s", mount, name) >= sizeof(o))
+		if ((rc = hs_cgroup_make(mount, name, o, sizeof(o))) == -ENAMETOOLONG)
 			return hs_error_set(err, ENAMETOOLONG, "%s/%s: too long", mount, name);
-		if (mkdir(o, 0755) < 0 && errno != EEXIST)
-			return hs_error_set(err, errno, "--protect: cannot make the cgroup %s: %s",
-					    o, strerror(errno));
-		snprintf(num, sizeof(num), "%d\n", (int)getpid());
-		if ((rc = write_at(o, "cgroup.procs", num)))
+		if (rc && rc != -EEXIST)
+			return hs_error_set(err, -rc, "--protect: cannot make the cgroup %s: %s",
+					    o, strerror(-rc));
+		if ((rc = hs_cgroup_move(o, getpid())))
 			return hs_error_set(err, -rc, "--protect: cannot move into the cgroup %s: %s",
 					    o, strerror(-rc));
 		*made = true;
@@ -2505,7 +2463,7 @@ int hs_keep_protect(const char *mount, const char *own, const char *name, uint64
 				    "unit with MemoryLow=, systemd-run --scope)", own, n);
 	}
 	snprintf(num, sizeof(num), "%llu\n", (unsigned long long)bytes);
-	if ((rc = write_at(own, "memory.low", num))) {
+	if ((rc = hs_cgroup_write(own, "memory.low", num))) {
 		hs_error_set(err, -rc, "--protect: cannot write %s/memory.low: %s%s", own,
 			     strerror(-rc), rc == -EACCES || rc == -EPERM ?
 			     " (it needs root, or a cgroup delegated to this user)" : "");
@@ -2520,17 +2478,17 @@ int hs_keep_protect(const char *mount, const char *own, const char *name, uint64
 
 void hs_keep_unprotect(const char *dir, bool made)
 {
-	char parent[PATH_MAX], num[32], *slash;
+	char parent[PATH_MAX], *slash;
 
-	write_at(dir, "memory.low", "0\n");
+	hs_cgroup_write(dir, "memory.low", "0\n");
 	if (!made)
 		return;
 	snprintf(parent, sizeof(parent), "%s", dir);
 	if (!(slash = strrchr(parent, '/')))
 		return;
 	*slash = '\0';
-	snprintf(num, sizeof(num), "%d\n", (int)getpid());
-	if (write_at(parent, "cgroup.procs", num) == 0)
+	/* out of it first: a cgroup that holds a process cannot be removed */
+	if (hs_cgroup_move(parent, getpid()) == 0)
 		rmdir(dir);
 }
 
@@ -2861,7 +2819,7 @@ static void reload(struct hs_keep *k)
 		char num[32];
 
 		snprintf(num, sizeof(num), "%llu\n", (unsigned long long)s.bytes);
-		if ((rc = write_at(k->st.protect_cgroup, "memory.low", num)))
+		if ((rc = hs_cgroup_write(k->st.protect_cgroup, "memory.low", num)))
 			warn_event(k, k->st.protect_cgroup, -rc, "cannot set memory.low");
 		else
 			k->st.protected_bytes = s.bytes;

@@ -1,0 +1,226 @@
+/*
+ * cgroup.c - where this process's cgroup is, what a cgroup holds, and
+ * making, joining and removing one (see cgroup.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kernel/cgroup.h"
+#include "kernel/procfs.h"
+
+/* ---- where ---------------------------------------------------------------- */
+
+int hs_cgroup_parse_self(const char *buf, char *out, size_t size)
+{
+	for (const char *line = *buf ? buf : NULL; line; line = hs_procfs_next_line(line)) {
+		size_t len;
+
+		if (strncmp(line, "0::", 3))
+			continue;
+		line += 3;
+		len = strcspn(line, "\n");
+		if (len >= size)
+			return -ENAMETOOLONG;
+		memcpy(out, line, len);
+		out[len] = '\0';
+		return 0;
+	}
+	return -ENOENT;
+}
+
+struct cgroup2_search {
+	const char *self;	/* our cgroup path, "" if unknown */
+	char *own, *mount;
+	size_t size;
+	bool found;
+};
+
+static int cgroup2_mount(void *ctx, const struct hs_mountinfo *m)
+{
+	struct cgroup2_search *c = ctx;
+	const char *self = c->self;
+	size_t rlen;
+
+	if (strcmp(m->fstype, "cgroup2"))
+		return 0;
+	if (!c->found) {
+		snprintf(c->mount, c->size, "%s", m->point);
+		c->found = true;
+	}
+	rlen = strcmp(m->root, "/") ? strlen(m->root) : 0;
+	if (self[0] == '/' && !strncmp(self, m->root, rlen) &&
+	    (self[rlen] == '/' || self[rlen] == '\0')) {
+		snprintf(c->mount, c->size, "%s", m->point);
+		/* "/" alone would add a trailing slash */
+		snprintf(c->own, c->size, "%s%s", m->point, strcmp(self + rlen, "/") ? self + rlen : "");
+		return 1;
+	}
+	return 0;
+}
+
+int hs_cgroup2_dirs(char *own, char *mount, size_t size)
+{
+	char buf[8192], self[PATH_MAX];
+	struct cgroup2_search c = { self, own, mount, size, false };
+
+	own[0] = mount[0] = '\0';
+	if (hs_procfs_read("/proc/self/cgroup", buf, sizeof(buf)) < 0 ||
+	    hs_cgroup_parse_self(buf, self, sizeof(self)) < 0)
+		self[0] = '\0';
+	if (hs_mountinfo_each(NULL, cgroup2_mount, &c) < 0)
+		return -ENOENT;
+	return c.found ? 0 : -ENOENT;
+}
+
+int hs_cgroup_nprocs(const char *dir)
+{
+	char path[PATH_MAX + 16], buf[4096];
+	int fd, n = 0;
+	ssize_t got;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	while ((got = read(fd, buf, sizeof(buf))) != 0) {
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			break;
+		}
+		for (ssize_t i = 0; i < got; i++)
+			n += buf[i] == '\n';
+	}
+	close(fd);
+	return n;
+}
+
+int hs_cgroup2_path(const char *dir, char **out)
+{
+	char own[PATH_MAX], mnt[PATH_MAX];
+
+	*out = NULL;
+	if (*dir == '/')
+		*out = strdup(dir);
+	else if (hs_cgroup2_dirs(own, mnt, sizeof(mnt)) < 0)
+		return -ENOENT;
+	else if (asprintf(out, "%s/%s", mnt, dir) < 0)
+		*out = NULL;
+	return *out ? 0 : -ENOMEM;
+}
+
+/* ---- what a cgroup holds --------------------------------------------------- */
+
+bool hs_cgroup_holds_only(const char *dir, pid_t pid)
+{
+	char buf[64];
+	char *end;
+	long first;
+
+	if (hs_procfs_read_at(dir, "cgroup.procs", buf, sizeof(buf)) <= 0)
+		return false;
+	first = strtol(buf, &end, 10);
+	return first == (long)pid && end[0] == '\n' && end[1] == '\0';
+}
+
+bool hs_cgroup_has_controller(const char *dir, const char *name)
+{
+	char buf[512], *save = NULL;
+
+	if (hs_procfs_read_at(dir, "cgroup.controllers", buf, sizeof(buf)) < 0)
+		return false;
+	for (char *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save))
+		if (!strcmp(t, name))
+			return true;
+	return false;
+}
+
+/* ---- making, joining, removing ------------------------------------------------ */
+
+int hs_cgroup_write(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX + 64];
+	size_t len = strlen(text);
+	int fd, rc = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	if ((fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	return rc;
+}
+
+int hs_cgroup_make(const char *parent, const char *name, char *dir, size_t size)
+{
+	int len = snprintf(dir, size, "%s/%s", parent, name);
+
+	if (len < 0 || (size_t)len >= size)
+		return -ENAMETOOLONG;
+	return mkdir(dir, 0755) < 0 ? -errno : 0;
+}
+
+int hs_cgroup_enter(const char *procs)
+{
+	int fd = open(procs, O_WRONLY | O_CLOEXEC);
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "0", 1) != 1)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+int hs_cgroup_move(const char *dir, pid_t pid)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%d\n", (int)pid);
+	return hs_cgroup_write(dir, "cgroup.procs", num);
+}
+
+int hs_cgroup_remove(const char *dir, const char *parent)
+{
+	char parent_procs[PATH_MAX + 16], buf[4096];
+	useconds_t delay = 1000;
+	int err = 0;
+
+	snprintf(parent_procs, sizeof(parent_procs), "%s/cgroup.procs", parent);
+	for (int attempt = 0; attempt < 40; attempt++) {
+		if (rmdir(dir) == 0 || errno == ENOENT)
+			return 0;
+		err = errno;
+		if (err != EBUSY)
+			break;
+		/* leftover processes (a daemon the job started) go back where they came from */
+		if (hs_procfs_read_at(dir, "cgroup.procs", buf, sizeof(buf)) > 0) {
+			int fd = open(parent_procs, O_WRONLY | O_CLOEXEC);
+
+			for (char *s = buf, *end; fd >= 0 && *s; s = end) {
+				end = strchr(s, '\n');
+				end = end ? end + 1 : s + strlen(s);
+				if (write(fd, s, (size_t)(end - s)) < 0 && errno != ESRCH)
+					err = errno;
+			}
+			if (fd >= 0)
+				close(fd);
+		}
+		/* an exited task leaves its cgroup a little after wait() returns */
+		usleep(delay);
+		if (delay < 50000)
+			delay *= 2;
+	}
+	return -err;
+}
