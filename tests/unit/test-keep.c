@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "keep/keep.h"
+#include "keep/protect.h"
 #include "scratch.h"
 #include "unit.h"
 #include "corpus.h"

@@ -126,6 +126,7 @@ bool hs_cgroup_holds_only(const char *dir, pid_t pid)
 
 	if (hs_procfs_read_at(dir, "cgroup.procs", buf, sizeof(buf)) <= 0)
 		return false;
+	/* one line, and it is pid's: a second line would follow the first newline */
 	first = strtol(buf, &end, 10);
 	return first == (long)pid && end[0] == '\n' && end[1] == '\0';
 }
@@ -152,8 +153,10 @@ int hs_cgroup_write(const char *dir, const char *name, const char *text)
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
 		return -ENAMETOOLONG;
+	/* never O_CREAT: a name the kernel does not have is an error, not a new file */
 	if ((fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0)
 		return -errno;
+	/* one write(2): the kernel takes a cgroup file's value whole from each */
 	if (write(fd, text, len) != (ssize_t)len)
 		rc = -errno;
 	if (close(fd) < 0 && !rc)
@@ -167,9 +170,11 @@ int hs_cgroup_make(const char *parent, const char *name, char *dir, size_t size)
 
 	if (len < 0 || (size_t)len >= size)
 		return -ENAMETOOLONG;
+	/* readable by all, as the cgroups above it are; its files writable by its maker */
 	return mkdir(dir, 0755) < 0 ? -errno : 0;
 }
 
+/* No snprintf, no allocation: a child between fork and exec may call it. */
 int hs_cgroup_enter(const char *procs)
 {
 	int fd = open(procs, O_WRONLY | O_CLOEXEC);
@@ -198,6 +203,7 @@ int hs_cgroup_remove(const char *dir, const char *parent)
 	int err = 0;
 
 	snprintf(parent_procs, sizeof(parent_procs), "%s/cgroup.procs", parent);
+	/* rmdir removes a cgroup that holds no process: its files are the kernel's */
 	for (int attempt = 0; attempt < 40; attempt++) {
 		if (rmdir(dir) == 0 || errno == ENOENT)
 			return 0;
