@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "keep/keep.h"
 #include "keep/protect.h"
@@ -332,6 +333,80 @@ TEST(one_keeper_per_state)
 	scratch_done();
 }
 
+TEST(a_profile_set_has_its_own_default_state)
+{
+	char *a[] = { "/var/tmp/job.profile", "/var/tmp/b.profile" };
+	char *b[] = { "/var/tmp/job.profile" };
+	char *odd[] = { "/var/tmp/my job;1.profile" };
+	char *s1 = hs_keep_state_name("/run/x", a, 2), *s2 = hs_keep_state_name("/run/x", a, 2);
+	char *s3 = hs_keep_state_name("/run/x", b, 1), *s4 = hs_keep_state_name("/run/x", odd, 1);
+
+	CHECK(s1 && s2 && s3 && s4);
+	CHECK_STR(s1, s2);			/* found again from the same PROFILEs */
+	CHECK(strcmp(s1, s3) != 0);		/* another set, another state */
+	CHECK(strncmp(s1, "/run/x/keep-job-", 16) == 0 && strlen(s1) == 16 + 8 + 6);
+	CHECK(strncmp(s4, "/run/x/keep-my_job_1-", 21) == 0);
+	free(s1);
+	free(s2);
+	free(s3);
+	free(s4);
+}
+
+/* hs_keep_state_only() in $XDG_RUNTIME_DIR/hotset, as a user (root's is /run/hotset). */
+static int only_state_as_user(const char *runtime, char *found, size_t size)
+{
+	struct hs_error err = { 0 };
+	int p[2], rc = -EIO;
+	pid_t pid;
+
+	if (pipe(p) < 0 || (pid = fork()) < 0)
+		return -errno;
+	if (pid == 0) {
+		char *state = NULL;
+		int r;
+
+		close(p[0]);
+		setenv("XDG_RUNTIME_DIR", runtime, 1);
+		if (geteuid() == 0 && setresuid(65534, 65534, 65534) < 0)
+			_exit(1);
+		r = hs_keep_state_only(&state, &err);
+		if (write(p[1], &r, sizeof(r)) != sizeof(r) ||
+		    (state && write(p[1], state, strlen(state) + 1) < 0))
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	memset(found, 0, size);
+	if (read(p[0], &rc, sizeof(rc)) != sizeof(rc))
+		rc = -EIO;
+	else if (read(p[0], found, size - 1) < 0)
+		rc = -EIO;
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	return rc;
+}
+
+TEST(status_finds_the_one_state_of_the_directory)
+{
+	const char *dir = scratch_dir();
+	char states[128], want[192], found[256];
+
+	snprintf(states, sizeof(states), "%s/hotset", dir);
+	CHECK(mkdir(states, 0755) == 0);
+	CHECK(only_state_as_user(dir, found, sizeof(found)) == -ENOENT);
+	/* its lock and views are not states */
+	scratch_put(states, "keep-a-00000001.state.lock", "1\n");
+	scratch_put(states, "keep-a-00000001.state.uid-1000", "");
+	CHECK(only_state_as_user(dir, found, sizeof(found)) == -ENOENT);
+	scratch_put(states, "keep-a-00000001.state", "");
+	snprintf(want, sizeof(want), "%s/keep-a-00000001.state", states);
+	CHECK(only_state_as_user(dir, found, sizeof(found)) == 0);
+	CHECK_STR(found, want);
+	scratch_put(states, "keep-b-00000002.state", "");
+	CHECK(only_state_as_user(dir, found, sizeof(found)) == -EEXIST);
+	scratch_done();
+}
+
 TEST(protect_sets_memory_low_of_a_cgroup_of_its_own_only)
 {
 	const char *dir = scratch_dir();
@@ -388,5 +463,7 @@ int main(void)
 			 io_pressure_slows_to_a_trickle_apart_from_memory_back_offs,
 			 the_state_file_round_trips_and_is_written_whole,
 			 the_state_is_its_writers_alone_a_view_its_users, one_keeper_per_state,
+			 a_profile_set_has_its_own_default_state,
+			 status_finds_the_one_state_of_the_directory,
 			 protect_sets_memory_low_of_a_cgroup_of_its_own_only);
 }

@@ -1,9 +1,11 @@
 /*
- * state.c - a keeper's state file, the owners' views of it, and the lock
- * of one keeper per state (see state.h). Written through base/atomic.h
- * (a temporary file, fsync, rename; the lock and pid file never through
- * another user's link); read with a line number for what is wrong.
+ * state.c - a keeper's state file, the owners' views of it, the lock of
+ * one keeper per state, and where a state is when none is named (see
+ * state.h). Written through base/atomic.h (a temporary file, fsync,
+ * rename; the lock and pid file never through another user's link); read
+ * with a line number for what is wrong.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -320,6 +322,141 @@ int hs_keep_state_parse(FILE *f, struct hs_keep_state *st, struct hs_error *err)
 	if (rc)
 		hs_keep_state_release(st);
 	return rc;
+}
+
+/* ---- where a state is --------------------------------------------------------- */
+
+int hs_keep_state_dir(bool create, char **dir, struct hs_error *err)
+{
+	const char *run = getenv("XDG_RUNTIME_DIR");
+
+	*dir = NULL;
+	if (geteuid() == 0)
+		*dir = strdup(HS_KEEP_ROOT_DIR);
+	else if (run && run[0] == '/') {
+		if (asprintf(dir, "%s/hotset", run) < 0)
+			*dir = NULL;
+	} else {
+		return hs_error_set(err, ENOENT, "no default state file: XDG_RUNTIME_DIR is not set; "
+				    "give --state FILE");
+	}
+	if (!*dir)
+		return hs_error_set(err, ENOMEM, "out of memory");
+	/* the user's alone: its states tell what files are kept */
+	if (create && mkdir(*dir, 0700) < 0 && errno != EEXIST) {
+		int rc = hs_error_set(err, errno, "cannot create %s: %s; give --state FILE", *dir,
+				      strerror(errno));
+
+		free(*dir);
+		*dir = NULL;
+		return rc;
+	}
+	return 0;
+}
+
+/*
+ * NAME is the first profile's file name, HASH (FNV-1a) of the absolute
+ * paths of all of them, so that each set has its own, found again from
+ * the same PROFILEs.
+ */
+char *hs_keep_state_name(const char *dir, char *const *profiles, size_t n)
+{
+	uint32_t h = 2166136261u;
+	char *path, name[48];
+	const char *base = strrchr(profiles[0], '/') + 1;
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (const char *p = profiles[i]; ; p++) {
+			h = (h ^ (unsigned char)*p) * 16777619u;
+			if (!*p)
+				break;
+		}
+	/* up to the first dot, in letters, digits, '-' and '_': a name any shell quotes plainly */
+	for (; base[len] && len < sizeof(name) - 1 && base[len] != '.'; len++)
+		name[len] = (base[len] >= 'a' && base[len] <= 'z') || (base[len] >= 'A' && base[len] <= 'Z') ||
+			    (base[len] >= '0' && base[len] <= '9') || base[len] == '-' || base[len] == '_' ?
+			    base[len] : '_';
+	name[len] = '\0';
+	if (asprintf(&path, "%s/keep-%s-%08x.state", dir, name, (unsigned)h) < 0)
+		path = NULL;
+	return path;
+}
+
+int hs_keep_state_default(char *const *profiles, size_t n, bool create, char **out,
+			  struct hs_error *err)
+{
+	char *dir;
+	int rc;
+
+	*out = NULL;
+	if ((rc = hs_keep_state_dir(create, &dir, err)))
+		return rc;
+	*out = hs_keep_state_name(dir, profiles, n);
+	free(dir);
+	return *out ? 0 : hs_error_set(err, ENOMEM, "out of memory");
+}
+
+int hs_keep_state_only(char **out, struct hs_error *err)
+{
+	char *dir, *found = NULL;
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *d;
+	int rc;
+
+	*out = NULL;
+	if ((rc = hs_keep_state_dir(false, &dir, err)))
+		return rc;
+	if (!(d = opendir(dir))) {
+		rc = hs_error_set(err, errno, "no keeper has run here: %s: %s", dir, strerror(errno));
+		free(dir);
+		return rc;
+	}
+	/* keep-NAME-HASH.state, as hs_keep_state_name() makes them; views and locks are not */
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+
+		if (strncmp(de->d_name, "keep-", 5) || len < 11 || strcmp(de->d_name + len - 6, ".state"))
+			continue;
+		if (n++ == 0 && asprintf(&found, "%s/%s", dir, de->d_name) < 0)
+			found = NULL;
+	}
+	closedir(d);
+	if (n > 1)
+		rc = hs_error_set(err, EEXIST, "%u keeper states in %s: give --state FILE or the "
+				  "PROFILEs", n, dir);
+	else if (!n)
+		rc = hs_error_set(err, ENOENT, "no keeper state in %s: give --state FILE or the "
+				  "PROFILEs", dir);
+	else if (!found)
+		rc = hs_error_set(err, ENOMEM, "out of memory");
+	if (rc) {
+		free(found);
+		found = NULL;
+	}
+	free(dir);
+	*out = found;
+	return rc;
+}
+
+int hs_keep_state_read_any(const char *path, struct hs_keep_state *st, struct hs_error *err)
+{
+	struct hs_error verr = { 0 };
+	char *view;
+	int rc = hs_keep_state_read(path, st, err);
+
+	if ((rc != -EACCES && rc != -EPERM) || !(view = hs_keep_view_path(path, geteuid())))
+		return rc;
+	if (hs_keep_state_read(view, st, &verr) == 0) {
+		free(view);
+		return 0;
+	}
+	free(view);
+	return hs_error_set(err, EACCES, "%s: a keeper's state is its user's alone; a keeper run "
+			    "as root writes each other owner of a profile a view (STATE.uid-UID), and "
+			    "there is none for uid %u: it keeps no profile of this user's", strerror(-rc),
+			    (unsigned)geteuid());
 }
 
 /* ---- the lock --------------------------------------------------------------- */

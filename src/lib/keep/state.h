@@ -13,6 +13,7 @@
 #define HOTSET_KEEP_STATE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -82,6 +83,34 @@ int hs_keep_state_read(const char *path, struct hs_keep_state *st, struct hs_err
 /* The same from an open stream (what hs_keep_state_read() does after opening). */
 int hs_keep_state_parse(FILE *f, struct hs_keep_state *st, struct hs_error *err);
 void hs_keep_state_release(struct hs_keep_state *st);
+
+/*
+ * Where a keeper's state is when no --state names it: in the directory of
+ * states (HS_KEEP_ROOT_DIR for root, $XDG_RUNTIME_DIR/hotset for a user),
+ * one state a profile set, named after the set.
+ *
+ * hs_keep_state_dir() gives that directory (malloc'd in *dir), made 0700
+ * if create and it is missing. hs_keep_state_name() gives the state of the
+ * profiles (absolute paths, n >= 1) in dir: keep-NAME-HASH.state (malloc'd,
+ * or NULL when out of memory). hs_keep_state_default() is the two.
+ * hs_keep_state_only() finds the one state of the directory, for a
+ * --status that names neither a state nor profiles. Each returns 0, or
+ * -errno with err saying what to give instead.
+ */
+#define HS_KEEP_ROOT_DIR "/run/hotset"
+int hs_keep_state_dir(bool create, char **dir, struct hs_error *err);
+char *hs_keep_state_name(const char *dir, char *const *profiles, size_t n);
+int hs_keep_state_default(char *const *profiles, size_t n, bool create, char **out,
+			  struct hs_error *err);
+int hs_keep_state_only(char **out, struct hs_error *err);
+
+/*
+ * Read the state at path as hs_keep_state_read() does or, where it is
+ * root's alone (a root keeper's), the view of it that such a keeper wrote
+ * for this user. Returns 0, or -errno with err (-EACCES: neither can be
+ * read, said why).
+ */
+int hs_keep_state_read_any(const char *path, struct hs_keep_state *st, struct hs_error *err);
 
 /*
  * The lock of state file path: path + ".lock", holding the pid of its
