@@ -3,6 +3,7 @@
  * schedule.h): arithmetic on the clock readings and costs it is given,
  * nothing read, nothing written.
  */
+#include <assert.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -76,6 +77,9 @@ void hs_keep_sched_checked(struct hs_keep_sched *s, size_t nchecked, uint64_t cp
 	} else if (++s->calm_ticks >= 4 && s->period < s->interval) {
 		s->period = s->period * 2 < s->interval ? s->period * 2 : s->interval;
 	}
+	/* what schedule.h promises: a cost to divide by, a period from min_period to interval */
+	assert(s->cost >= 1);
+	assert(s->period >= s->min_period && (s->period <= s->interval || s->period == s->min_period));
 }
 
 size_t hs_keep_sched_due(const struct hs_keep_sched *s, uint64_t elapsed)

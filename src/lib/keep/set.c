@@ -7,6 +7,7 @@
  * its path is followed if it is its owner's or root's, and the file is
  * dropped otherwise, and when it is deleted.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -296,6 +297,8 @@ int keep_set_load(struct hs_keep *k, struct kset *s, struct hs_error *err)
 		rc = kset_index(s);
 	if (rc)
 		keep_set_free(s);
+	/* the budget paid for what is kept, page for page */
+	assert(rc || s->pages + s->budget_pages == k->o.budget / hs_page_size());
 	return rc;
 }
 

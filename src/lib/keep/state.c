@@ -5,6 +5,7 @@
  * rename; the lock and pid file never through another user's link); read
  * with a line number for what is wrong.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -363,9 +364,11 @@ char *hs_keep_state_name(const char *dir, char *const *profiles, size_t n)
 {
 	uint32_t h = 2166136261u;
 	char *path, name[48];
-	const char *base = strrchr(profiles[0], '/') + 1;
+	const char *base;
 	size_t len = 0;
 
+	assert(n >= 1 && profiles[0][0] == '/');	/* absolute: NAME is after its last '/' */
+	base = strrchr(profiles[0], '/') + 1;
 	for (size_t i = 0; i < n; i++)
 		for (const char *p = profiles[i]; ; p++) {
 			h = (h ^ (unsigned char)*p) * 16777619u;
