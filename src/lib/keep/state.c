@@ -71,6 +71,7 @@ static int state_write(const char *path, const struct hs_keep_state *st, mode_t 
 		return -ENOMEM;
 	fprintf(f, STATE_MAGIC "\n");
 	fprintf(f, "pid %d\nrunning %d\n", (int)st->pid, st->running);
+	/* updated: this writing's time, by which --status tells how old a dead keeper's state is */
 	fprintf(f, "since %lld\nstarted %lld\nupdated %lld\n", (long long)st->since_ns,
 		(long long)st->started_ns, (long long)hs_realtime_ns());
 	fprintf(f, "refault_pages %llu\nrewarmed_pages %llu\nrewarms %llu\nbackoffs %llu\n",
@@ -92,6 +93,7 @@ static int state_write(const char *path, const struct hs_keep_state *st, mode_t 
 	fprintf(f, "mode %s\nlocked_files %llu\nlocked_bytes %llu\nprotected_bytes %llu\n",
 		st->mode[0] ? st->mode : "watch", (unsigned long long)st->locked_files,
 		(unsigned long long)st->locked_bytes, (unsigned long long)st->protected_bytes);
+	/* paths escaped: a newline in one would end its line, and the field, early */
 	if (st->io_pressure[0]) {
 		fputs("io_pressure ", f);
 		put_escaped(f, st->io_pressure);
@@ -107,6 +109,7 @@ static int state_write(const char *path, const struct hs_keep_state *st, mode_t 
 		put_escaped(f, st->profiles[i]);
 		fputc('\n', f);
 	}
+	/* the last line: a state without it was cut short, and is refused whole */
 	fputs("end\n", f);
 	if (fclose(f) != 0) {
 		free(buf);
@@ -117,6 +120,7 @@ static int state_write(const char *path, const struct hs_keep_state *st, mode_t 
 	if (!rc && (fchmod(fd, mode) < 0 ||
 		    ((uid != (uid_t)-1 || gid != (gid_t)-1) && fchown(fd, uid, gid) < 0)))
 		rc = -errno;
+	/* write(2) may take part of it; EINTR (a signal in a daemon) is no failure */
 	for (const char *p = buf; !rc && len;) {
 		ssize_t n = write(fd, p, len);
 
@@ -142,6 +146,7 @@ int hs_keep_state_write_view(const char *path, const struct hs_keep_state *st, u
 	return state_write(path, st, 0400, uid, gid);
 }
 
+/* Beside the state: a user who knows the state's name finds the view of it. */
 char *hs_keep_view_path(const char *path, uid_t uid)
 {
 	char *p;
@@ -190,6 +195,7 @@ static bool state_field(struct hs_keep_state *st, const char *key, char *val, bo
 	};
 	char *end;
 
+	/* pid and view_uid apart: their types are not in the table's three */
 	if (!strcmp(key, "pid")) {
 		st->pid = (pid_t)strtol(val, &end, 10);
 		*bad = end == val || *end;
@@ -214,6 +220,7 @@ static bool state_field(struct hs_keep_state *st, const char *key, char *val, bo
 #undef T
 		};
 
+		/* a string too long for its field is cut, not refused: it is shown, never acted on */
 		for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 			if (strcmp(key, strs[i].key))
 				continue;
@@ -234,6 +241,7 @@ static bool state_field(struct hs_keep_state *st, const char *key, char *val, bo
 			*(int64_t *)p = strtoll(val, &end, 10);
 		else
 			*(bool *)p = strtol(val, &end, 10) != 0;
+		/* strtoull takes "-1" as a huge number: a sign is refused where none belongs */
 		*bad = end == val || *end || errno || (fields[i].kind == 0 && *val == '-');
 		return true;
 	}
@@ -251,6 +259,7 @@ static int state_type(const struct stat *sb, struct hs_error *err)
 
 int hs_keep_state_read(const char *path, struct hs_keep_state *st, struct hs_error *err)
 {
+	/* O_NONBLOCK: a FIFO planted at path opens at once, and is refused by its type */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	struct stat sb;
 	FILE *f = NULL;

@@ -16,6 +16,11 @@
 
 /* ---- where ---------------------------------------------------------------- */
 
+/*
+ * /proc/self/cgroup has a line a hierarchy, "ID:CONTROLLERS:PATH"; v2's is
+ * "0::PATH" (ID 0, no controllers named), and is the only one read here:
+ * v1 hierarchies are memory.h's business.
+ */
 int hs_cgroup_parse_self(const char *buf, char *out, size_t size)
 {
 	for (const char *line = *buf ? buf : NULL; line; line = hs_procfs_next_line(line)) {
@@ -34,6 +39,12 @@ int hs_cgroup_parse_self(const char *buf, char *out, size_t size)
 	return -ENOENT;
 }
 
+/*
+ * The search of mountinfo for the cgroup2 mount that shows our cgroup. A
+ * mount may show a subtree only (its root: a container's namespace, a bind
+ * mount), so ours is under a mount when its path starts with that root.
+ * Without one that shows it, the first cgroup2 mount is still the mount.
+ */
 struct cgroup2_search {
 	const char *self;	/* our cgroup path, "" if unknown */
 	char *own, *mount;
@@ -78,6 +89,10 @@ int hs_cgroup2_dirs(char *own, char *mount, size_t size)
 	return c.found ? 0 : -ENOENT;
 }
 
+/*
+ * cgroup.procs is a pid a line and may be longer than a read: the lines
+ * are counted as they come, never the whole file held.
+ */
 int hs_cgroup_nprocs(const char *dir)
 {
 	char path[PATH_MAX + 16], buf[4096];
@@ -102,6 +117,7 @@ int hs_cgroup_nprocs(const char *dir)
 	return n;
 }
 
+/* A relative dir is under the cgroup2 mount, as users name cgroups (systemd's slices). */
 int hs_cgroup2_path(const char *dir, char **out)
 {
 	char own[PATH_MAX], mnt[PATH_MAX];
@@ -131,6 +147,10 @@ bool hs_cgroup_holds_only(const char *dir, pid_t pid)
 	return first == (long)pid && end[0] == '\n' && end[1] == '\0';
 }
 
+/*
+ * cgroup.controllers lists, space-separated, the controllers the parent
+ * enabled for this cgroup: only those have their files (memory.low...) here.
+ */
 bool hs_cgroup_has_controller(const char *dir, const char *name)
 {
 	char buf[512], *save = NULL;
@@ -188,6 +208,7 @@ int hs_cgroup_enter(const char *procs)
 	return rc;
 }
 
+/* One pid a write: the kernel moves one process (all its threads) at a time. */
 int hs_cgroup_move(const char *dir, pid_t pid)
 {
 	char num[32];
@@ -196,6 +217,11 @@ int hs_cgroup_move(const char *dir, pid_t pid)
 	return hs_cgroup_write(dir, "cgroup.procs", num);
 }
 
+/*
+ * A job's cgroup outlives the job by a moment (and longer if the job left
+ * a process behind): 40 tries, 1 ms apart at first, then doubling up to
+ * 64 ms, wait a little over 2 s in all before the error is returned.
+ */
 int hs_cgroup_remove(const char *dir, const char *parent)
 {
 	char parent_procs[PATH_MAX + 16], buf[4096];
