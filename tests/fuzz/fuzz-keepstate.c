@@ -1,6 +1,6 @@
 /*
  * fuzz-keepstate.c - libFuzzer target for keep's state file parser
- * (keep.h): a state file is read back at every start, whatever wrote it.
+ * (state.h): a state file is read back at every start, whatever wrote it.
  *
  * Feeds arbitrary bytes to hs_keep_state_parse(). A failure leaves nothing
  * allocated and says why; a success holds every profile line it read.
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "keep/keep.h"
+#include "keep/state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

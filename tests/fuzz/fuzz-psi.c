@@ -1,5 +1,5 @@
 /*
- * fuzz-psi.c - libFuzzer target for the pressure stall parser (procfs.h).
+ * fuzz-psi.c - libFuzzer target for the pressure stall parser (psi.h).
  *
  * Feeds arbitrary bytes to hs_psi_parse(). A success must have a "some"
  * total; what it read, written back in the kernel's format, must read
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/procfs.h"
+#include "kernel/psi.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

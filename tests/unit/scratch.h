@@ -50,4 +50,33 @@ static inline char *path_in(const char *name)
 	return p;
 }
 
+/* Write text to the file dir/name (a fake cgroup's or pressure file, say). */
+static inline void scratch_put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((f = fopen(path, "w"))) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* The first line of the file dir/name, with its newline ("(none)" if unreadable). */
+static inline const char *scratch_get(const char *dir, const char *name)
+{
+	static char buf[256];
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!(f = fopen(path, "r")))
+		return "(none)";
+	if (!fgets(buf, (int)sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return buf;
+}
+
 #endif

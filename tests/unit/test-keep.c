@@ -8,8 +8,10 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "keep/keep.h"
+#include "keep/protect.h"
 #include "scratch.h"
 #include "unit.h"
 #include "corpus.h"
@@ -331,38 +333,84 @@ TEST(one_keeper_per_state)
 	scratch_done();
 }
 
-/* mkfile(dir, name, text): a file of a fake cgroup tree */
-static void mkfile(const char *dir, const char *name, const char *text)
+TEST(a_profile_set_has_its_own_default_state)
 {
-	char path[256];
-	FILE *f;
+	char *a[] = { "/var/tmp/job.profile", "/var/tmp/b.profile" };
+	char *b[] = { "/var/tmp/job.profile" };
+	char *odd[] = { "/var/tmp/my job;1.profile" };
+	char *s1 = hs_keep_state_name("/run/x", a, 2), *s2 = hs_keep_state_name("/run/x", a, 2);
+	char *s3 = hs_keep_state_name("/run/x", b, 1), *s4 = hs_keep_state_name("/run/x", odd, 1);
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
+	CHECK(s1 && s2 && s3 && s4);
+	CHECK_STR(s1, s2);			/* found again from the same PROFILEs */
+	CHECK(strcmp(s1, s3) != 0);		/* another set, another state */
+	CHECK(strncmp(s1, "/run/x/keep-job-", 16) == 0 && strlen(s1) == 16 + 8 + 6);
+	CHECK(strncmp(s4, "/run/x/keep-my_job_1-", 21) == 0);
+	free(s1);
+	free(s2);
+	free(s3);
+	free(s4);
 }
 
-static void read_back(const char *dir, const char *name, char *buf, size_t size)
+/* hs_keep_state_only() in $XDG_RUNTIME_DIR/hotset, as a user (root's is /run/hotset). */
+static int only_state_as_user(const char *runtime, char *found, size_t size)
 {
-	char path[256];
-	FILE *f;
+	struct hs_error err = { 0 };
+	int p[2], rc = -EIO;
+	pid_t pid;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	buf[0] = '\0';
-	if ((f = fopen(path, "r"))) {
-		if (!fgets(buf, (int)size, f))
-			buf[0] = '\0';
-		fclose(f);
+	if (pipe(p) < 0 || (pid = fork()) < 0)
+		return -errno;
+	if (pid == 0) {
+		char *state = NULL;
+		int r;
+
+		close(p[0]);
+		setenv("XDG_RUNTIME_DIR", runtime, 1);
+		if (geteuid() == 0 && setresuid(65534, 65534, 65534) < 0)
+			_exit(1);
+		r = hs_keep_state_only(&state, &err);
+		if (write(p[1], &r, sizeof(r)) != sizeof(r) ||
+		    (state && write(p[1], state, strlen(state) + 1) < 0))
+			_exit(1);
+		_exit(0);
 	}
+	close(p[1]);
+	memset(found, 0, size);
+	if (read(p[0], &rc, sizeof(rc)) != sizeof(rc))
+		rc = -EIO;
+	else if (read(p[0], found, size - 1) < 0)
+		rc = -EIO;
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	return rc;
+}
+
+TEST(status_finds_the_one_state_of_the_directory)
+{
+	const char *dir = scratch_dir();
+	char states[128], want[192], found[256];
+
+	snprintf(states, sizeof(states), "%s/hotset", dir);
+	CHECK(mkdir(states, 0755) == 0);
+	CHECK(only_state_as_user(dir, found, sizeof(found)) == -ENOENT);
+	/* its lock and views are not states */
+	scratch_put(states, "keep-a-00000001.state.lock", "1\n");
+	scratch_put(states, "keep-a-00000001.state.uid-1000", "");
+	CHECK(only_state_as_user(dir, found, sizeof(found)) == -ENOENT);
+	scratch_put(states, "keep-a-00000001.state", "");
+	snprintf(want, sizeof(want), "%s/keep-a-00000001.state", states);
+	CHECK(only_state_as_user(dir, found, sizeof(found)) == 0);
+	CHECK_STR(found, want);
+	scratch_put(states, "keep-b-00000002.state", "");
+	CHECK(only_state_as_user(dir, found, sizeof(found)) == -EEXIST);
+	scratch_done();
 }
 
 TEST(protect_sets_memory_low_of_a_cgroup_of_its_own_only)
 {
 	const char *dir = scratch_dir();
-	char mount[128], own[160], set[256], buf[64];
+	char mount[128], own[160], set[256];
 	struct hs_error err = { 0 };
 	bool made = true;
 
@@ -371,28 +419,25 @@ TEST(protect_sets_memory_low_of_a_cgroup_of_its_own_only)
 	snprintf(own, sizeof(own), "%s/keep.service", mount);
 	mkdir(mount, 0755);
 	mkdir(own, 0755);
-	mkfile(own, "cgroup.controllers", "cpu io memory pids\n");
-	mkfile(own, "cgroup.procs", "1234\n");
-	mkfile(own, "memory.low", "0\n");
+	scratch_put(own, "cgroup.controllers", "cpu io memory pids\n");
+	scratch_put(own, "cgroup.procs", "1234\n");
+	scratch_put(own, "memory.low", "0\n");
 	CHECK(hs_keep_protect(mount, own, "x", 1 << 20, set, sizeof(set), &made, &err) == 0);
 	CHECK(!made);
 	CHECK_STR(set, own);
-	read_back(own, "memory.low", buf, sizeof(buf));
-	CHECK_STR(buf, "1048576\n");
+	CHECK_STR(scratch_get(own, "memory.low"), "1048576\n");
 	hs_keep_unprotect(own, false);
-	read_back(own, "memory.low", buf, sizeof(buf));
-	CHECK_STR(buf, "0\n");
+	CHECK_STR(scratch_get(own, "memory.low"), "0\n");
 	/* shared with other processes: their memory would be protected too */
-	mkfile(own, "cgroup.procs", "1234\n5678\n");
+	scratch_put(own, "cgroup.procs", "1234\n5678\n");
 	CHECK(hs_keep_protect(mount, own, "x", 1 << 20, set, sizeof(set), &made, &err) == -EBUSY);
 	CHECK(strstr(err.msg, "holds 2 processes") != NULL);
 	/* no memory controller: said, with where to enable it */
-	mkfile(own, "cgroup.procs", "1234\n");
-	mkfile(own, "cgroup.controllers", "cpu io pids\n");
+	scratch_put(own, "cgroup.procs", "1234\n");
+	scratch_put(own, "cgroup.controllers", "cpu io pids\n");
 	CHECK(hs_keep_protect(mount, own, "x", 1 << 20, set, sizeof(set), &made, &err) == -ENOTSUP);
 	CHECK(strstr(err.msg, "cannot be done here") != NULL);
-	read_back(own, "memory.low", buf, sizeof(buf));
-	CHECK_STR(buf, "0\n");
+	CHECK_STR(scratch_get(own, "memory.low"), "0\n");
 	scratch_done();
 }
 
@@ -418,5 +463,7 @@ int main(void)
 			 io_pressure_slows_to_a_trickle_apart_from_memory_back_offs,
 			 the_state_file_round_trips_and_is_written_whole,
 			 the_state_is_its_writers_alone_a_view_its_users, one_keeper_per_state,
+			 a_profile_set_has_its_own_default_state,
+			 status_finds_the_one_state_of_the_directory,
 			 protect_sets_memory_low_of_a_cgroup_of_its_own_only);
 }

@@ -11,8 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kernel/cgroup.h"
 #include "kernel/procfs.h"
+#include "kernel/psi.h"
 #include "record/record.h"
+#include "scratch.h"
 #include "unit.h"
 #include "corpus.h"
 
@@ -149,6 +152,35 @@ TEST(pressure_lines_are_parsed)
 	CHECK(hs_psi_read("/proc/pressure", "no-such-resource", &p) == -ENOENT);
 }
 
+TEST(the_share_since_the_last_reading_is_the_time_stalled)
+{
+	const char *dir = scratch_dir();
+	struct hs_psi_mark a = { true, 1000000000, 500000 }, b = { true, 3000000000, 800000 }, m;
+
+	/* 0.3 s stalled in 2 s: 15% */
+	CHECK(hs_psi_share(&a, &b) > 14.999 && hs_psi_share(&a, &b) < 15.001);
+	b.total_us = a.total_us;
+	CHECK(hs_psi_share(&a, &b) == 0);
+	/* what cannot be told is -1, never a figure */
+	b.total_us = a.total_us - 1;	/* went back: another file */
+	CHECK(hs_psi_share(&a, &b) == -1);
+	b.total_us = a.total_us + 1;
+	b.at_ns = a.at_ns;		/* no time between */
+	CHECK(hs_psi_share(&a, &b) == -1);
+	b.at_ns = a.at_ns + 1;
+	b.known = false;
+	CHECK(hs_psi_share(&a, &b) == -1);
+	CHECK(hs_psi_share(&b, &a) == -1);
+	/* a reading: the "some" total, at the instant the caller gives */
+	scratch_put(dir, "io", "some avg10=1.00 avg60=0.00 avg300=0.00 total=4242\n"
+		    "full avg10=0.00 avg60=0.00 avg300=0.00 total=7\n");
+	CHECK(hs_psi_mark(dir, "io", 77, &m) == 0);
+	CHECK(m.known && m.at_ns == 77 && m.total_us == 4242);
+	CHECK(hs_psi_mark(dir, "memory", 78, &m) == -ENOENT);
+	CHECK(!m.known && m.at_ns == 78);
+	scratch_done();
+}
+
 TEST(the_cgroup_v2_path_is_found)
 {
 	char out[32];
@@ -177,6 +209,61 @@ TEST(this_process_cgroup_is_found_and_counted)
 	CHECK(!strncmp(own, mount, strlen(mount)));
 	CHECK(hs_cgroup_nprocs(own) >= 1);	/* this process at least */
 	CHECK(hs_cgroup_nprocs("/no/such/cgroup") == -ENOENT);
+}
+
+TEST(cgroups_are_made_written_joined_and_removed)
+{
+	const char *dir = scratch_dir();
+	char cg[128], made[256], me[256], *path;
+	struct stat st;
+
+	/* a fake cgroup tree: dir is the parent, cg a child made in it */
+	CHECK(hs_cgroup_make(dir, "hotset-x", cg, sizeof(cg)) == 0);
+	CHECK(stat(cg, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0755);
+	CHECK(hs_cgroup_make(dir, "hotset-x", made, sizeof(made)) == -EEXIST);
+	CHECK_STR(made, cg);	/* said where, for a caller that takes it as it is */
+	CHECK(hs_cgroup_make(dir, "a-name-too-long-for-the-buffer", made, 16) == -ENAMETOOLONG);
+	/* its files are written, truncated, never created */
+	scratch_put(cg, "memory.low", "123456789\n");
+	CHECK(hs_cgroup_write(cg, "memory.low", "0\n") == 0);
+	CHECK_STR(scratch_get(cg, "memory.low"), "0\n");
+	CHECK(hs_cgroup_write(cg, "memory.high", "1\n") == -ENOENT);
+	CHECK(access(made, F_OK) < 0);
+	/* controllers, and whether it holds one process alone */
+	scratch_put(cg, "cgroup.controllers", "cpu io memory pids\n");
+	CHECK(hs_cgroup_has_controller(cg, "memory") && hs_cgroup_has_controller(cg, "io"));
+	CHECK(!hs_cgroup_has_controller(cg, "mem") && !hs_cgroup_has_controller(dir, "memory"));
+	scratch_put(cg, "cgroup.procs", "1234\n");
+	CHECK(hs_cgroup_holds_only(cg, 1234) && !hs_cgroup_holds_only(cg, 123));
+	CHECK(hs_cgroup_nprocs(cg) == 1);
+	scratch_put(cg, "cgroup.procs", "1234\n5678\n");
+	CHECK(!hs_cgroup_holds_only(cg, 1234) && hs_cgroup_nprocs(cg) == 2);
+	/* a process moves by its pid; the caller itself by "0" */
+	CHECK(hs_cgroup_move(cg, 4321) == 0);
+	CHECK_STR(scratch_get(cg, "cgroup.procs"), "4321\n");
+	snprintf(me, sizeof(me), "%s/cgroup.procs", cg);
+	CHECK(hs_cgroup_enter(me) == 0);
+	CHECK_STR(scratch_get(cg, "cgroup.procs"), "0321\n");	/* "0" over its start: not truncated */
+	CHECK(hs_cgroup_enter("/no/such/cgroup/cgroup.procs") == -ENOENT);
+	/* removed (a directory with files is not a cgroup: refused, not retried) */
+	CHECK(hs_cgroup_remove(cg, dir) == -ENOTEMPTY);
+	unlink(me);
+	snprintf(made, sizeof(made), "%s/memory.low", cg);
+	unlink(made);
+	snprintf(made, sizeof(made), "%s/cgroup.controllers", cg);
+	unlink(made);
+	CHECK(hs_cgroup_remove(cg, dir) == 0);
+	CHECK(access(cg, F_OK) < 0);
+	CHECK(hs_cgroup_remove(cg, dir) == 0);	/* gone already */
+	/* a directory named: absolute as it is, relative under the cgroup2 mount */
+	CHECK(hs_cgroup2_path("/sys/fs/cgroup/x", &path) == 0);
+	CHECK_STR(path, "/sys/fs/cgroup/x");
+	free(path);
+	if (hs_cgroup2_path("jobs.slice", &path) == 0) {
+		CHECK(path[0] == '/' && strlen(path) > 11 && !strcmp(path + strlen(path) - 11, "/jobs.slice"));
+		free(path);
+	}
+	scratch_done();
 }
 
 /* ---- mount tables ------------------------------------------------------------------- */
@@ -359,7 +446,8 @@ int main(void)
 			 mountinfo_lines_are_parsed_and_unescaped, what_is_not_a_mountinfo_line_is_refused,
 			 mount_tables_are_read_from_a_file, numbers_are_found_after_their_key_and_a_separator,
 			 io_counts_are_parsed_and_read, small_files_are_read_whole_or_cut,
-			 pressure_lines_are_parsed, the_cgroup_v2_path_is_found,
+			 pressure_lines_are_parsed, the_share_since_the_last_reading_is_the_time_stalled,
+			 the_cgroup_v2_path_is_found, cgroups_are_made_written_joined_and_removed,
 			 this_process_cgroup_is_found_and_counted, fdinfo_is_parsed,
 			 the_call_a_task_is_blocked_in_is_told, fuzz_corpora_replay);
 }

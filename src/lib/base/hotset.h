@@ -91,9 +91,10 @@ static inline double hs_monotonic_seconds(void)
 }
 
 /*
- * Nanoseconds on CLOCK_REALTIME, since the epoch: for dates that are
- * compared across processes and machines (a queue's jobs, run on Slurm's
- * nodes), never for durations, which a clock step would bend.
+ * Nanoseconds since the epoch on CLOCK_REALTIME: for dates (when a keeper
+ * started, when a job ran: times that other processes and other machines
+ * compare), never for durations, since the clock may be set back. The one
+ * wall clock of the library and of the commands.
  */
 int64_t hs_realtime_ns(void);
 

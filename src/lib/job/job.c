@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "job/job.h"
+#include "kernel/cgroup.h"
 
 enum stage { STAGE_CGROUP = 1, STAGE_SETUP, STAGE_EXEC };
 
@@ -44,20 +45,6 @@ static _Noreturn void child_fail(int fd, int err, int stage)
 
 	(void)n;
 	_exit(hs_job_failure_code(err, stage_name(stage)));
-}
-
-/* Write "0" (ourselves) to a cgroup.procs file. */
-static int join_cgroup(const char *procs)
-{
-	int fd = open(procs, O_WRONLY | O_CLOEXEC);
-	int rc = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, "0", 1) != 1)
-		rc = -errno;
-	close(fd);
-	return rc;
 }
 
 int hs_job_start(const struct hs_job_spec *spec, struct hs_job *job)
@@ -87,7 +74,7 @@ int hs_job_start(const struct hs_job_spec *spec, struct hs_job *job)
 			child_fail(pipefd[1], errno ? errno : ESRCH, STAGE_SETUP);
 		if (sigchld_claimed)
 			sigaction(SIGCHLD, &caller_sigchld, NULL);
-		if (spec->cgroup_procs && (rc = join_cgroup(spec->cgroup_procs)))
+		if (spec->cgroup_procs && (rc = hs_cgroup_enter(spec->cgroup_procs)))
 			child_fail(pipefd[1], -rc, STAGE_CGROUP);
 		if (spec->before_exec && (rc = spec->before_exec(spec->ctx)))
 			child_fail(pipefd[1], -rc, STAGE_SETUP);

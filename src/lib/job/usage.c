@@ -35,7 +35,9 @@
 #include <unistd.h>
 
 #include "base/hotset.h"
+#include "kernel/cgroup.h"
 #include "kernel/procfs.h"
+#include "kernel/psi.h"
 #include "job/usage.h"
 
 /*
@@ -138,18 +140,14 @@ static void remove_stale(const char *base)
  */
 static int try_join(const char *procs)
 {
-	int status, fd;
+	int status;
 	pid_t pid;
 
 	pid = fork();
 	if (pid < 0)
 		return -errno;
-	if (pid == 0) {
-		fd = open(procs, O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			_exit(errno);
-		_exit(write(fd, "0", 1) == 1 ? 0 : errno);
-	}
+	if (pid == 0)
+		_exit(-hs_cgroup_enter(procs));
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
@@ -176,19 +174,13 @@ static int make_job_cgroup(struct hs_usage_probe *p, const char *base, enum step
 	remove_stale(base);
 	*step = STEP_MKDIR;
 	for (int i = 0; i < 10; i++) {
-		int len;
+		char name[64];
 
 		if (i == 0)
-			len = snprintf(p->dir, sizeof(p->dir), "%s/" CGROUP_PREFIX "%d", base,
-				       (int)getpid());
+			snprintf(name, sizeof(name), CGROUP_PREFIX "%d", (int)getpid());
 		else
-			len = snprintf(p->dir, sizeof(p->dir), "%s/" CGROUP_PREFIX "%d.%d", base,
-				       (int)getpid(), i);
-		if (len < 0 || (size_t)len >= sizeof(p->dir)) {
-			rc = -ENAMETOOLONG;
-			break;
-		}
-		rc = mkdir(p->dir, 0755) < 0 ? -errno : 0;
+			snprintf(name, sizeof(name), CGROUP_PREFIX "%d.%d", (int)getpid(), i);
+		rc = hs_cgroup_make(base, name, p->dir, sizeof(p->dir));
 		if (rc != -EEXIST)
 			break;
 	}
@@ -212,19 +204,6 @@ fail:
 	rmdir(p->dir);
 	p->dir[0] = p->procs[0] = '\0';
 	return rc;
-}
-
-/* Does the cgroup at dir hold this process alone? */
-static bool holds_only_us(const char *dir)
-{
-	char buf[64];
-	char *end;
-	long pid;
-
-	if (hs_procfs_read_at(dir, "cgroup.procs", buf, sizeof(buf)) <= 0)
-		return false;
-	pid = strtol(buf, &end, 10);
-	return pid == (long)getpid() && end[0] == '\n' && end[1] == '\0';
 }
 
 /* Why pressure cannot be read, as the rest of a sentence. */
@@ -261,7 +240,7 @@ static void find_cgroup(struct hs_usage_probe *p)
 		return;
 	}
 	/* a cgroup holding hotset alone can be measured in place */
-	if (own[0] && holds_only_us(own)) {
+	if (own[0] && hs_cgroup_holds_only(own, getpid())) {
 		n = hs_procfs_read_at(own, "io.pressure", buf, sizeof(buf));
 		if (n >= 0) {
 			snprintf(p->dir, sizeof(p->dir), "%s", own);
@@ -286,37 +265,11 @@ static void find_cgroup(struct hs_usage_probe *p)
 /* Move what still runs in the job's cgroup back to the parent, and remove it. */
 static void remove_job_cgroup(struct hs_usage_probe *p)
 {
-	char parent_procs[PATH_MAX + 16], buf[4096];
-	useconds_t delay = 1000;
-	int err = 0;
+	int rc = hs_cgroup_remove(p->dir, p->parent);
 
-	snprintf(parent_procs, sizeof(parent_procs), "%s/cgroup.procs", p->parent);
-	for (int attempt = 0; attempt < 40; attempt++) {
-		if (rmdir(p->dir) == 0 || errno == ENOENT)
-			return;
-		err = errno;
-		if (err != EBUSY)
-			break;
-		/* leftover processes (a daemon the job started) go back where they came from */
-		if (hs_procfs_read_at(p->dir, "cgroup.procs", buf, sizeof(buf)) > 0) {
-			int fd = open(parent_procs, O_WRONLY | O_CLOEXEC);
-
-			for (char *s = buf, *end; fd >= 0 && *s; s = end) {
-				end = strchr(s, '\n');
-				end = end ? end + 1 : s + strlen(s);
-				if (write(fd, s, (size_t)(end - s)) < 0 && errno != ESRCH)
-					err = errno;
-			}
-			if (fd >= 0)
-				close(fd);
-		}
-		/* an exited task leaves its cgroup a little after wait() returns */
-		usleep(delay);
-		if (delay < 50000)
-			delay *= 2;
-	}
-	note(p, "the job's cgroup %s could not be removed: %s; remove it with rmdir once it is empty",
-	     p->dir, strerror(err));
+	if (rc)
+		note(p, "the job's cgroup %s could not be removed: %s; remove it with rmdir once it "
+			"is empty", p->dir, strerror(-rc));
 }
 
 /* Processes in the measured cgroup, other than hotset itself. */

@@ -1,6 +1,6 @@
 /*
  * keep-evict.h - evictions of kept files as the kernel makes them
- * (keep.bpf.c), for keep.c: files are checked when their pages go, not
+ * (keep.bpf.c), for events.c: files are checked when their pages go, not
  * only when the schedule comes to them.
  */
 #ifndef HOTSET_KEEP_EVICT_H

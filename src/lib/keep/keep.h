@@ -45,221 +45,22 @@
  * Watching is one mode. The other, locking, maps the kept ranges in
  * bounded windows and mlock(2)s them: the kernel then cannot evict them,
  * and the checks only follow files replaced, truncated and deleted.
+ *
+ * This header is the keeper's; the rules of its schedule are schedule.h's
+ * and its state file state.h's, both included here. The modules behind
+ * it, and what each owns, are listed in keeper.h (private to the folder).
  */
 #ifndef HOTSET_KEEP_H
 #define HOTSET_KEEP_H
 
-#include <stdio.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "base/hotset.h"
-
-/* ---- scheduling: when to check what (pure; tested with a fake clock) ---- */
-
-/*
- * Files whose kept part is at least this many bytes are "large": checked
- * every tick, since one check covers many pages. The others are checked in
- * rounds, a slice each tick.
- */
-#define HS_KEEP_LARGE_BYTES (UINT64_C(1) << 20)
-
-struct hs_keep_sched {
-	/* settings (hs_keep_sched_init) */
-	uint64_t interval;	/* ns: a round of every file takes this long, at most
-				 * (unless the CPU share stretches it) */
-	uint64_t min_period;	/* ns: ticks this close after refaults (interval / 4) */
-	uint64_t event_gap;	/* ns between ticks of files told evicted (min_period,
-				 * 1 s at most) */
-	uint64_t quiet;		/* ns without pressure events before resuming */
-	double cpu_share;	/* checks use at most this fraction of one CPU */
-	/* state */
-	uint64_t period;	/* ns between ticks, min_period .. interval */
-	uint64_t cost;		/* ns of CPU per file check, measured (smoothed) */
-	unsigned calm_ticks;	/* ticks since pages were last found missing */
-	bool backed_off;	/* memory pressure: no checks, no reads */
-	uint64_t pressure_at;	/* ns: the last pressure event */
-	bool calm_known;	/* backed off, the memory stall read since calm_at */
-	uint64_t calm_at;	/* ns: since then the stall stayed low */
-	uint64_t calm_total;	/* us: memory "some total" at calm_at */
-	uint64_t calm_ns;	/* ns of low stall that end a back-off (HS_KEEP_CALM_NS,
-				 * doubled when a back-off follows one soon) */
-	uint64_t resumed_at;	/* ns: the last resume */
-	bool resumed_calm;	/* it came from a low stall, not from quiet */
-	bool trickle;		/* others' io pressure: reads at a trickle */
-	uint64_t trickle_at;	/* ns: the last such event */
-	uint64_t round_ns;	/* what the last slice implied a round takes */
-};
-
-/* Defaults: the first check cost is a guess, corrected by the first tick. */
-#define HS_KEEP_CPU_SHARE 0.005		/* 0.5% of one CPU */
-#define HS_KEEP_QUIET_NS (UINT64_C(10) * 1000000000)
-/*
- * A memory back-off also ends once tasks stalled on memory for less than
- * HS_KEEP_CALM_STALL_US in HS_KEEP_CALM_NS (1%, a tenth of the trigger's
- * 10%): the pressure has ended, and each second more costs a gap between
- * jobs the re-reads must fit in. A back-off within HS_KEEP_QUIET_NS of
- * such a resume doubles the calm asked for, up to HS_KEEP_QUIET_NS, so
- * that a pressure with pauses is not raced every two seconds.
- */
-#define HS_KEEP_CALM_NS (UINT64_C(2) * 1000000000)
-#define HS_KEEP_CALM_STALL_US 20000
-#define HS_KEEP_COST_GUESS_NS 2000
-#define HS_KEEP_EVENT_GAP_NS UINT64_C(1000000000)
-/*
- * Under others' io pressure (and no memory pressure) the keeper reads on
- * at a trickle: an HS_KEEP_TRICKLE-th of its rate, and reading at most
- * an HS_KEEP_TRICKLE-th of the time (docs/man/hotset-keep.1).
- */
-#define HS_KEEP_TRICKLE 8
-/* and in bursts of what the last reads' speed takes in 250 ms, 64 KiB at least */
-#define HS_KEEP_TRICKLE_BURST_NS (UINT64_C(250) * 1000000)
-#define HS_KEEP_TRICKLE_MIN (UINT64_C(64) << 10)
-/*
- * Pages read back within quiet ns and lost again: thrashing from 1/16 of
- * a file's, when tasks stalled on memory (1 ms of "some") since the read.
- */
-#define HS_KEEP_THRASH_SHARE 16
-#define HS_KEEP_THRASH_STALL_US 1000
-
-void hs_keep_sched_init(struct hs_keep_sched *s, uint64_t interval_ns, double cpu_share);
-
-/*
- * The time until the next tick (ns), given nlarge large files to check in
- * it: the period, stretched so that large files alone take at most half
- * the CPU share.
- */
-uint64_t hs_keep_sched_period(const struct hs_keep_sched *s, size_t nlarge);
-
-/*
- * How many of nsmall small files to check in a tick, when nlarge large
- * ones are checked too: enough that a round of them takes interval, or
- * longer when the CPU share left by the large files does not allow it
- * (s->round_ns says how long). At least 1 when nsmall > 0.
- */
-size_t hs_keep_sched_slice(struct hs_keep_sched *s, size_t nsmall, size_t nlarge);
-
-/*
- * A tick checked nchecked files in cpu_ns of CPU and found lost_pages
- * pages missing: the cost estimate follows, and the period tightens to
- * min_period after a loss, or backs off (doubling, up to interval) once
- * four ticks in a row have found nothing missing.
- */
-void hs_keep_sched_checked(struct hs_keep_sched *s, size_t nchecked, uint64_t cpu_ns,
-			   uint64_t lost_pages);
-
-/*
- * How many of the files that eviction events named (keep-evict.h) to
- * check in a tick elapsed ns after the last such tick: what the CPU share
- * pays for in that time, an interval's worth at most; at least 1. Such
- * ticks come at most every event_gap.
- */
-size_t hs_keep_sched_due(const struct hs_keep_sched *s, uint64_t elapsed);
-
-/* A pressure event at now: returns true if the keeper backs off now (was not). */
-bool hs_keep_sched_pressure(struct hs_keep_sched *s, uint64_t now);
-
-/*
- * Backed off: the memory stall, "some total" (us), read at now. A stall
- * of more than HS_KEEP_CALM_STALL_US since calm_at starts the calm anew.
- */
-void hs_keep_sched_memory_stall(struct hs_keep_sched *s, uint64_t now, uint64_t total_us);
-
-/*
- * Returns true if, backed off, it resumes at now: quiet ns since the last
- * event, or calm_ns of them with a low stall all along (resumed_calm).
- */
-bool hs_keep_sched_resume(struct hs_keep_sched *s, uint64_t now);
-
-/*
- * Others' io pressure at now: returns true if the keeper starts reading at
- * a trickle now (did not already). hs_keep_sched_io_resume() returns true
- * if it goes back to its full rate at now: quiet ns since the last one.
- */
-bool hs_keep_sched_io_pressure(struct hs_keep_sched *s, uint64_t now);
-bool hs_keep_sched_io_resume(struct hs_keep_sched *s, uint64_t now);
-
-/* ---- the state file ------------------------------------------------------ */
-
-/* What a keeper writes to its state file and `--status` reads. */
-struct hs_keep_state {
-	/* counters, carried across restarts */
-	uint64_t refault_pages;		/* pages found missing after they had been resident */
-	uint64_t rewarmed_pages;	/* pages read back (refaults and replaced files) */
-	uint64_t rewarms;		/* ticks that read pages back */
-	uint64_t backoffs;		/* times it backed off under pressure */
-	int64_t last_rewarm_ns;		/* realtime ns of the last re-warm, 0 if none */
-	int64_t last_backoff_ns;	/* and of the last back-off */
-	int64_t since_ns;		/* when the counters started (the first run) */
-	/* this run */
-	int64_t started_ns;		/* when this keeper started */
-	int64_t updated_ns;		/* when the state was written */
-	pid_t pid;
-	bool running;			/* false once it exited cleanly */
-	bool backed_off;
-	char backoff_reason[64];	/* "memory some 12.30%" while backed off */
-	char pressure[16];		/* "trigger", "averages" or "none" */
-	char evictions[16];		/* how they are found: "events" (eBPF) or "checks" */
-	char io_pressure[256];		/* the io pressure file watched */
-	uint64_t budget_bytes;
-	uint64_t files, pages, bytes;	/* kept */
-	uint64_t unknown_files;		/* not watched: residency unknown */
-	uint64_t dropped_files;		/* deleted since they were loaded */
-	uint64_t replaced_files;	/* replaced since they were loaded: not opened */
-	uint64_t interval_ns;
-	uint64_t round_ns;		/* how long a round of checks takes now */
-	char mode[8];			/* "watch" or "lock" */
-	uint64_t locked_files, locked_bytes;	/* lock mode: what is mlock'd now */
-	uint64_t protected_bytes;	/* --protect: the memory.low set, 0 if none */
-	char protect_cgroup[256];	/* and the cgroup directory it was set on */
-	char **profiles;		/* absolute paths, malloc'd */
-	size_t nprofiles;
-	bool view;			/* a view: the figures of view_uid's profiles alone */
-	uid_t view_uid;
-};
-
-/*
- * Write st to path atomically (temporary file, fsync, rename), readable
- * and writable by the writer alone (0600: its figures are of files others
- * may not query). Returns 0 or -errno.
- */
-int hs_keep_state_write(const char *path, const struct hs_keep_state *st);
-
-/*
- * The same, as a view of user uid (st->view set): the file made uid's
- * (and gid's), readable by its owner alone (0400). Needs root.
- */
-int hs_keep_state_write_view(const char *path, const struct hs_keep_state *st, uid_t uid,
-			     gid_t gid);
-
-/* Where the view of uid of the state file path goes: path.uid-UID (malloc'd, or NULL). */
-char *hs_keep_view_path(const char *path, uid_t uid);
-
-/*
- * Read the state file at path into *st (release with
- * hs_keep_state_release()). Returns 0, -errno, or -EINVAL with err saying
- * which line is wrong.
- */
-int hs_keep_state_read(const char *path, struct hs_keep_state *st, struct hs_error *err);
-/* The same from an open stream (what hs_keep_state_read() does after opening). */
-int hs_keep_state_parse(FILE *f, struct hs_keep_state *st, struct hs_error *err);
-void hs_keep_state_release(struct hs_keep_state *st);
-
-/*
- * The lock of state file path: path + ".lock", holding the pid of its
- * keeper. hs_keep_lock() takes it (a descriptor the caller keeps open as
- * long as it keeps), or returns -EWOULDBLOCK with the holder's pid in
- * *holder (0 if unknown). hs_keep_lock_holder() tells who holds it: its
- * pid, 0 if nobody does, or -errno (-ENOENT: no keeper ever ran).
- */
-int hs_keep_lock(const char *path, pid_t *holder);
-/* Write this process's pid into the lock fd (after a fork: the lock is shared). */
-int hs_keep_lock_own(int fd);
-pid_t hs_keep_lock_holder(const char *path);
-
-/* ---- the keeper ------------------------------------------------------------ */
+#include "keep/schedule.h"
+#include "keep/state.h"
 
 enum hs_keep_mode {
 	HS_KEEP_WATCH = 0,	/* re-warm what gets evicted */
@@ -372,22 +173,6 @@ int hs_keep_run(struct hs_keep *k);
 const struct hs_keep_state *hs_keep_state(const struct hs_keep *k);
 
 void hs_keep_free(struct hs_keep *k);
-
-/*
- * --protect: set memory.low of a cgroup v2 directory to bytes. mount and
- * own: the cgroup2 mount and this process's directory under it (NULL:
- * found from /proc/self). When own is the root, which has no memory.low, a
- * cgroup of its own, mount/name, is made and the process moved into it
- * (*made true). Refused (-EBUSY) when own holds other processes too, whose
- * memory the protection would cover. *dir (size bytes) receives the
- * directory set. Returns 0, or -errno with err saying what cannot be done
- * and how to get it (-ENOTSUP: no memory controller on cgroup v2, as with
- * cgroup v1, which has no low protection at all).
- */
-int hs_keep_protect(const char *mount, const char *own, const char *name, uint64_t bytes,
-		    char *dir, size_t size, bool *made, struct hs_error *err);
-/* Undo it: memory.low 0; a cgroup made is left (for its parent) and removed. */
-void hs_keep_unprotect(const char *dir, bool made);
 
 /*
  * Set the calling thread's I/O priority to the idle class (threads it

@@ -93,8 +93,7 @@ ssize_t hs_procfs_read_at(const char *dir, const char *name, char *buf, size_t s
 	return hs_procfs_read(path, buf, size);
 }
 
-/* The start of the line after the one at s, or NULL at the end. */
-static const char *next_line(const char *s)
+const char *hs_procfs_next_line(const char *s)
 {
 	s = strchr(s, '\n');
 	return s && s[1] ? s + 1 : NULL;
@@ -104,7 +103,7 @@ bool hs_procfs_find_u64(const char *buf, const char *key, uint64_t *out)
 {
 	size_t klen = strlen(key);
 
-	for (const char *line = *buf ? buf : NULL; line; line = next_line(line)) {
+	for (const char *line = *buf ? buf : NULL; line; line = hs_procfs_next_line(line)) {
 		const char *v = line + klen;
 
 		if (!strncmp(line, key, klen) && (*v == ' ' || *v == ':' || *v == '=')) {
@@ -161,204 +160,6 @@ ssize_t hs_proc_io_read(const char *path, struct hs_proc_io *io)
 		return -ENOENT;	/* a task that ended while being read */
 	if (hs_proc_io_parse(buf, io))
 		return -EINVAL;
-	return n;
-}
-
-/* ---- pressure stall information ------------------------------------------ */
-
-/*
- * A percentage as PSI prints it ("12.34"), read without strtod, whose
- * decimal point is the locale's. Returns false if s has no digits.
- */
-static bool parse_decimal(const char *s, const char **end, double *out)
-{
-	double v = 0, scale = 1;
-	bool digits = false;
-
-	for (; *s >= '0' && *s <= '9'; s++, digits = true)
-		v = v * 10 + (*s - '0');
-	if (*s == '.')
-		for (s++; *s >= '0' && *s <= '9'; s++, digits = true)
-			v += (*s - '0') * (scale /= 10);
-	*end = s;
-	*out = v;
-	return digits;
-}
-
-/* The fields after "some " or "full " on the line at s: key=value, in any order. */
-static void parse_psi_line(const char *s, struct hs_psi_line *l)
-{
-	struct hs_psi_line v = { 0 };
-
-	while (*s && *s != '\n') {
-		const char *eq = s + strcspn(s, "= \n"), *end = eq;
-		size_t klen = (size_t)(eq - s);
-		double *avg = NULL;
-
-		if (*eq == '=') {
-			if (klen == 5 && !memcmp(s, "avg10", 5))
-				avg = &v.avg10;
-			else if (klen == 5 && !memcmp(s, "avg60", 5))
-				avg = &v.avg60;
-			else if (klen == 6 && !memcmp(s, "avg300", 6))
-				avg = &v.avg300;
-			if (avg) {
-				parse_decimal(eq + 1, &end, avg);
-			} else if (klen == 5 && !memcmp(s, "total", 5) && eq[1] >= '0' && eq[1] <= '9') {
-				char *e;
-
-				v.total = strtoull(eq + 1, &e, 10);
-				v.known = true;
-				end = e;
-			}
-		}
-		s = end + strcspn(end, " \n");
-		while (*s == ' ')
-			s++;
-	}
-	if (!v.known)
-		memset(&v, 0, sizeof(v));	/* a line without a total tells nothing */
-	*l = v;
-}
-
-int hs_psi_parse(const char *buf, struct hs_psi *out)
-{
-	struct hs_psi v = { 0 };
-
-	for (const char *line = *buf ? buf : NULL; line; line = next_line(line)) {
-		if (!strncmp(line, "some ", 5))
-			parse_psi_line(line + 5, &v.some);
-		else if (!strncmp(line, "full ", 5))
-			parse_psi_line(line + 5, &v.full);
-	}
-	if (!v.some.known)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-int hs_psi_read(const char *dir, const char *name, struct hs_psi *out)
-{
-	char buf[512];
-	ssize_t n = hs_procfs_read_at(dir, name, buf, sizeof(buf));
-
-	if (n < 0)
-		return (int)n;
-	return hs_psi_parse(buf, out);
-}
-
-int hs_psi_trigger(const char *dir, const char *name, uint64_t stall_us, uint64_t window_us)
-{
-	char path[PATH_MAX], spec[64];
-	int fd, len;
-
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	len = snprintf(spec, sizeof(spec), "some %llu %llu", (unsigned long long)stall_us,
-		       (unsigned long long)window_us);
-	/* the trigger lives as long as this descriptor */
-	if ((fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
-		return -errno;
-	/* a copy on a disk (a test's) would take the spec as data, and never signal */
-	if (!hs_pseudo_fs(fd)) {
-		close(fd);
-		return -EOPNOTSUPP;
-	}
-	/* the kernel takes the spec with its NUL (psi.rst's example writes strlen + 1) */
-	if (write(fd, spec, (size_t)len + 1) < 0) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
-/* ---- cgroups ---------------------------------------------------------------- */
-
-int hs_cgroup_parse_self(const char *buf, char *out, size_t size)
-{
-	for (const char *line = *buf ? buf : NULL; line; line = next_line(line)) {
-		size_t len;
-
-		if (strncmp(line, "0::", 3))
-			continue;
-		line += 3;
-		len = strcspn(line, "\n");
-		if (len >= size)
-			return -ENAMETOOLONG;
-		memcpy(out, line, len);
-		out[len] = '\0';
-		return 0;
-	}
-	return -ENOENT;
-}
-
-struct cgroup2_search {
-	const char *self;	/* our cgroup path, "" if unknown */
-	char *own, *mount;
-	size_t size;
-	bool found;
-};
-
-static int cgroup2_mount(void *ctx, const struct hs_mountinfo *m)
-{
-	struct cgroup2_search *c = ctx;
-	const char *self = c->self;
-	size_t rlen;
-
-	if (strcmp(m->fstype, "cgroup2"))
-		return 0;
-	if (!c->found) {
-		snprintf(c->mount, c->size, "%s", m->point);
-		c->found = true;
-	}
-	rlen = strcmp(m->root, "/") ? strlen(m->root) : 0;
-	if (self[0] == '/' && !strncmp(self, m->root, rlen) &&
-	    (self[rlen] == '/' || self[rlen] == '\0')) {
-		snprintf(c->mount, c->size, "%s", m->point);
-		/* "/" alone would add a trailing slash */
-		snprintf(c->own, c->size, "%s%s", m->point, strcmp(self + rlen, "/") ? self + rlen : "");
-		return 1;
-	}
-	return 0;
-}
-
-int hs_cgroup2_dirs(char *own, char *mount, size_t size)
-{
-	char buf[8192], self[PATH_MAX];
-	struct cgroup2_search c = { self, own, mount, size, false };
-
-	own[0] = mount[0] = '\0';
-	if (hs_procfs_read("/proc/self/cgroup", buf, sizeof(buf)) < 0 ||
-	    hs_cgroup_parse_self(buf, self, sizeof(self)) < 0)
-		self[0] = '\0';
-	if (hs_mountinfo_each(NULL, cgroup2_mount, &c) < 0)
-		return -ENOENT;
-	return c.found ? 0 : -ENOENT;
-}
-
-int hs_cgroup_nprocs(const char *dir)
-{
-	char path[PATH_MAX + 16], buf[4096];
-	int fd, n = 0;
-	ssize_t got;
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
-		return -ENAMETOOLONG;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	while ((got = read(fd, buf, sizeof(buf))) != 0) {
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			n = -errno;
-			break;
-		}
-		for (ssize_t i = 0; i < got; i++)
-			n += buf[i] == '\n';
-	}
-	close(fd);
 	return n;
 }
 
@@ -490,7 +291,7 @@ int hs_mountinfo_each(const char *path, hs_mountinfo_fn fn, void *ctx)
 void hs_fdinfo_parse(const char *buf, struct hs_fdinfo *fi)
 {
 	memset(fi, 0, sizeof(*fi));
-	for (const char *s = *buf ? buf : NULL; s; s = next_line(s)) {
+	for (const char *s = *buf ? buf : NULL; s; s = hs_procfs_next_line(s)) {
 		if (!strncmp(s, "pos:", 4))
 			fi->pos = strtoll(s + 4, NULL, 10);
 		else if (!strncmp(s, "flags:", 6))

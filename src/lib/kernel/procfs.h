@@ -12,6 +12,9 @@
  * paths, so that the same code serves /proc/self, /proc/PID and a cgroup
  * directory of any job; they return 0 (or a length) or -errno, as the
  * rest of the library does (hotset.h).
+ *
+ * Pressure stall information has a module of its own (psi.h), and so do
+ * cgroups (cgroup.h): both read their files through the readers here.
  */
 #ifndef HOTSET_PROCFS_H
 #define HOTSET_PROCFS_H
@@ -52,6 +55,12 @@ ssize_t hs_procfs_read(const char *path, char *buf, size_t size);
 ssize_t hs_procfs_read_at(const char *dir, const char *name, char *buf, size_t size);
 
 /*
+ * The start of the line after the one at s in a file's text, or NULL at
+ * its end: how the parsers of line-oriented files walk them.
+ */
+const char *hs_procfs_next_line(const char *s);
+
+/*
  * The number after key and one of ' ', ':' or '=' at the start of a line
  * of buf ("read_bytes: 42", "user_usec 7", "key=3"). Returns false if no
  * line has it.
@@ -85,72 +94,6 @@ int hs_proc_io_parse(const char *buf, struct hs_proc_io *io);
  * or for a task that ended). *io is untouched on failure.
  */
 ssize_t hs_proc_io_read(const char *path, struct hs_proc_io *io);
-
-/* ---- pressure stall information: /proc/pressure, cgroups' *.pressure ---- */
-
-struct hs_psi_line {
-	bool known;			/* the line was there, with a total */
-	double avg10, avg60, avg300;	/* percent of the last 10, 60, 300 s stalled */
-	uint64_t total;			/* microseconds stalled since the start */
-};
-
-/*
- * "some" is the time at least one task was stalled, "full" the time all
- * non-idle tasks were at once (absent from cpu files before Linux 5.13).
- */
-struct hs_psi {
-	struct hs_psi_line some, full;
-};
-
-/*
- * Parse "some avg10=0.12 avg60=0.05 avg300=0.01 total=123456" and a
- * "full" line like it. Returns 0, or -EINVAL without a "some" line that
- * has a total; a missing "full" line leaves full.known false (totals 0).
- */
-int hs_psi_parse(const char *buf, struct hs_psi *out);
-
-/*
- * Read and parse the pressure file name in dir: ("/proc/pressure", "io")
- * for the machine, (a cgroup v2 directory, "io.pressure") for a cgroup.
- * Returns 0 or -errno: -ENOENT without PSI (CONFIG_PSI, psi=1),
- * -EOPNOTSUPP where a cgroup has it switched off (cgroup.pressure 0),
- * -EINVAL if it does not parse. *out is untouched on failure.
- */
-int hs_psi_read(const char *dir, const char *name, struct hs_psi *out);
-
-/*
- * A PSI trigger on the pressure file name in dir: "some STALL WINDOW",
- * an event (POLLPRI on the descriptor returned) whenever tasks stalled
- * for stall_us within a window_us window, at most once per window
- * (the kernel's Documentation/accounting/psi.rst). The trigger lasts
- * until the descriptor is closed. Returns it, or -errno: -EACCES when the
- * file is not writable (unprivileged, before Linux 6.5), -EINVAL for
- * thresholds refused (an unprivileged window must be a multiple of 2 s;
- * windows are 0.5 to 10 s), -EPERM, -ENOENT without PSI, -EOPNOTSUPP
- * for a file that is not the kernel's (on no proc or cgroup filesystem).
- */
-int hs_psi_trigger(const char *dir, const char *name, uint64_t stall_us, uint64_t window_us);
-
-/* ---- cgroups ------------------------------------------------------------- */
-
-/*
- * The cgroup v2 path ("/user.slice/x") in the text of /proc/PID/cgroup,
- * its "0::" line, into out (size bytes). Returns 0, -ENOENT without such a
- * line, or -ENAMETOOLONG.
- */
-int hs_cgroup_parse_self(const char *buf, char *out, size_t size);
-
-/*
- * Where this process's cgroup v2 directory is: *own its directory under a
- * cgroup2 mount, *mount that mount point (each size bytes). With a cgroup
- * namespace, or a mount of a subtree, the mount's root is a prefix of the
- * path to take off; when it is not, *own is left empty. Returns 0, or
- * -ENOENT when no cgroup2 is mounted.
- */
-int hs_cgroup2_dirs(char *own, char *mount, size_t size);
-
-/* How many processes the cgroup directory dir holds (lines of cgroup.procs), or -errno. */
-int hs_cgroup_nprocs(const char *dir);
 
 /* ---- mount tables: /proc/PID/mountinfo ------------------------------------ */
 

@@ -339,26 +339,31 @@ static void reap(struct hs_runq *q, struct hs_runq_job *j)
  */
 void hs_runq_read_pressure(struct hs_runq *q)
 {
+	struct hs_psi_mark now;
 	struct hs_psi psi;
-	int64_t now;
+	double share;
 
-	if (hs_psi_read("/proc/pressure", "io", &psi)) {
+	if (!q->psi.known) {
+		if (hs_psi_read("/proc/pressure", "io", &psi) ||
+		    hs_psi_mark("/proc/pressure", "io", hs_monotonic_ns(), &q->psi)) {
+			q->sched.pressure_known = false;
+			return;
+		}
+		q->sched.io_pressure = psi.some.avg10;
+		q->sched.pressure_known = true;
+		return;
+	}
+	if (hs_psi_mark("/proc/pressure", "io", hs_monotonic_ns(), &now)) {
 		q->sched.pressure_known = false;
 		return;
 	}
-	now = (int64_t)hs_monotonic_ns();
-	if (!q->psi_ns) {
-		q->sched.io_pressure = psi.some.avg10;
-	} else if (now - q->psi_ns >= 1000000000) {
-		if (psi.some.total >= q->psi_total)
-			q->sched.io_pressure = 100.0 * (double)(psi.some.total - q->psi_total) /
-					       ((double)(now - q->psi_ns) / 1000.0);
-	} else {
+	if (now.at_ns - q->psi.at_ns < 1000000000)
 		return;	/* too soon: the last figure stands */
-	}
+	/* a total that went back (unknown share) leaves the last figure too */
+	if ((share = hs_psi_share(&q->psi, &now)) >= 0)
+		q->sched.io_pressure = share;
 	q->sched.pressure_known = true;
-	q->psi_total = psi.some.total;
-	q->psi_ns = now;
+	q->psi = now;
 }
 
 /* In the warmer: `hotset warm -q -p PROFILE` at idle I/O priority, into nothing. */

@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "kernel/psi.h"
 #include "queue/jobfile.h"
 #include "queue/runstate.h"
 #include "queue/sched.h"
@@ -96,8 +97,7 @@ struct hs_runq {
 	int64_t start_ns;
 	pid_t warm_pid;			/* the warmer, when warm_fd >= 0 */
 	int warm_fd;
-	uint64_t psi_total;		/* /proc/pressure/io "some" total (µs) at psi_ns */
-	int64_t psi_ns;			/* monotonic; 0 before the first reading */
+	struct hs_psi_mark psi;		/* /proc/pressure/io at the last reading; unknown before the first */
 	/* the caller's: the first stop signal (SIGINT, SIGTERM, SIGHUP), 0 before */
 	volatile sig_atomic_t *stop;
 	int wake[2];			/* the caller's self-pipe: [0] readable after a stop */
