@@ -339,7 +339,7 @@ static char *state_in(const char *dir, char **profiles, size_t n)
 			if (!*p)
 				break;
 		}
-	for (; base[len] && len < sizeof(name) - 1 && base[len] != '.'; len++)
+	for (; len < sizeof(name) - 1 && base[len] && base[len] != '.'; len++)
 		name[len] = (base[len] >= 'a' && base[len] <= 'z') || (base[len] >= 'A' && base[len] <= 'Z') ||
 			    (base[len] >= '0' && base[len] <= '9') || base[len] == '-' || base[len] == '_' ?
 			    base[len] : '_';
