@@ -1,7 +1,18 @@
 /*
  * runstate.c - the state directory of `hotset run` (runstate.h): the
  * records of runs, the queue file, the lock.
+ *
+ * Both files are text of "key value" lines, written by a print function
+ * and read back by a parser over the whole file in memory (each is a few
+ * hundred bytes a job): one reader, each_kv(), splits the lines and
+ * counts them, so that every error names its line, and a key-specific
+ * callback reads the value. The reader never trusts the file: a queue
+ * directory may be shared, edited by hand or cut short by a full disk,
+ * and the parsers are fuzzed (tests/fuzz/fuzz-jobfile.c). The writers go
+ * through atomic.c, so that a reader sees an old file or a new one whole,
+ * never half of one.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,6 +29,12 @@
 
 /* ---- parsing: "key value" lines ------------------------------------------- */
 
+/*
+ * The n bytes at s as a decimal number: digits only (no sign, no blank,
+ * no "0x"), at most UINT64_MAX. Returns 0 with *out set, or -1 (the
+ * caller says what the value is for). strtoull() would take a sign,
+ * leading blanks and a locale's digits, and needs a terminated string.
+ */
 static int parse_u64(const char *s, size_t n, uint64_t *out)
 {
 	uint64_t v = 0;
@@ -35,6 +52,7 @@ static int parse_u64(const char *s, size_t n, uint64_t *out)
 	return 0;
 }
 
+/* parse_u64() with an optional "-": a time before 1970 reads back as written. */
 static int parse_i64(const char *s, size_t n, int64_t *out)
 {
 	uint64_t v;
@@ -67,6 +85,11 @@ static int parse_seconds(const char *s, size_t n, double *out)
 	return 0;
 }
 
+/*
+ * "key S.UUUUUU": seconds to the microsecond, rounded, as integers (a
+ * locale's decimal comma would not read back). What is not a sane
+ * duration (negative, NaN, beyond 30,000 years) is written 0.
+ */
 static void print_seconds(FILE *f, const char *key, double s)
 {
 	uint64_t us;
@@ -77,16 +100,28 @@ static void print_seconds(FILE *f, const char *key, double s)
 	fprintf(f, "%s %" PRIu64 ".%06" PRIu64 "\n", key, us / 1000000, us % 1000000);
 }
 
-/* Call fn for each "key value" line; blank lines and "#" comments skipped. */
+/*
+ * What reads one line's value: the key (klen bytes), the value after the
+ * first blank (vlen bytes, at least one; not terminated, since it points
+ * into the file). Returns 0, or -errno with err->msg set (err->line is
+ * already the line's).
+ */
 typedef int (*kv_fn)(void *ctx, const char *key, size_t klen, const char *val, size_t vlen,
 		     struct hs_error *err);
 
+/*
+ * Call fn for each "key value" line of len bytes of text; blank lines and
+ * "#" comments skipped; the last line may lack its newline. Returns 0
+ * (err->line 0), or the first error, fn's or its own (a NUL byte, a line
+ * without a value), with err->line the 1-based line it is on.
+ */
 static int each_kv(const char *text, size_t len, kv_fn fn, void *ctx, struct hs_error *err)
 {
 	unsigned line = 0;
 	size_t pos = 0;
 	int rc;
 
+	assert(err);	/* not optional here: the line of an error is the point */
 	while (pos < len) {
 		const char *s = text + pos, *nl = memchr(s, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - s) : len - pos, k = 0, v;
@@ -109,11 +144,13 @@ static int each_kv(const char *text, size_t len, kv_fn fn, void *ctx, struct hs_
 	return 0;
 }
 
+/* Whether the key of klen bytes is name, whole (not a prefix of it). */
 static bool key_is(const char *key, size_t klen, const char *name)
 {
 	return strlen(name) == klen && !memcmp(key, name, klen);
 }
 
+/* "-": a figure that was not known, which must read back as unknown, not as 0. */
 static bool dash(const char *v, size_t n)
 {
 	return n == 1 && v[0] == '-';
@@ -121,6 +158,13 @@ static bool dash(const char *v, size_t n)
 
 /* ---- records of runs -------------------------------------------------------- */
 
+/*
+ * One line of a record, into the struct hs_run_record ctx. A key this
+ * version does not know is skipped (a later version may add figures, and
+ * a downgraded hotset must still read its queue); a known key with a
+ * value out of its range is an error, since a figure that made no sense
+ * would be used to schedule. Returns 0 or -EINVAL with err set.
+ */
 static int record_kv(void *ctx, const char *key, size_t klen, const char *v, size_t n,
 		     struct hs_error *err)
 {
@@ -129,17 +173,19 @@ static int record_kv(void *ctx, const char *key, size_t klen, const char *v, siz
 	int64_t i;
 	int bad = 0;
 
+	/* a figure that may be unknown ("-"), with the flag that says whether it is known */
 #define U64(name, field, flag) \
 	else if (key_is(key, klen, name)) { \
 		if (dash(v, n)) \
-			flag = false; \
+			(flag) = false; \
 		else if (!(bad = parse_u64(v, n, &r->field))) \
-			flag = true; \
+			(flag) = true; \
 	}
 	if (key_is(key, klen, "runs")) {
 		if (!(bad = parse_u64(v, n, &u) || u > UINT32_MAX))
 			r->runs = (unsigned)u;
 	} else if (key_is(key, klen, "exit_status")) {
+		/* an exit code, or 128 + the signal that ended it */
 		if (!(bad = parse_u64(v, n, &u) || u > 255 + 128))
 			r->exit_status = (int)u;
 	} else if (key_is(key, klen, "signal")) {
@@ -171,6 +217,7 @@ static int record_kv(void *ctx, const char *key, size_t klen, const char *v, siz
 		bad = parse_u64(v, n, &r->max_rss_bytes);
 	}
 #undef U64
+	/* the value quoted, cut at 40 bytes: a line of garbage must not fill the message */
 	if (bad)
 		return hs_error_set(err, EINVAL, "%.*s: '%.*s' is not a valid value", (int)klen,
 				    key, (int)(n > 40 ? 40 : n), v);
@@ -184,6 +231,7 @@ int hs_run_record_parse(const char *text, size_t len, struct hs_run_record *r,
 	return each_kv(text, len, record_kv, r, err);
 }
 
+/* "key V", or "key -" when V is not known (see dash()). */
 static void print_u64_or_dash(FILE *f, const char *key, bool known, uint64_t v)
 {
 	if (known)
@@ -192,6 +240,11 @@ static void print_u64_or_dash(FILE *f, const char *key, bool known, uint64_t v)
 		fprintf(f, "%s -\n", key);
 }
 
+/*
+ * Every figure is written, known or not, in the order a person reads
+ * them; hs_run_record_parse() reads them in any order. Errors of f are
+ * the caller's to check (ferror()).
+ */
 void hs_run_record_print(FILE *f, const struct hs_run_record *r)
 {
 	fprintf(f, "# hotset run: one run of a job\n");
@@ -212,7 +265,13 @@ void hs_run_record_print(FILE *f, const struct hs_run_record *r)
 	print_u64_or_dash(f, "rerun_cache_bytes", r->rerun_known, r->rerun_cache_bytes);
 }
 
-/* The whole of a small file, NUL-terminated. */
+/*
+ * The whole of a small file at path, NUL-terminated: *out (malloc'd, the
+ * caller frees it) and its length *len, not counting the NUL. Returns 0,
+ * -EFBIG past 64 MiB (no state file is near that: not ours, or damaged),
+ * or -errno with *out untouched. Read to the end, not by st_size, which
+ * a file being replaced or a pseudo-file may not give right.
+ */
 static int slurp(const char *path, char **out, size_t *len)
 {
 	size_t cap = 0, n = 0;
@@ -246,6 +305,7 @@ static int slurp(const char *path, char **out, size_t *len)
 		free(buf);
 		return rc;
 	}
+	/* an empty file: an empty string, still the caller's to free */
 	if (!buf && !(buf = malloc(1)))
 		return -ENOMEM;
 	buf[n] = '\0';
@@ -266,7 +326,14 @@ int hs_run_record_load(const char *path, struct hs_run_record *r, struct hs_erro
 	return rc;
 }
 
-/* Write what print() prints to path, atomically. */
+/*
+ * Write what print(f, ctx) prints to path, atomically and private (0600:
+ * the queue names the commands a user runs). The FILE writes to a dup of
+ * the temporary file's descriptor (that one is the atomic file's):
+ * fclose() flushes and closes the dup, then hs_atomic_commit() syncs and
+ * renames the file into place, or removes it after an error. Returns 0
+ * or -errno; on failure the old file stays as it was.
+ */
 static int save_with(const char *path, void (*print)(FILE *, const void *), const void *ctx)
 {
 	struct hs_atomic_file *af;
@@ -287,6 +354,7 @@ static int save_with(const char *path, void (*print)(FILE *, const void *), cons
 	return hs_atomic_commit(af, rc);
 }
 
+/* hs_run_record_print() as save_with() calls it. */
 static void print_record(FILE *f, const void *r)
 {
 	hs_run_record_print(f, r);
@@ -299,8 +367,19 @@ int hs_run_record_save(const char *path, const struct hs_run_record *r)
 
 /* ---- the queue file ------------------------------------------------------------ */
 
+/* The words of enum hs_queue_state in the file, in its order. */
 static const char *const state_names[] = { "pending", "running", "done" };
+_Static_assert(sizeof(state_names) / sizeof(state_names[0]) == HS_Q_DONE + 1,
+	       "a word for each state");
 
+/*
+ * One line of the queue file, into the struct hs_queue ctx: the job
+ * file's path and hash (a resumed queue must run the same file), the
+ * engine, and a "job" line a job, appended to q->jobs in file order.
+ * Unknown keys are skipped, as in a record. Returns 0, -EINVAL with err
+ * set, or -ENOMEM; q->jobs is the caller's to free either way
+ * (hs_queue_parse() frees it on failure).
+ */
 static int queue_kv(void *ctx, const char *key, size_t klen, const char *v, size_t n,
 		    struct hs_error *err)
 {
@@ -334,7 +413,11 @@ static int queue_kv(void *ctx, const char *key, size_t klen, const char *v, size
 		}
 		q->hash = h;
 	} else if (key_is(key, klen, "job")) {
-		/* job NAME STATE EXIT START END SUPERVISOR */
+		/*
+		 * job NAME STATE EXIT START END SUPERVISOR: six fields split at
+		 * single blanks (the queue writes one), so that an empty field
+		 * (two blanks) is an error, not a shifted column.
+		 */
 		const char *f[6];
 		size_t fl[6], k = 0, i = 0;
 		struct hs_queue_job *j;
@@ -353,6 +436,7 @@ static int queue_kv(void *ctx, const char *key, size_t klen, const char *v, size
 			return hs_error_set(err, EINVAL, "job: give NAME STATE EXIT START END PID");
 		if (!hs_job_name_ok(f[0], fl[0]))
 			return hs_error_set(err, EINVAL, "job: not a job name");
+		/* the job is counted (q->n++) only once all its fields have been read */
 		if (hs_grow(&q->jobs, &q->cap, q->n + 1, sizeof(*q->jobs)))
 			return -ENOMEM;
 		j = &q->jobs[q->n];
@@ -369,6 +453,7 @@ static int queue_kv(void *ctx, const char *key, size_t klen, const char *v, size
 		j->exit_status = (int)u;
 		if (parse_i64(f[3], fl[3], &j->start_ns) || parse_i64(f[4], fl[4], &j->end_ns))
 			return hs_error_set(err, EINVAL, "job: not a time");
+		/* a pid, or a Slurm job id: both fit in a pid_t */
 		if (parse_u64(f[5], fl[5], &u) || u > INT32_MAX)
 			return hs_error_set(err, EINVAL, "job: not a pid");
 		j->supervisor = (pid_t)u;
@@ -377,6 +462,7 @@ static int queue_kv(void *ctx, const char *key, size_t klen, const char *v, size
 	return 0;
 }
 
+/* A queue refused is refused whole: nothing of it is kept, so that nothing of it runs. */
 int hs_queue_parse(const char *text, size_t len, struct hs_queue *q, struct hs_error *err)
 {
 	int rc;
@@ -397,6 +483,7 @@ void hs_queue_print(FILE *f, const struct hs_queue *q)
 	for (size_t i = 0; i < q->n; i++) {
 		const struct hs_queue_job *j = &q->jobs[i];
 
+		assert((unsigned)j->state <= HS_Q_DONE);	/* set by the caller, not read */
 		fprintf(f, "job %s %s %d %" PRId64 " %" PRId64 " %d\n", j->name,
 			state_names[j->state], j->exit_status, j->start_ns, j->end_ns,
 			(int)j->supervisor);
@@ -416,6 +503,7 @@ int hs_queue_load(const char *path, struct hs_queue *q, struct hs_error *err)
 	return rc;
 }
 
+/* hs_queue_print() as save_with() calls it. */
 static void print_queue(FILE *f, const void *q)
 {
 	hs_queue_print(f, q);
@@ -426,6 +514,7 @@ int hs_queue_save(const char *path, const struct hs_queue *q)
 	return save_with(path, print_queue, q);
 }
 
+/* Leaves q empty (no jobs), to be parsed into again or freed again. */
 void hs_queue_free(struct hs_queue *q)
 {
 	free(q->jobs);
@@ -435,6 +524,12 @@ void hs_queue_free(struct hs_queue *q)
 
 /* ---- the directory ------------------------------------------------------------ */
 
+/*
+ * The XDG base directory rules: XDG_STATE_HOME if absolute (a relative
+ * one is to be ignored), else $HOME/.local/state; a HOME that is not
+ * absolute is not trusted either, and the password file's home taken.
+ * root's queues are the machine's: /var/lib.
+ */
 int hs_runstate_default_dir(char *buf, size_t size)
 {
 	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
@@ -455,6 +550,14 @@ int hs_runstate_default_dir(char *buf, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+/*
+ * flock(), not a lock file's existence: the kernel lets go of the lock
+ * when its holder dies, however it dies, so a killed queue never leaves
+ * a stale lock behind. The pid written in it is for messages only ("held
+ * by pid N"): it may be stale or missing (0), and is never acted on. The
+ * lock file is opened as hs_open_regular() does (a FIFO, device or
+ * symlink planted in a shared directory is refused, never opened).
+ */
 int hs_runstate_lock(const char *dir, pid_t *holder)
 {
 	char path[4096], pid[32];
@@ -476,6 +579,7 @@ int hs_runstate_lock(const char *dir, pid_t *holder)
 		close(fd);
 		return -e;
 	}
+	/* ours now: the pid of the queue that holds it, replacing the last holder's */
 	len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	errno = 0;
 	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)len, 0) != len) {
