@@ -3,6 +3,7 @@
 #   make                 build build/hotset
 #   make check           build, then run the whole test suite (tests/run)
 #   make SANITIZE=1      build with ASan+UBSan into build-asan/
+#   make WERROR=1        warnings are errors (with either build)
 #   make install PREFIX=/usr/local DESTDIR=   (BINDIR, MANDIR, UNITDIR,
 #                        BASHCOMPDIR, ZSHCOMPDIR, LIBEXECDIR: where each part goes)
 #
@@ -25,6 +26,11 @@ PKG_CONFIG ?= pkg-config
 CFLAGS   ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wno-unused-parameter -Wvla
+# CI builds with WERROR=1. It applies to what it compiles: objects already
+# built without it are not compiled again (make clean first to check all).
+ifeq ($(WERROR),1)
+WARNINGS += -Werror
+endif
 CPPFLAGS += -Isrc/lib -Isrc -D_GNU_SOURCE
 LDLIBS   += -lpthread -lm
 
