@@ -829,7 +829,7 @@ int write_atomically_mode(const char *path, mode_t mode, void (*fn)(FILE *f, con
 		free(buf);
 		return error("%s: %s", path, strerror(errno));
 	}
-	if ((rc = hs_atomic_open(path, mode, &af, &fd, &err))) {
+	if (hs_atomic_open(path, mode, &af, &fd, &err)) {
 		free(buf);
 		return error("%s: cannot write: %s", path, err.msg);
 	}

@@ -49,7 +49,7 @@ static void cpu_stat(uint64_t user_us, uint64_t sys_us)
 	char buf[256];
 
 	snprintf(buf, sizeof(buf), "usage_usec %llu\nuser_usec %llu\nsystem_usec %llu\n"
-		 "nr_periods 0\n", (unsigned long long)(user_us + sys_us),
+		 "nr_periods 0\n", (unsigned long long)user_us + (unsigned long long)sys_us,
 		 (unsigned long long)user_us, (unsigned long long)sys_us);
 	put("cpu.stat", buf);
 }
@@ -314,7 +314,11 @@ TEST(the_jobs_cgroup_is_made_joined_and_removed)
 	snprintf(stale, sizeof(stale), "%s/" CGROUP_PREFIX "%d", own[0] ? own : mount, (int)dead);
 	if (mkdir(stale, 0755))
 		SKIP("cannot make a cgroup here");
-	CHECK(hs_usage_begin(&p) == 0);
+	if (hs_usage_begin(&p) != 0) {
+		CHECK(!"hs_usage_begin() failed");
+		rmdir(stale);
+		return;
+	}
 	CHECK(stat(stale, &st) < 0 && errno == ENOENT);
 	rmdir(stale);
 	if (!hs_usage_cgroup_procs(p)) {

@@ -269,8 +269,9 @@ void hs_run_record_print(FILE *f, const struct hs_run_record *r)
  * The whole of a small file at path, NUL-terminated: *out (malloc'd, the
  * caller frees it) and its length *len, not counting the NUL. Returns 0,
  * -EFBIG past 64 MiB (no state file is near that: not ours, or damaged),
- * or -errno with *out untouched. Read to the end, not by st_size, which
- * a file being replaced or a pseudo-file may not give right.
+ * or -errno with *out NULL and *len 0 (set on every path, so that no
+ * reader of them depends on errno being set). Read to the end, not by
+ * st_size, which a file being replaced or a pseudo-file may not give right.
  */
 static int slurp(const char *path, char **out, size_t *len)
 {
@@ -279,6 +280,7 @@ static int slurp(const char *path, char **out, size_t *len)
 	ssize_t got;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
 
+	*out = NULL, *len = 0;
 	if (fd < 0)
 		return -errno;
 	for (;;) {
