@@ -269,7 +269,7 @@ static void json_row_of(struct status *s, const struct row *w)
 		const int id = s->cols[i];
 		size_t k;
 
-		for (k = 0; columns[id].name[k] && k < sizeof(key) - 1; k++)
+		for (k = 0; k < sizeof(key) - 1 && columns[id].name[k]; k++)
 			key[k] = (char)tolower((unsigned char)columns[id].name[k]);
 		key[k] = '\0';
 		switch (id) {

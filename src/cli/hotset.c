@@ -40,12 +40,13 @@ const struct cmd *find_command(const char *name)
 /* As git: "'stauts' is not a hotset command", then the most similar ones. */
 static int unknown_command(const char *name)
 {
-	const char *names[16];
-	bool want[16];
+	/* room for every command (the table's size counts its NULL too) */
+	const char *names[sizeof(commands) / sizeof(commands[0])];
+	bool want[sizeof(commands) / sizeof(commands[0])];
 	size_t n = 0, found;
 
 	error("'%s' is not a hotset command; see 'hotset --help'", name);
-	for (; commands[n] && n < 16; n++)
+	for (; commands[n]; n++)
 		names[n] = commands[n]->name;
 	if ((found = similar_names(name, names, n, want))) {
 		fprintf(stderr, "\nThe most similar command%s\n", found == 1 ? " is" : "s are");

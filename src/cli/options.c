@@ -89,7 +89,7 @@ static int unknown_long(const struct cmd *cmd, const char *name, const struct op
 	size_t n = 0, prefixed = 0, len = strlen(name);
 	char list[1024] = "";
 
-	for (; longopts[n].name && n < 128; n++) {
+	for (; n < 128 && longopts[n].name; n++) {
 		names[n] = longopts[n].name;
 		if (len && !strncmp(names[n], name, len))
 			prefixed++;

@@ -362,7 +362,7 @@ const char *short_size(uint64_t bytes, char buf[24])
 	int exp = 0;
 	uint64_t dec, frac;	/* dec: below 1025 (bytes: below 1024) */
 
-	while (exp < 60 && bytes >= (uint64_t)1 << (exp + 10))
+	while (exp < 60 && bytes >> exp >= 1024)
 		exp += 10;
 	dec = exp ? bytes >> exp : bytes;
 	frac = exp ? bytes & (((uint64_t)1 << exp) - 1) : 0;
@@ -829,7 +829,7 @@ int write_atomically_mode(const char *path, mode_t mode, void (*fn)(FILE *f, con
 		free(buf);
 		return error("%s: %s", path, strerror(errno));
 	}
-	if ((rc = hs_atomic_open(path, mode, &af, &fd, &err))) {
+	if (hs_atomic_open(path, mode, &af, &fd, &err)) {
 		free(buf);
 		return error("%s: cannot write: %s", path, err.msg);
 	}

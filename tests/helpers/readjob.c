@@ -1300,9 +1300,12 @@ static void access_bytes(int file, long off, long len)
 		return;
 	}
 	if (naccesses == accesses_cap) {
+		struct taccess *grown;
+
 		accesses_cap = accesses_cap ? 2 * accesses_cap : 64;
-		if (!(accesses = realloc(accesses, accesses_cap * sizeof(*accesses))))
+		if (!(grown = realloc(accesses, accesses_cap * sizeof(*accesses))))
 			die("realloc");
+		accesses = grown;
 	}
 	accesses[naccesses++] = (struct taccess){ file, first, last };
 }

@@ -899,7 +899,7 @@ TEST(kernel_sizes_asked_are_exactly_the_points)
 
 	kt_make(&t, 1, 0);
 	for (int round = 0; round < 12; round++) {
-		uint64_t sizes[12], want[12];
+		uint64_t sizes[12], want[12] = { 0 };
 		size_t n = 1 + below(12), m = 0;
 
 		for (size_t i = 0; i < n; i++)

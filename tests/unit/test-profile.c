@@ -360,6 +360,8 @@ TEST(roundtrip_header_and_items)
 				const struct sample *e = &s[files];
 
 				CHECK(files < n);
+				if (files >= n)
+					break;	/* e is past the samples */
 				CHECK_EQ_U64(it.file.index, files);
 				CHECK_EQ_U64(it.file.path_len, e->len);
 				CHECK(memcmp(it.file.path, e->path, e->len) == 0);
@@ -381,12 +383,16 @@ TEST(roundtrip_header_and_items)
 				files++;
 			} else if (it.kind == HS_ITEM_OUTPUT) {
 				CHECK(files == n && tr == 0 && outs < 2);
+				if (outs >= 2)
+					break;
 				CHECK_EQ_U64(it.file.path_len, strlen(outputs[outs]));
 				CHECK_STR(it.file.path, outputs[outs]);
 				outs++;
 			} else {
 				CHECK(it.kind == HS_ITEM_TRACE);
 				CHECK(outs == 2 && tr < 3);
+				if (tr >= 3)
+					break;
 				CHECK_EQ_U64(it.trace.file, traces[tr].file);
 				CHECK(ranges_eq(it.trace.ranges, it.trace.nranges, traces[tr].ranges,
 						traces[tr].nranges));

@@ -13,6 +13,7 @@
  * machines a page fault costs 50 us, which the first touch of each page
  * of a table that grows with the job (a million files recorded) would pay.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -66,6 +67,8 @@ static size_t find(const struct u64map *m, uint64_t hi, uint64_t lo, bool *found
 	const size_t mask = m->cap - 1;
 	size_t s;
 
+	/* a power of two, for the mask; never full, so that an empty slot ends the probe */
+	assert(m->cap && !(m->cap & mask) && m->count < m->cap);
 	for (s = slot_of(hi, lo, m->cap); m->slots[s].val; s = (s + 1) & mask) {
 		if (m->slots[s].lo == lo && m->slots[s].hi == hi) {
 			*found = true;
@@ -122,6 +125,7 @@ static int insert(struct u64map *m, uint64_t hi, uint64_t lo, void *val, bool re
 	size_t s = 0;
 	int rc;
 
+	assert(val);	/* NULL marks an empty slot: the key would be lost, the count wrong */
 	if (m->cap)
 		s = find(m, hi, lo, &found);
 	if (found) {
@@ -166,6 +170,7 @@ void *u64map_del2(struct u64map *m, uint64_t hi, uint64_t lo)
 		return NULL;
 	val = m->slots[s].val;
 	m->slots[s].val = NULL;
+	assert(m->count > 0);
 	m->count--;
 	/* move back each following entry that the hole would hide */
 	for (next = (s + 1) & mask; m->slots[next].val; next = (next + 1) & mask) {

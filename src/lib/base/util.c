@@ -2,6 +2,7 @@
  * util.c - small helpers shared by the library: error messages, paths and
  * machine facts that are asked for often and never change while we run.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -47,11 +48,13 @@ static int grow(void *arrayp, size_t *cap, size_t need, size_t elem, const void 
 	void *old, *v;
 	size_t n;
 
+	assert(elem > 0);	/* grown_cap() divides by it */
 	if (need <= *cap)
 		return 0;
 	if (!(n = grown_cap(*cap, need, elem)))
 		return -ENOMEM;
 	memcpy(&old, arrayp, sizeof(old));
+	assert(old || *cap == 0);	/* a capacity without an array: a struct half set up */
 	if (inline_buf && old == inline_buf) {
 		if ((v = malloc(n * elem)))
 			memcpy(v, old, *cap * elem);
@@ -62,6 +65,7 @@ static int grow(void *arrayp, size_t *cap, size_t need, size_t elem, const void 
 		return -ENOMEM;
 	memcpy(arrayp, &v, sizeof(v));
 	*cap = n;
+	/* cppcheck-suppress memleak ; v is the caller's now: memcpy stored it through arrayp */
 	return 0;
 }
 

@@ -385,7 +385,7 @@ char *hs_keep_state_name(const char *dir, char *const *profiles, size_t n)
 				break;
 		}
 	/* up to the first dot, in letters, digits, '-' and '_': a name any shell quotes plainly */
-	for (; base[len] && len < sizeof(name) - 1 && base[len] != '.'; len++)
+	for (; len < sizeof(name) - 1 && base[len] && base[len] != '.'; len++)
 		name[len] = (base[len] >= 'a' && base[len] <= 'z') || (base[len] >= 'A' && base[len] <= 'Z') ||
 			    (base[len] >= '0' && base[len] <= '9') || base[len] == '-' || base[len] == '_' ?
 			    base[len] : '_';

@@ -80,7 +80,7 @@ int hs_cgroup2_dirs(char *own, char *mount, size_t size)
 	char buf[8192], self[PATH_MAX];
 	struct cgroup2_search c = { self, own, mount, size, false };
 
-	own[0] = mount[0] = '\0';
+	own[0] = mount[0] = buf[0] = '\0';	/* buf: a string even if the read fails */
 	if (hs_procfs_read("/proc/self/cgroup", buf, sizeof(buf)) < 0 ||
 	    hs_cgroup_parse_self(buf, self, sizeof(self)) < 0)
 		self[0] = '\0';

@@ -5,7 +5,12 @@
  * indices by name (by_name) finds a name given twice and lets run find a
  * job by its name (a resumed queue's, --step's) by binary search. A queue
  * may hold 100,000 jobs: nothing here compares each job with all others.
+ *
+ * Ownership: struct hs_jobfile owns its jobs' commands (strndup'd) and
+ * both arrays; a parse that fails frees what it had read, and
+ * hs_jobfile_free() may be called on a parsed, a failed or a zeroed one.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,6 +21,12 @@
 
 #include "queue/jobfile.h"
 
+/*
+ * Not a cryptographic hash: it tells a resumed queue that its job file
+ * changed since the queue started (an edit, another file at the path),
+ * which a person did, not an attacker, and it must stay the same from one
+ * version to the next, since it is written into the queue file.
+ */
 uint64_t hs_fnv1a(const void *p, size_t len)
 {
 	const unsigned char *s = p;
@@ -26,6 +37,11 @@ uint64_t hs_fnv1a(const void *p, size_t len)
 	return h;
 }
 
+/*
+ * The bytes of a job name: a name is a directory name (jobs/NAME/) and a
+ * file name (NAME.log) and is printed unquoted, so no "/", no blank, no
+ * byte a shell or a terminal would read as something else.
+ */
 static int name_char(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -36,6 +52,7 @@ int hs_job_name_ok(const char *s, size_t len)
 {
 	if (len == 0 || len > HS_JOB_NAME_MAX)
 		return 0;
+	/* "." and ".." would name the state directory itself, or its parent */
 	if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
 		return 0;
 	for (size_t i = 0; i < len; i++)
@@ -53,6 +70,7 @@ static int append(struct hs_jobfile *jf, const char *name, size_t nlen, const ch
 {
 	struct hs_jobdef *d;
 
+	assert(nlen <= HS_JOB_NAME_MAX);	/* the caller checked the name: d->name holds it */
 	if (hs_grow(&jf->jobs, &jf->cap, jf->n + 1, sizeof(*jf->jobs)))
 		return -ENOMEM;
 	d = &jf->jobs[jf->n];
@@ -88,6 +106,7 @@ ssize_t hs_jobfile_find(const struct hs_jobfile *jf, const char *name)
 {
 	size_t at;
 
+	/* no index: no job (a zeroed jobfile, or one whose parse failed) */
 	if (!jf->by_name)
 		return -1;
 	at = name_slot(jf, name);
@@ -96,6 +115,12 @@ ssize_t hs_jobfile_find(const struct hs_jobfile *jf, const char *name)
 	return -1;
 }
 
+/*
+ * Keeps by_name sorted by inserting in place (a memmove): O(n) a job,
+ * which is what a job or a few from the command line need. The index
+ * grows first, so that once the job is appended nothing can fail and
+ * leave it out of the index.
+ */
 int hs_jobfile_add(struct hs_jobfile *jf, const char *name, const char *command, unsigned line)
 {
 	size_t nlen = strlen(name), at;
@@ -115,12 +140,19 @@ int hs_jobfile_add(struct hs_jobfile *jf, const char *name, const char *command,
 	return 0;
 }
 
+/* The blanks between a name and its command: a space or a tab, as a shell's. */
 static int blank(char c)
 {
 	return c == ' ' || c == '\t';
 }
 
-/* One line, without its newline; 1 if it holds a job (appended to jf). */
+/*
+ * One line (len bytes, without its newline): 1 if it holds a job
+ * (appended to jf, its name not yet checked against the others), 0 if
+ * it is blank or a comment, or -EINVAL with err->msg (err->line is the
+ * caller's) or -ENOMEM. The command is the line after the name's blanks,
+ * trailing blanks off, run by /bin/sh -c as it is: no quoting is undone.
+ */
 static int parse_line(const char *s, size_t len, unsigned line, struct hs_jobfile *jf,
 		      struct hs_error *err)
 {
@@ -200,12 +232,18 @@ static int check_names(struct hs_jobfile *jf, struct hs_error *err)
 			    "unique", dup->name, first->line);
 }
 
+/*
+ * Line by line, stopping at the first bad line; then the names of the jobs
+ * read so far are checked for one given twice. err->line is the line of
+ * the first thing wrong, or 0 when all is well or memory ran out.
+ */
 int hs_jobfile_parse(const char *text, size_t len, struct hs_jobfile *jf, struct hs_error *err)
 {
 	unsigned line = 0;
 	size_t pos = 0;
 	int rc = 0, names;
 
+	assert(err);	/* not optional here: the line of an error is the point */
 	memset(jf, 0, sizeof(*jf));
 	jf->hash = hs_fnv1a(text, len);
 	while (pos < len) {
@@ -214,6 +252,7 @@ int hs_jobfile_parse(const char *text, size_t len, struct hs_jobfile *jf, struct
 
 		line++;
 		err->line = line;
+		/* a NUL would cut the command short where /bin/sh reads it */
 		if (memchr(s, '\0', n)) {
 			rc = hs_error_set(err, EINVAL, "a NUL byte: this is not a job file (a "
 					  "binary file?)");
@@ -245,6 +284,7 @@ int hs_jobfile_parse(const char *text, size_t len, struct hs_jobfile *jf, struct
 	return 0;
 }
 
+/* Leaves jf empty and valid: freed again, or parsed into, without harm. */
 void hs_jobfile_free(struct hs_jobfile *jf)
 {
 	for (size_t i = 0; i < jf->n; i++)

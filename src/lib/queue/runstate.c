@@ -10,6 +10,7 @@
  * cost, which is its owner's business. Times are written as integers of nanoseconds and
  * seconds as fixed-point decimals, never through the locale's printf.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -102,12 +103,19 @@ static void print_seconds(FILE *f, const char *key, double s)
 typedef int (*kv_fn)(void *ctx, const char *key, size_t klen, const char *val, size_t vlen,
 		     struct hs_error *err);
 
+/*
+ * Call fn for each "key value" line of len bytes of text; blank lines and
+ * "#" comments skipped; the last line may lack its newline. Returns 0
+ * (err->line 0), or the first error, fn's or its own (a NUL byte, a line
+ * without a value), with err->line the 1-based line it is on.
+ */
 static int each_kv(const char *text, size_t len, kv_fn fn, void *ctx, struct hs_error *err)
 {
 	unsigned line = 0;
 	size_t pos = 0;
 	int rc;
 
+	assert(err);	/* not optional here: the line of an error is the point */
 	while (pos < len) {
 		const char *s = text + pos, *nl = memchr(s, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - s) : len - pos, k = 0, v;
@@ -131,6 +139,7 @@ static int each_kv(const char *text, size_t len, kv_fn fn, void *ctx, struct hs_
 	return 0;
 }
 
+/* Whether the key of klen bytes is name, whole (not a prefix of it). */
 static bool key_is(const char *key, size_t klen, const char *name)
 {
 	return strlen(name) == klen && !memcmp(key, name, klen);
@@ -162,9 +171,9 @@ static int record_kv(void *ctx, const char *key, size_t klen, const char *v, siz
 #define U64(name, field, flag) \
 	else if (key_is(key, klen, name)) { \
 		if (dash(v, n)) \
-			flag = false; \
+			(flag) = false; \
 		else if (!(bad = parse_u64(v, n, &r->field))) \
-			flag = true; \
+			(flag) = true; \
 	}
 	if (key_is(key, klen, "runs")) {
 		if (!(bad = parse_u64(v, n, &u) || u > UINT32_MAX))
@@ -202,6 +211,7 @@ static int record_kv(void *ctx, const char *key, size_t klen, const char *v, siz
 		bad = parse_u64(v, n, &r->max_rss_bytes);
 	}
 #undef U64
+	/* the value quoted, cut at 40 bytes: a line of garbage must not fill the message */
 	if (bad)
 		return hs_error_set(err, EINVAL, "%.*s: '%.*s' is not a valid value", (int)klen,
 				    key, (int)(n > 40 ? 40 : n), v);
@@ -216,6 +226,7 @@ int hs_run_record_parse(const char *text, size_t len, struct hs_run_record *r,
 	return each_kv(text, len, record_kv, r, err);
 }
 
+/* "key V", or "key -" when V is not known (see dash()). */
 static void print_u64_or_dash(FILE *f, const char *key, bool known, uint64_t v)
 {
 	if (known)
@@ -224,6 +235,11 @@ static void print_u64_or_dash(FILE *f, const char *key, bool known, uint64_t v)
 		fprintf(f, "%s -\n", key);
 }
 
+/*
+ * Every figure is written, known or not, in the order a person reads
+ * them; hs_run_record_parse() reads them in any order. Errors of f are
+ * the caller's to check (ferror()).
+ */
 void hs_run_record_print(FILE *f, const struct hs_run_record *r)
 {
 	fprintf(f, "# hotset run: one run of a job\n");
@@ -256,6 +272,7 @@ static int slurp(const char *path, char **out, size_t *len)
 	ssize_t got;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
 
+	*out = NULL, *len = 0;
 	if (fd < 0)
 		return -errno;
 	for (;;) {
@@ -326,6 +343,7 @@ int hs_runstate_write(const char *path, void (*print)(FILE *, const void *), con
 	return hs_atomic_commit(af, rc);
 }
 
+/* hs_run_record_print() as hs_runstate_write() calls it. */
 static void print_record(FILE *f, const void *r)
 {
 	hs_run_record_print(f, r);
@@ -340,7 +358,17 @@ int hs_run_record_save(const char *path, const struct hs_run_record *r)
 
 /* enum hs_queue_state's names in the file, in its order */
 static const char *const state_names[] = { "pending", "running", "done" };
+_Static_assert(sizeof(state_names) / sizeof(state_names[0]) == HS_Q_DONE + 1,
+	       "a word for each state");
 
+/*
+ * One line of the queue file, into the struct hs_queue ctx: the job
+ * file's path and hash (a resumed queue must run the same file), the
+ * engine, and a "job" line a job, appended to q->jobs in file order.
+ * Unknown keys are skipped, as in a record. Returns 0, -EINVAL with err
+ * set, or -ENOMEM; q->jobs is the caller's to free either way
+ * (hs_queue_parse() frees it on failure).
+ */
 static int queue_kv(void *ctx, const char *key, size_t klen, const char *v, size_t n,
 		    struct hs_error *err)
 {
@@ -375,7 +403,11 @@ static int queue_kv(void *ctx, const char *key, size_t klen, const char *v, size
 		}
 		q->hash = h;
 	} else if (key_is(key, klen, "job")) {
-		/* job NAME STATE EXIT START END SUPERVISOR */
+		/*
+		 * job NAME STATE EXIT START END SUPERVISOR: six fields split at
+		 * single blanks (the queue writes one), so that an empty field
+		 * (two blanks) is an error, not a shifted column.
+		 */
 		const char *f[6];
 		size_t fl[6], k = 0, i = 0;
 		struct hs_queue_job *j;
@@ -395,6 +427,7 @@ static int queue_kv(void *ctx, const char *key, size_t klen, const char *v, size
 			return hs_error_set(err, EINVAL, "job: give NAME STATE EXIT START END PID");
 		if (!hs_job_name_ok(f[0], fl[0]))
 			return hs_error_set(err, EINVAL, "job: not a job name");
+		/* the job is counted (q->n++) only once all its fields have been read */
 		if (hs_grow(&q->jobs, &q->cap, q->n + 1, sizeof(*q->jobs)))
 			return -ENOMEM;
 		j = &q->jobs[q->n];
@@ -411,6 +444,7 @@ static int queue_kv(void *ctx, const char *key, size_t klen, const char *v, size
 		j->exit_status = (int)u;
 		if (parse_i64(f[3], fl[3], &j->start_ns) || parse_i64(f[4], fl[4], &j->end_ns))
 			return hs_error_set(err, EINVAL, "job: not a time");
+		/* a pid, or a Slurm job id: both fit in a pid_t */
 		if (parse_u64(f[5], fl[5], &u) || u > INT32_MAX)
 			return hs_error_set(err, EINVAL, "job: not a pid");
 		j->supervisor = (pid_t)u;
@@ -419,6 +453,7 @@ static int queue_kv(void *ctx, const char *key, size_t klen, const char *v, size
 	return 0;
 }
 
+/* A queue refused is refused whole: nothing of it is kept, so that nothing of it runs. */
 int hs_queue_parse(const char *text, size_t len, struct hs_queue *q, struct hs_error *err)
 {
 	int rc;
@@ -440,6 +475,7 @@ void hs_queue_print(FILE *f, const struct hs_queue *q)
 	for (size_t i = 0; i < q->n; i++) {
 		const struct hs_queue_job *j = &q->jobs[i];
 
+		assert((unsigned)j->state <= HS_Q_DONE);	/* set by the caller, not read */
 		fprintf(f, "job %s %s %d %" PRId64 " %" PRId64 " %d\n", j->name,
 			state_names[j->state], j->exit_status, j->start_ns, j->end_ns,
 			(int)j->supervisor);
@@ -459,6 +495,7 @@ int hs_queue_load(const char *path, struct hs_queue *q, struct hs_error *err)
 	return rc;
 }
 
+/* hs_queue_print() as hs_runstate_write() calls it. */
 static void print_queue(FILE *f, const void *q)
 {
 	hs_queue_print(f, q);
@@ -469,6 +506,7 @@ int hs_queue_save(const char *path, const struct hs_queue *q)
 	return hs_runstate_write(path, print_queue, q, NULL);
 }
 
+/* Leaves q empty (no jobs), to be parsed into again or freed again. */
 void hs_queue_free(struct hs_queue *q)
 {
 	free(q->jobs);
@@ -529,6 +567,7 @@ int hs_runstate_lock(const char *dir, pid_t *holder)
 		close(fd);
 		return -e;
 	}
+	/* ours now: the pid of the queue that holds it, replacing the last holder's */
 	len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	errno = 0;
 	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)len, 0) != len) {

@@ -45,13 +45,19 @@ struct hs_run_record {
 	uint64_t rerun_cache_bytes;	/* the cache with which a re-run reads nothing (its curve) */
 };
 
-/* Parse a record. Returns 0, or -EINVAL with err->line and err->msg. */
+/*
+ * Parse len bytes of text (not NUL-terminated) into *r, which is zeroed
+ * first: a figure the text lacks is 0, or unknown where it has a flag.
+ * Returns 0, or -EINVAL with err->line and err->msg (*r then half
+ * filled: not to be used). r holds no pointers: nothing to free.
+ */
 int hs_run_record_parse(const char *text, size_t len, struct hs_run_record *r,
 			struct hs_error *err);
+/* Print r as hs_run_record_parse() reads it back (f's errors are the caller's to check). */
 void hs_run_record_print(FILE *f, const struct hs_run_record *r);
 /* Read path: 0, -ENOENT, or -EINVAL with err (line and reason), or -errno. */
 int hs_run_record_load(const char *path, struct hs_run_record *r, struct hs_error *err);
-/* Write path atomically. Returns 0 or -errno. */
+/* Write path atomically, mode 0600. Returns 0 or -errno (the old file kept). */
 int hs_run_record_save(const char *path, const struct hs_run_record *r);
 
 /* A job's state in the queue file. */
@@ -74,10 +80,19 @@ struct hs_queue {
 	size_t n, cap;
 };
 
+/*
+ * Parse len bytes of text into *q (initialised here, jobs in file order).
+ * Returns 0, q's jobs then the caller's (hs_queue_free()); or -EINVAL
+ * with err->line and err->msg, or -ENOMEM, with q empty (nothing to free).
+ */
 int hs_queue_parse(const char *text, size_t len, struct hs_queue *q, struct hs_error *err);
+/* Print q as hs_queue_parse() reads it back (f's errors are the caller's to check). */
 void hs_queue_print(FILE *f, const struct hs_queue *q);
+/* Read path: as hs_queue_parse(), or -ENOENT, or -errno. */
 int hs_queue_load(const char *path, struct hs_queue *q, struct hs_error *err);
+/* Write path atomically, mode 0600. Returns 0 or -errno (the old file kept). */
 int hs_queue_save(const char *path, const struct hs_queue *q);
+/* Free q's jobs and leave it empty; for a q that parse or load filled (or a zeroed one). */
 void hs_queue_free(struct hs_queue *q);
 
 /*

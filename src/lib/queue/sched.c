@@ -1,6 +1,7 @@
 /*
  * sched.c - which job of `hotset run` starts next (sched.h).
  */
+#include <assert.h>
 #include <stdlib.h>
 
 #include "queue/sched.h"
@@ -180,7 +181,12 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 	uint64_t spare = 0;	/* the memory left beside it then */
 	ssize_t chosen = -1;
 
+	assert(n == 0 || jobs);
+	assert(s->slots || s->cpus >= 0);
 	for (size_t i = 0; i < n; i++) {
+		/* what the queue knows, never a file's text: parsed and checked before */
+		assert((unsigned)jobs[i].state <= HS_Q_DONE);
+		assert(!jobs[i].known || (jobs[i].cpu >= 0 && jobs[i].wall >= 0));
 		if (jobs[i].state != HS_Q_RUNNING)
 			continue;
 		running++;
