@@ -110,14 +110,6 @@ static void on_stop(int sig)
 	errno = saved;
 }
 
-int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* buf = a/mid/b/suffix; -ENAMETOOLONG if it does not fit. */
 int path_of(char *buf, size_t size, const char *a, const char *mid, const char *b,
 		   const char *suffix)
@@ -237,7 +229,7 @@ int run_one(struct qjob *j)
 	int code;
 
 	snprintf(profile, sizeof(profile), "%s/profile", j->dir);
-	r.start_ns = now_ns();
+	r.start_ns = hs_realtime_ns();
 	if (j->s.known && access(profile, F_OK) == 0) {
 		code = time_job(j, argv, &r);
 		/* the profile's figures are the first run's: they stay */
@@ -251,7 +243,7 @@ int run_one(struct qjob *j)
 	}
 	snprintf(path, sizeof(path), "%s/cgroup", j->dir);
 	unlink(path);	/* the probe removed it */
-	r.end_ns = now_ns();
+	r.end_ns = hs_realtime_ns();
 	r.exit_status = code;
 	r.runs++;
 	/*
@@ -406,7 +398,7 @@ static int start_job(struct queue *q, struct qjob *j)
 		return -1;
 	}
 	j->s.state = HS_Q_RUNNING;
-	j->start_ns = now_ns();
+	j->start_ns = hs_realtime_ns();
 	j->ran = true;
 	if (stop_signal && !j->signalled) {	/* came while it was being started */
 		kill(pid, stop_signal);
@@ -427,7 +419,7 @@ static void reap(struct queue *q, struct qjob *j)
 		;
 	close(j->pidfd);
 	j->pidfd = -1;
-	j->end_ns = now_ns();
+	j->end_ns = hs_realtime_ns();
 	j->s.state = HS_Q_DONE;
 	j->exit_status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
 	snprintf(path, sizeof(path), "%s/result", j->dir);
@@ -470,15 +462,13 @@ static void status_line(struct queue *q)
 static void read_pressure(struct queue *q)
 {
 	struct hs_psi psi;
-	struct timespec ts;
 	int64_t now;
 
 	if (hs_psi_read("/proc/pressure", "io", &psi)) {
 		q->sched.pressure_known = false;
 		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	now = (int64_t)hs_monotonic_ns();
 	if (!q->psi_ns) {
 		q->sched.io_pressure = psi.some.avg10;
 	} else if (now - q->psi_ns >= 1000000000) {
@@ -618,7 +608,7 @@ static int run_queue(struct queue *q)
 			for (size_t i = 0; i < q->n; i++) {
 				v[i] = q->jobs[i].s;
 				if (v[i].state == HS_Q_RUNNING)
-					v[i].elapsed = (double)(now_ns() - q->jobs[i].start_ns) / 1e9;
+					v[i].elapsed = (double)(hs_realtime_ns() - q->jobs[i].start_ns) / 1e9;
 			}
 			next = hs_sched_next(&q->sched, v, q->n);
 			for (size_t i = 0; i < q->n; i++) {
@@ -1453,7 +1443,7 @@ static int run_run(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	q.tty = isatty(2);
-	q.start_ns = now_ns();
+	q.start_ns = hs_realtime_ns();
 	if (save_queue(&q)) {
 		rc = EXIT_HOTSET;
 		goto out;

@@ -260,7 +260,7 @@ static int submit(struct queue *q, struct qjob *j, const char *hotset)
 	long id;
 	int rc;
 
-	j->start_ns = now_ns();	/* submitted after this; its token (find_submitted) */
+	j->start_ns = hs_realtime_ns();	/* submitted after this; its token (find_submitted) */
 	if (!out || build(q, j, hotset, &s)) {
 		free(out);
 		free(s.wrap);
@@ -295,7 +295,7 @@ static int submit(struct queue *q, struct qjob *j, const char *hotset)
 	j->slurm_job = (int)id;
 	j->s.state = HS_Q_RUNNING;
 	j->ran = true;
-	j->start_ns = now_ns();	/* the step's result says when it really started */
+	j->start_ns = hs_realtime_ns();	/* the step's result says when it really started */
 	rc = 0;
 	save_queue(q);
 out:
@@ -413,7 +413,7 @@ static enum end finish(struct qjob *j)
 	if (field(out, "EndTime", val, sizeof(val)) && slurm_time(val))
 		j->end_ns = slurm_time(val);
 	if (!j->end_ns || j->end_ns < j->start_ns)
-		j->end_ns = now_ns();
+		j->end_ns = hs_realtime_ns();
 	j->s.state = HS_Q_DONE;
 	free(out);
 	return END_TOLD;
@@ -571,7 +571,7 @@ static int look(struct queue *q, bool adopting)
 			} else {
 				j->s.state = HS_Q_DONE;
 				j->exit_status = 125;	/* ended, and nothing says how */
-				j->end_ns = now_ns();
+				j->end_ns = hs_realtime_ns();
 			}
 			break;
 		}

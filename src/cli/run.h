@@ -55,7 +55,6 @@ struct queue {
 extern volatile sig_atomic_t stop_signal;
 extern int sig_pipe[2];
 
-int64_t now_ns(void);		/* CLOCK_REALTIME: jobs' times are comparable across nodes */
 /* buf = a/mid/b/suffix; -ENAMETOOLONG if it does not fit. */
 int path_of(char *buf, size_t size, const char *a, const char *mid, const char *b,
 	    const char *suffix);

@@ -90,4 +90,12 @@ static inline double hs_monotonic_seconds(void)
 	return (double)hs_monotonic_ns() / 1e9;
 }
 
+/*
+ * Nanoseconds since the epoch on CLOCK_REALTIME: for dates (when a keeper
+ * started, when a job ran: times that other processes and other machines
+ * compare), never for durations, since the clock may be set back. The one
+ * wall clock of the library and of the commands.
+ */
+int64_t hs_realtime_ns(void);
+
 #endif

@@ -1461,6 +1461,7 @@ static int worker_init(struct hs_warm *w, struct worker *k, struct lane *l)
 int hs_warm_new(const struct hs_warm_opts *o, struct hs_warm **out)
 {
 	struct hs_warm *w;
+	pthread_condattr_t attr;
 	void *(*main_fn)(void *);
 	unsigned n = 0;
 	int rc = 0;
@@ -1483,7 +1484,10 @@ int hs_warm_new(const struct hs_warm_opts *o, struct hs_warm **out)
 	w->have_io = proc_read_bytes(&w->io0);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_mutex_init(&w->progress_lock, NULL);
-	pthread_cond_init(&w->room, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->room, &attr);
+	pthread_condattr_destroy(&attr);
 	for (int i = 0; i < NLANES; i++)
 		pthread_cond_init(&w->lanes[i].work, NULL);
 	if (!(w->workers = calloc(w->nworkers, sizeof(*w->workers)))) {
@@ -1527,14 +1531,11 @@ int hs_warm_finish(struct hs_warm *w, struct hs_warm_stats *st)
 			pthread_cond_broadcast(&w->lanes[i].work);
 		/* wait for the last file, reporting progress meanwhile */
 		while (w->jobs_live) {
-			struct timespec ts;
+			/* on the clock of hs_monotonic_ns(), as w->room waits */
+			const uint64_t at = hs_monotonic_ns() + 100 * 1000 * 1000;
+			const struct timespec ts = { (time_t)(at / 1000000000u),
+						     (long)(at % 1000000000u) };
 
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 100 * 1000 * 1000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
 			pthread_cond_timedwait(&w->room, &w->lock, &ts);
 			pthread_mutex_unlock(&w->lock);
 			report_progress(w, false);

@@ -200,14 +200,6 @@ bool hs_keep_sched_io_resume(struct hs_keep_sched *s, uint64_t now)
 
 /* ---- the state file ------------------------------------------------------ */
 
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * (int64_t)NS + ts.tv_nsec;
-}
-
 /* A profile path on one line: backslash and newline escaped. */
 static void put_escaped(FILE *f, const char *s)
 {
@@ -254,7 +246,7 @@ static int state_write(const char *path, const struct hs_keep_state *st, mode_t 
 	fprintf(f, STATE_MAGIC "\n");
 	fprintf(f, "pid %d\nrunning %d\n", (int)st->pid, st->running);
 	fprintf(f, "since %lld\nstarted %lld\nupdated %lld\n", (long long)st->since_ns,
-		(long long)st->started_ns, (long long)realtime_ns());
+		(long long)st->started_ns, (long long)hs_realtime_ns());
 	fprintf(f, "refault_pages %llu\nrewarmed_pages %llu\nrewarms %llu\nbackoffs %llu\n",
 		(unsigned long long)st->refault_pages, (unsigned long long)st->rewarmed_pages,
 		(unsigned long long)st->rewarms, (unsigned long long)st->backoffs);
@@ -921,7 +913,7 @@ static int owner_of(struct hs_keep *k, uid_t uid, size_t *out, struct hs_error *
 		return rc;
 	owner_resume(k, o);
 	if (!o->st.since_ns)
-		o->st.since_ns = realtime_ns();
+		o->st.since_ns = hs_realtime_ns();
 	*out = k->nowners++;
 	return 0;
 }
@@ -1463,7 +1455,7 @@ static void pressure_event(struct hs_keep *k, int i, uint64_t now, const char *h
 	if (!hs_keep_sched_pressure(&k->sched, now))
 		return;
 	k->st.backoffs++;
-	k->st.last_backoff_ns = realtime_ns();
+	k->st.last_backoff_ns = hs_realtime_ns();
 	set_reason(k);
 	{
 		struct hs_keep_event e = { .kind = HS_KEEP_BACKOFF, .resource = resource[i],
@@ -1480,7 +1472,7 @@ static void io_pressure(struct hs_keep *k, uint64_t now, const char *how, double
 	if (!hs_keep_sched_io_pressure(&k->sched, now))
 		return;
 	k->st.backoffs++;
-	k->st.last_backoff_ns = realtime_ns();
+	k->st.last_backoff_ns = hs_realtime_ns();
 	set_reason(k);
 	{
 		struct hs_keep_event e = { .kind = HS_KEEP_BACKOFF, .resource = "io",
@@ -1953,7 +1945,7 @@ static void rewarm(struct hs_keep *k, uint64_t period, uint64_t refaults)
 	k->own_mem_until = hs_monotonic_ns() + (k->used[0].window_us ? k->used[0].window_us : 1000000) * 1000;
 	k->st.rewarmed_pages += k->tick_read;
 	k->st.rewarms++;
-	k->st.last_rewarm_ns = realtime_ns();
+	k->st.last_rewarm_ns = hs_realtime_ns();
 	for (size_t o = 0; o < k->nowners; o++) {
 		struct kowner *ow = &k->owners[o];
 
@@ -2713,7 +2705,7 @@ int hs_keep_new(const struct hs_keep_opts *o, struct hs_keep **out, struct hs_er
 		k->st.since_ns = old.since_ns;
 		hs_keep_state_release(&old);
 	}
-	k->st.started_ns = realtime_ns();
+	k->st.started_ns = hs_realtime_ns();
 	if (!k->st.since_ns)
 		k->st.since_ns = k->st.started_ns;
 	k->st.pid = getpid();
