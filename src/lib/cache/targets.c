@@ -204,14 +204,6 @@ struct walker {
 
 #define DENTS_SIZE (64 << 10)
 
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 static int path_set(struct walker *t, size_t at, const char *name)
 {
 	size_t n = strlen(name);
