@@ -296,10 +296,8 @@ static int run_warm(int argc, char **argv)
 			break;
 		case 'v': w.verbose = true; break;
 		case OPT_BUDGET:
-			if (parse_size(optarg, &o.budget) < 0)
-				return bad_size("--budget", optarg);
-			if (!o.budget)
-				return usage_error(&cmd_warm, "--budget takes a size above 0");
+			if ((rc = option_budget(&cmd_warm, optarg, false, &o.budget)))
+				return rc;
 			break;
 		case 'q': ops.quiet = true; break;
 		case 'J': w.json = true; break;
