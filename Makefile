@@ -169,7 +169,7 @@ FUZZ_SRC_size := src/cli/output.c src/lib/base/util.c src/lib/profile/profile.c 
 FUZZ_SRC_names := src/lib/cache/names.c
 # keep.c's state parser is one function of the daemon: it links the daemon's modules
 FUZZ_SRC_keepstate := src/lib/keep/keep.c src/lib/keep/keep-evict.c $(wildcard src/lib/cache/warm*.c) src/lib/cache/residency.c \
-	src/lib/cache/targets.c src/lib/cache/names.c src/lib/profile/profile.c src/lib/base/atomic.c src/lib/kernel/procfs.c src/lib/kernel/memory.c \
+	$(wildcard src/lib/cache/targets*.c) src/lib/cache/names.c src/lib/profile/profile.c src/lib/base/atomic.c src/lib/kernel/procfs.c src/lib/kernel/memory.c \
 	src/lib/base/u64map.c src/lib/base/safeopen.c src/lib/base/util.c
 FUZZ_LIBS_keepstate := $(LDLIBS)
 FUZZ_SRC_meminfo := src/lib/kernel/memory.c src/lib/kernel/procfs.c src/lib/base/util.c
