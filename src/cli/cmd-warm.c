@@ -266,6 +266,39 @@ static void raise_nofile(void)
 	}
 }
 
+/* --method: 0, or EXIT_USAGE after saying why not. */
+static int parse_method(const char *arg, struct hs_warm_opts *o)
+{
+	if (!strcmp(arg, "auto"))
+		o->method = HS_WARM_AUTO;
+	else if (!strcmp(arg, "willneed"))
+		o->method = HS_WARM_WILLNEED;
+	else if (!strcmp(arg, "pread"))
+		o->method = HS_WARM_PREAD;
+	else if (!strcmp(arg, "io_uring") || !strcmp(arg, "uring"))
+		o->method = HS_WARM_URING;
+	else
+		return usage_error(&cmd_warm, "--method takes auto, willneed, pread or io_uring");
+	if (o->method == HS_WARM_URING && !hs_warm_have_uring())
+		return usage_error(&cmd_warm, "io_uring is not available (not built in, "
+			"or refused by the kernel)");
+	return 0;
+}
+
+/* --order: 0, or EXIT_USAGE after saying why not. */
+static int parse_order(const char *arg, struct hs_warm_opts *o)
+{
+	if (!strcmp(arg, "auto"))
+		o->order = HS_ORDER_AUTO;
+	else if (!strcmp(arg, "given"))
+		o->order = HS_ORDER_GIVEN;
+	else if (!strcmp(arg, "physical"))
+		o->order = HS_ORDER_PHYSICAL;
+	else
+		return usage_error(&cmd_warm, "--order takes auto, given or physical");
+	return 0;
+}
+
 static int run_warm(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -316,29 +349,12 @@ static int run_warm(int argc, char **argv)
 				return usage_error(&cmd_warm, "--inflight takes a size of at least 512K");
 			break;
 		case OPT_METHOD:
-			if (!strcmp(optarg, "auto"))
-				o.method = HS_WARM_AUTO;
-			else if (!strcmp(optarg, "willneed"))
-				o.method = HS_WARM_WILLNEED;
-			else if (!strcmp(optarg, "pread"))
-				o.method = HS_WARM_PREAD;
-			else if (!strcmp(optarg, "io_uring") || !strcmp(optarg, "uring"))
-				o.method = HS_WARM_URING;
-			else
-				return usage_error(&cmd_warm, "--method takes auto, willneed, pread or io_uring");
-			if (o.method == HS_WARM_URING && !hs_warm_have_uring())
-				return usage_error(&cmd_warm, "io_uring is not available (not built in, "
-					"or refused by the kernel)");
+			if ((rc = parse_method(optarg, &o)))
+				return rc;
 			break;
 		case OPT_ORDER:
-			if (!strcmp(optarg, "auto"))
-				o.order = HS_ORDER_AUTO;
-			else if (!strcmp(optarg, "given"))
-				o.order = HS_ORDER_GIVEN;
-			else if (!strcmp(optarg, "physical"))
-				o.order = HS_ORDER_PHYSICAL;
-			else
-				return usage_error(&cmd_warm, "--order takes auto, given or physical");
+			if ((rc = parse_order(optarg, &o)))
+				return rc;
 			break;
 		case OPT_CHUNK:
 			if (parse_size(optarg, &o.chunk) < 0)
