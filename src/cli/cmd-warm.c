@@ -266,37 +266,46 @@ static void raise_nofile(void)
 	}
 }
 
-/* --method: 0, or EXIT_USAGE after saying why not. */
-static int parse_method(const char *arg, struct hs_warm_opts *o)
+/* Warm the operands, opened here, and report; returns the exit code. */
+static int warm_all(struct warm *w, struct hs_warm_opts *o)
 {
-	if (!strcmp(arg, "auto"))
-		o->method = HS_WARM_AUTO;
-	else if (!strcmp(arg, "willneed"))
-		o->method = HS_WARM_WILLNEED;
-	else if (!strcmp(arg, "pread"))
-		o->method = HS_WARM_PREAD;
-	else if (!strcmp(arg, "io_uring") || !strcmp(arg, "uring"))
-		o->method = HS_WARM_URING;
-	else
-		return usage_error(&cmd_warm, "--method takes auto, willneed, pread or io_uring");
-	if (o->method == HS_WARM_URING && !hs_warm_have_uring())
-		return usage_error(&cmd_warm, "io_uring is not available (not built in, "
-			"or refused by the kernel)");
-	return 0;
-}
+	struct hs_warm_stats st;
+	int rc;
 
-/* --order: 0, or EXIT_USAGE after saying why not. */
-static int parse_order(const char *arg, struct hs_warm_opts *o)
-{
-	if (!strcmp(arg, "auto"))
-		o->order = HS_ORDER_AUTO;
-	else if (!strcmp(arg, "given"))
-		o->order = HS_ORDER_GIVEN;
-	else if (!strcmp(arg, "physical"))
-		o->order = HS_ORDER_PHYSICAL;
-	else
-		return usage_error(&cmd_warm, "--order takes auto, given or physical");
-	return 0;
+	if ((rc = operands_open(w->ops)))
+		return rc;
+	raise_nofile();
+	/* rows and a progress line do not mix */
+	progress_start(&w->progress, "Warming", 0, w->ops->quiet || w->json || w->verbose);
+	if (w->verbose)
+		o->file = warm_file;
+	if ((rc = hs_warm_new(o, &w->session))) {
+		operands_close(w->ops);
+		error("cannot start warming: %s", strerror(-rc));
+		return EXIT_USAGE;
+	}
+	if (w->json && w->verbose)
+		json_begin_report(&w->j, stdout, "warm", true);
+	rc = operands_foreach(w->ops, warm_one, w);
+	hs_warm_finish(w->session, &st);
+	progress_end(&w->progress);
+	operands_report_stale(w->ops);
+	operands_close(w->ops);
+	if (rc < -1)
+		error("%s", strerror(-rc));
+	if (rc == 0 || rc == HS_WARM_STOP || (w->json && w->verbose)) {
+		/* rows already out make a report begun: it is ended whole */
+		if (w->json)
+			print_json(w, &st, o->budget);
+		else
+			print_human(&st, w->ops);
+	}
+	hs_warm_free(w->session);
+	if (rc == -1)
+		return finish_stdout(EXIT_USAGE);	/* a profile malformed part way */
+	if (rc < 0)
+		return finish_stdout(EXIT_PARTIAL);
+	return finish_stdout(w->ops->skipped ? EXIT_PARTIAL : EXIT_OK);
 }
 
 static int run_warm(int argc, char **argv)
@@ -318,7 +327,6 @@ static int run_warm(int argc, char **argv)
 	struct operands ops = { .cmd = &cmd_warm };
 	struct warm w = { .ops = &ops, .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct hs_warm_opts o = { .warn = warm_warn, .progress = warm_progress, .ctx = &w };
-	struct hs_warm_stats st;
 	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "p:j:v", longopts, NULL)) != -1) {
@@ -349,12 +357,17 @@ static int run_warm(int argc, char **argv)
 				return usage_error(&cmd_warm, "--inflight takes a size of at least 512K");
 			break;
 		case OPT_METHOD:
-			if ((rc = parse_method(optarg, &o)))
-				return rc;
+			if ((rc = hs_warm_method_of(optarg)) < 0)
+				return usage_error(&cmd_warm, "--method takes auto, willneed, pread "
+						   "or io_uring");
+			if ((o.method = rc) == HS_WARM_URING && !hs_warm_have_uring())
+				return usage_error(&cmd_warm, "io_uring is not available (not built "
+						   "in, or refused by the kernel)");
 			break;
 		case OPT_ORDER:
-			if ((rc = parse_order(optarg, &o)))
-				return rc;
+			if ((rc = hs_warm_order_of(optarg)) < 0)
+				return usage_error(&cmd_warm, "--order takes auto, given or physical");
+			o.order = rc;
 			break;
 		case OPT_CHUNK:
 			if (parse_size(optarg, &o.chunk) < 0)
@@ -371,40 +384,7 @@ static int run_warm(int argc, char **argv)
 	ops.npaths = argc - optind;
 	/* a budget is spent in walk order, which only one thread keeps */
 	ops.walk.threads = o.budget ? 1 : default_threads();
-	if ((rc = operands_open(&ops)))
-		return rc;
-	raise_nofile();
-	/* rows and a progress line do not mix */
-	progress_start(&w.progress, "Warming", 0, ops.quiet || w.json || w.verbose);
-	if (w.verbose)
-		o.file = warm_file;
-	if ((rc = hs_warm_new(&o, &w.session))) {
-		operands_close(&ops);
-		error("cannot start warming: %s", strerror(-rc));
-		return EXIT_USAGE;
-	}
-	if (w.json && w.verbose)
-		json_begin_report(&w.j, stdout, "warm", true);
-	rc = operands_foreach(&ops, warm_one, &w);
-	hs_warm_finish(w.session, &st);
-	progress_end(&w.progress);
-	operands_report_stale(&ops);
-	operands_close(&ops);
-	if (rc < -1)
-		error("%s", strerror(-rc));
-	if (rc == 0 || rc == HS_WARM_STOP || (w.json && w.verbose)) {
-		/* rows already out make a report begun: it is ended whole */
-		if (w.json)
-			print_json(&w, &st, o.budget);
-		else
-			print_human(&st, &ops);
-	}
-	hs_warm_free(w.session);
-	if (rc == -1)
-		return finish_stdout(EXIT_USAGE);	/* a profile malformed part way */
-	if (rc < 0)
-		return finish_stdout(EXIT_PARTIAL);
-	return finish_stdout(ops.skipped ? EXIT_PARTIAL : EXIT_OK);
+	return warm_all(&w, &o);
 }
 
 const struct cmd cmd_warm = {

@@ -45,6 +45,23 @@ const char *hs_warm_order_name(enum hs_warm_order o)
 	}
 }
 
+int hs_warm_method_of(const char *name)
+{
+	for (int m = HS_WARM_AUTO; m <= HS_WARM_URING; m++)
+		if (!strcmp(name, hs_warm_method_name(m)))
+			return m;
+	/* the short name, as liburing spells it */
+	return strcmp(name, "uring") ? -EINVAL : HS_WARM_URING;
+}
+
+int hs_warm_order_of(const char *name)
+{
+	for (int o = HS_ORDER_AUTO; o <= HS_ORDER_PHYSICAL; o++)
+		if (!strcmp(name, hs_warm_order_name(o)))
+			return o;
+	return -EINVAL;
+}
+
 /* This process's read_bytes from /proc/self/io; false if unavailable. */
 static bool proc_read_bytes(uint64_t *out)
 {
