@@ -75,13 +75,6 @@ const struct cmd cmd_keep;
 /* The default budget: a quarter of RAM (see hotset-keep(1), BUDGET). */
 #define DEFAULT_BUDGET_SHARE 4
 
-static int bad_size(const char *arg)
-{
-	return usage_error(&cmd_keep, "--budget: '%s' is not a size: give bytes, or a number "
-			   "with K, M, G, T, P or E (powers of 1024), or a percentage of RAM "
-			   "(4096, 512M, 1.5G, 10%%)", arg);
-}
-
 /* SIGHUP, SIGTERM and SIGINT through a descriptor the keeper polls. */
 static int signal_fd(void)
 {
@@ -303,10 +296,8 @@ static int run_keep(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, OPTS_START "v", longopts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_BUDGET:
-			if (parse_size(optarg, &o.budget) < 0)
-				return bad_size(optarg);
-			if (o.budget < hs_page_size())
-				return usage_error(&cmd_keep, "--budget takes a size of at least a page");
+			if ((rc = option_budget(&cmd_keep, optarg, true, &o.budget)))
+				return rc;
 			break;
 		case OPT_INTERVAL:
 			if (parse_duration(optarg, &o.interval_ns) < 0 ||

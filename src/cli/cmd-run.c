@@ -365,11 +365,9 @@ static int run_run(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case OPT_BUDGET:
-			if (parse_size(optarg, &budget))
-				return option_bad_size(&cmd_run, "--budget", optarg);
 			/* 0 would hold no job's pages: as keep, at least a page */
-			if (budget < hs_page_size())
-				return usage_error(&cmd_run, "--budget takes a size of at least a page");
+			if ((rc = option_budget(&cmd_run, optarg, true, &budget)))
+				return rc;
 			budget_set = true;
 			break;
 		case OPT_STATE: q.state = optarg; break;

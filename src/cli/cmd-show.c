@@ -4,10 +4,10 @@
  * (--files), or in JSON.
  *
  * Profiles can have a million files, so the summary keeps nothing per
- * file: counters, and the largest directories and files (tops.h, shared
- * with doctor). It reads the profile again instead (hs_profile_rewind):
- * once to count, once to name the largest directories, and once more to
- * list (-v, --trace).
+ * file: counters, and the largest directories and files (summary.h,
+ * tops.h, shared with doctor). It reads the profile again instead
+ * (hs_profile_rewind): once to count, once to name the largest
+ * directories, and once more to list (-v, --trace).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,9 +16,10 @@
 #include <time.h>
 
 #include "profile/profile.h"
-#include "profile/tops.h"
+#include "profile/summary.h"
 #include "operands.h"
 #include "options.h"
+#include "show-summary.h"
 
 static const char usage[] =
 	"usage: hotset show [-q] [-v] [-J] [--files [--print0]] [--trace] [-p] PROFILE\n"
@@ -45,37 +46,8 @@ const struct cmd cmd_show;
 struct show {
 	bool json, trace, verbose, files, print0;
 	struct json j;
-	uint64_t files_n, pages, outputs, trace_lines;
-	uint64_t ranges, one_range, several, no_pages, max_ranges;
-	uint64_t used[5];	/* files per flag bit (enum hs_file_flag) */
-	struct hs_tops tops;
+	struct hs_summary sum;
 };
-
-/* ---- counting ------------------------------------------------------------- */
-
-static uint64_t add_capped(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
-
-static int count_file(struct show *s, const struct hs_profile_file *f)
-{
-	s->files_n++;
-	/* each file's bytes fit in 64 bits (the parser sees to it), a sum may not */
-	s->pages = add_capped(s->pages, f->pages);
-	s->ranges += f->nranges;
-	if (f->nranges > s->max_ranges)
-		s->max_ranges = f->nranges;
-	if (!f->nranges)
-		s->no_pages++;
-	else if (f->nranges == 1)
-		s->one_range++;
-	else
-		s->several++;
-	for (unsigned b = 0; b < 5; b++)
-		s->used[b] += !!(f->flags & (1u << b));
-	return hs_tops_add(&s->tops, f);
-}
 
 /* ---- words ---------------------------------------------------------------- */
 
@@ -142,133 +114,6 @@ static void print_header(struct show *s, const char *path, const struct hs_profi
 	fputs(", Linux ", stdout);
 	print_path(stdout, kernel, strlen(kernel));
 	printf(", %u-byte pages\n", h->page_size);
-}
-
-static int digits(uint64_t v)
-{
-	int n = 1;
-
-	while (v >= 10)
-		v /= 10, n++;
-	return n;
-}
-
-/* "top 10 of 1234" or "all 3" */
-static void print_count(const char *what, uint64_t shown, uint64_t all, bool more)
-{
-	if (more)
-		printf("top %llu of more than %llu %s", (unsigned long long)shown,
-		       (unsigned long long)all, what);
-	else if (shown < all)
-		printf("top %llu of %llu %s", (unsigned long long)shown, (unsigned long long)all, what);
-	else
-		printf("all %llu", (unsigned long long)all);
-}
-
-static void print_row(uint64_t pages, int wp, uint32_t ps, uint64_t total, uint64_t n, int wn)
-{
-	char size[16], share[8];
-
-	printf("  %*llu %10s %6s %*llu  ", wp, (unsigned long long)pages,
-	       human_size(memory_bytes(pages, ps), size), percent(pages, total, share), wn,
-	       (unsigned long long)n);
-}
-
-/* A table of directories: pages, the memory they take, share, files under each. */
-static void print_dirs(const struct show *s, uint32_t ps, const struct hs_top_dir *d, size_t n)
-{
-	int wp = 5, wn = 6;
-
-	for (size_t k = 0; k < n; k++) {
-		wp = digits(d[k].pages) > wp ? digits(d[k].pages) : wp;
-		wn = digits(d[k].files) > wn ? digits(d[k].files) : wn;
-	}
-	printf("  %*s %10s %6s %*s  %s\n", wp, "PAGES", "MEMORY", "SHARE", wn, "FILES",
-	       "DIRECTORY");
-	for (size_t k = 0; k < n; k++) {
-		print_row(d[k].pages, wp, ps, s->pages, d[k].files, wn);
-		print_path(stdout, d[k].name, strlen(d[k].name));
-		putchar('\n');
-	}
-}
-
-static void print_tops(struct show *s, uint32_t ps)
-{
-	const struct hs_tops *t = &s->tops;
-	uint64_t with_pages = s->files_n - s->no_pages;
-	char share[8];
-	int wp, wn;
-
-	if (t->ndirs) {
-		printf("\nLargest directories, by the pages of every file under them (");
-		print_count("directories", t->ndirs, t->full ? HS_TOPS_DIR_MAX : t->dirs_counted,
-			    t->full);
-		printf("):\n");
-		print_dirs(s, ps, t->dir, t->ndirs);
-	}
-	if (t->under.name) {
-		printf("\nMost of the working set (%s of its pages) is under ",
-		       percent(t->under.pages, s->pages, share));
-		print_path(stdout, t->under.name, strlen(t->under.name));
-		printf(".\n");
-	}
-	if (t->ncover) {
-		printf("\nDirectories that hold the working set (%zu, with %s of its pages):\n",
-		       t->ncover, percent(t->cover_pages, s->pages, share));
-		print_dirs(s, ps, t->cover, t->ncover);
-	}
-	wp = 5, wn = 6;
-	for (size_t k = 0; k < t->nfiles; k++) {
-		wp = digits(t->file[k].pages) > wp ? digits(t->file[k].pages) : wp;
-		wn = digits(t->file[k].nranges) > wn ? digits(t->file[k].nranges) : wn;
-	}
-	if (t->nfiles) {
-		printf("\nLargest files, by pages (");
-		print_count("files with pages", t->nfiles, with_pages, false);
-		printf("):\n  %*s %10s %6s %*s  %s\n", wp, "PAGES", "MEMORY", "SHARE", wn, "RANGES",
-		       "PATH");
-		for (size_t k = 0; k < t->nfiles; k++) {
-			print_row(t->file[k].pages, wp, ps, s->pages, t->file[k].nranges, wn);
-			print_path(stdout, t->file[k].path, t->file[k].len);
-			putchar('\n');
-		}
-	}
-}
-
-static void print_summary(struct show *s, uint32_t ps)
-{
-	static const char *const used[5] = { "read", "mapped", "executed", "written", "O_DIRECT" };
-	static const char letters[] = "rmxwd";
-	char size[SIZE_STR_MAX];
-	const char *sep = "";
-
-	printf("\nTotal:    %llu file%s, %llu page%s (%s)", (unsigned long long)s->files_n,
-	       plural(s->files_n), (unsigned long long)s->pages, plural(s->pages),
-	       memory_size(s->pages, ps, size));
-	if (s->outputs)
-		printf(", %llu output%s", (unsigned long long)s->outputs, plural(s->outputs));
-	if (s->trace_lines)
-		printf(", %llu trace line%s", (unsigned long long)s->trace_lines,
-		       plural(s->trace_lines));
-	putchar('\n');
-	if (!s->files_n)
-		return;
-	printf("Ranges:   %llu range%s: %llu file%s read in one, %llu in several (at most %llu)",
-	       (unsigned long long)s->ranges, plural(s->ranges), (unsigned long long)s->one_range,
-	       plural(s->one_range), (unsigned long long)s->several,
-	       (unsigned long long)s->max_ranges);
-	if (s->no_pages)
-		printf(", %llu without pages", (unsigned long long)s->no_pages);
-	fputs("\nFlags:    ", stdout);
-	for (unsigned b = 0; b < 5; b++) {
-		if (s->used[b]) {
-			printf("%s%llu %s (%c)", sep, (unsigned long long)s->used[b], used[b],
-			       letters[b]);
-			sep = ", ";
-		}
-	}
-	puts(*sep ? "" : "no flags");
-	print_tops(s, ps);
 }
 
 static void print_ranges_text(const struct hs_range *r, size_t n)
@@ -391,34 +236,6 @@ static void json_section(struct show *s, enum hs_profile_item_kind k, bool open)
 	}
 }
 
-static void json_dirs(struct show *s, uint32_t ps, const char *key, const struct hs_top_dir *d,
-		      size_t n)
-{
-	json_begin_array(&s->j, key);
-	for (size_t k = 0; k < n; k++) {
-		json_begin_object(&s->j, NULL);
-		json_string(&s->j, "path", d[k].name);
-		json_u64(&s->j, "pages", d[k].pages);
-		json_u64(&s->j, "memory_bytes", memory_bytes(d[k].pages, ps));
-		json_u64(&s->j, "files", d[k].files);
-		json_end_object(&s->j);
-	}
-	json_end_array(&s->j);
-}
-
-/* What the summary says of directories (docs/json.md, "show"), after the totals. */
-static void json_tops(struct show *s, uint32_t ps)
-{
-	const struct hs_tops *t = &s->tops;
-
-	json_u64(&s->j, "memory_bytes", memory_bytes(s->pages, ps));
-	json_dirs(s, ps, "directories", t->dir, t->ndirs);
-	json_string(&s->j, "most_under", t->under.name);
-	json_u64_or_null(&s->j, "most_under_pages", t->under.name, t->under.pages);
-	json_dirs(s, ps, "working_set_directories", t->cover, t->ncover);
-	json_u64(&s->j, "working_set_directories_pages", t->cover_pages);
-}
-
 /*
  * One pass over the items, to count them, to print what the mode prints of
  * them (--files, JSON, or -v and --trace after the summary), or both (JSON).
@@ -437,9 +254,9 @@ static int walk(struct show *s, const char *path, struct hs_profile_reader *r, b
 	if (print)
 		json_section(s, section, true);
 	while ((rc = hs_profile_next(r, &it, &err)) > 0) {
+		if (count && hs_summary_add(&s->sum, &it))
+			return error("out of memory");
 		if (it.kind == HS_ITEM_FILE) {
-			if (count && count_file(s, &it.file))
-				return error("out of memory");
 			if (print && (s->files || s->json || s->verbose))
 				show_file(s, &it.file);
 			continue;
@@ -451,12 +268,10 @@ static int walk(struct show *s, const char *path, struct hs_profile_reader *r, b
 			json_section(s, section, true);
 		}
 		if (it.kind == HS_ITEM_OUTPUT) {
-			s->outputs += count;
 			if (print && (s->json || s->verbose))
 				show_output(s, &it.file, outputs);
 			outputs++;
 		} else {
-			s->trace_lines += count;
 			if (print && s->trace)
 				show_trace(s, &it.trace, trace);
 			trace++;
@@ -488,23 +303,18 @@ static int show(struct show *s, const char *path, struct hs_profile_reader *r)
 	print_header(s, path, hs_profile_header(r));
 	if (walk(s, path, r, true, s->json))
 		return -1;
-	if ((rc = hs_tops_finish(&s->tops, r, &err)) ||
-	    (rc = hs_tops_cover(&s->tops, HS_TOPS_COVER_SHARE, HS_TOPS_COVER_MAX,
-				HS_TOPS_COVER_MIN, r, &err))) {
+	if ((rc = hs_summary_finish(&s->sum, r, &err))) {
 		fflush(stdout);
 		return rc == -ENOMEM ? error("out of memory") :
 				       error("%s:%u: %s", path, err.line, err.msg);
 	}
 	if (s->json) {
-		json_u64(&s->j, "trace_lines", s->trace_lines);
-		json_u64(&s->j, "pages", s->pages);
-		json_u64(&s->j, "bytes", memory_bytes(s->pages, ps));
-		json_tops(s, ps);
+		show_summary_json(&s->j, &s->sum, ps);
 		json_end_object(&s->j);
 		json_finish(&s->j);
 		return 0;
 	}
-	print_summary(s, ps);
+	show_summary_print(&s->sum, ps);
 	return s->verbose || s->trace ? walk(s, path, r, false, true) : 0;
 }
 
@@ -549,7 +359,7 @@ static int run_show(int argc, char **argv)
 		return rc;
 	rc = show(&s, ops.profile, ops.reader);
 	operands_close(&ops);
-	hs_tops_release(&s.tops);
+	hs_summary_release(&s.sum);
 	return finish_stdout(rc ? EXIT_USAGE : EXIT_OK);
 }
 

@@ -2,14 +2,12 @@
  * cmd-status.c - hotset status: how much of some files, or of a profile's
  * working set, is in the page cache now.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
-#include <strings.h>
 
 #include "cache/residency.h"
+#include "fincore-table.h"
 #include "operands.h"
 #include "options.h"
 
@@ -72,44 +70,12 @@ const struct cmd cmd_status;
 
 #define BAR_CELLS 20
 
-/*
- * The table's columns: fincore's (util-linux 2.40), in its order for
- * --output-all, with its names and width hints, then hotset's own.
- */
-enum column_id {
-	COL_PAGES, COL_SIZE, COL_FILE, COL_RES, COL_DIRTY_PAGES, COL_DIRTY,
-	COL_WRITEBACK_PAGES, COL_WRITEBACK, COL_EVICTED_PAGES, COL_EVICTED,
-	COL_RECENTLY_EVICTED_PAGES, COL_RECENTLY_EVICTED,
-	COL_COUNTED_PAGES, COL_RES_PERCENT, COL_UNKNOWN, COL_STALE, NCOLUMNS
-};
-
-static const struct table_column columns[NCOLUMNS] = {
-	[COL_PAGES] = { "PAGES", true, 1 },
-	[COL_SIZE] = { "SIZE", true, 5 },
-	[COL_FILE] = { "FILE", false, 4 },
-	[COL_RES] = { "RES", true, 5 },
-	[COL_DIRTY_PAGES] = { "DIRTY_PAGES", true, 1 },
-	[COL_DIRTY] = { "DIRTY", true, 5 },
-	[COL_WRITEBACK_PAGES] = { "WRITEBACK_PAGES", true, 1 },
-	[COL_WRITEBACK] = { "WRITEBACK", true, 5 },
-	[COL_EVICTED_PAGES] = { "EVICTED_PAGES", true, 1 },
-	[COL_EVICTED] = { "EVICTED", true, 5 },
-	[COL_RECENTLY_EVICTED_PAGES] = { "RECENTLY_EVICTED_PAGES", true, 1 },
-	[COL_RECENTLY_EVICTED] = { "RECENTLY_EVICTED", true, 5 },
-	[COL_COUNTED_PAGES] = { "COUNTED_PAGES", true, 1 },
-	[COL_RES_PERCENT] = { "RES%", true, 1 },
-	[COL_UNKNOWN] = { "UNKNOWN", false, 1 },
-	[COL_STALE] = { "STALE", false, 1 },
-};
-
 struct status {
 	bool verbose, json;
-	bool table, raw, noheadings, bytes;	/* -o, -r, -n, -b: fincore's table */
+	bool table;				/* -o...: fincore's table */
 	bool total_row;				/* -c: and its TOTAL */
 	bool rows;				/* a row per file: -v or the table */
-	int cols[TABLE_MAX_COLUMNS];
-	size_t ncols;
-	struct table tab;
+	struct fincore_table fin;
 	struct json j;
 	struct hs_residency_total total;
 	uint64_t sizes;		/* the sizes of the files counted, for -c */
@@ -145,185 +111,19 @@ static void json_item(struct status *s, const struct hs_target *t,
 	json_end_object(&s->j);
 }
 
-/*
- * What a row of fincore's table says: of a file, or with -c of all of
- * them (the TOTAL row). counts is NULL when residency is unknown.
- */
-struct row {
-	const char *name;
-	size_t len;
-	uint64_t size, counted;		/* the file's size; the pages counted */
-	const struct hs_cache_counts *counts;
-	bool cachestat;			/* cachestat's counts (dirty...) are known */
-	bool stale;
-};
-
-static struct row row_of(const struct hs_target *t, const struct hs_target_residency *r)
-{
-	return (struct row){
-		.name = t->path, .len = t->path_len, .size = (uint64_t)t->st->st_size,
-		.counted = t->pages, .counts = r->rc ? NULL : &r->counts,
-		.cachestat = !r->rc && r->method == HS_RES_CACHESTAT, .stale = t->stale,
-	};
-}
-
-/* The count of pages a column shows (*v), or why not: '?' unknown, '-' not without cachestat. */
-static char column_count(const struct row *w, int id, uint64_t *v)
-{
-	const struct hs_cache_counts *c = w->counts;
-
-	if (id == COL_COUNTED_PAGES) {
-		*v = w->counted;
-		return 0;
-	}
-	if (!c)
-		return '?';
-	switch (id) {
-	case COL_PAGES: case COL_RES: *v = c->cached; return 0;
-	case COL_DIRTY_PAGES: case COL_DIRTY: *v = c->dirty; break;
-	case COL_WRITEBACK_PAGES: case COL_WRITEBACK: *v = c->writeback; break;
-	case COL_EVICTED_PAGES: case COL_EVICTED: *v = c->evicted; break;
-	default: *v = c->recently_evicted; break;
-	}
-	return w->cachestat ? 0 : '-';
-}
-
-/* Columns of bytes (of memory: pages x page size), shown as -b says: RES, DIRTY... */
-static bool bytes_column(int id)
-{
-	return id == COL_RES || id == COL_DIRTY || id == COL_WRITEBACK || id == COL_EVICTED ||
-	       id == COL_RECENTLY_EVICTED;
-}
-
-/* A size in bytes, as -b says: "4096", or "4K". */
-static const char *size_cell(const struct status *s, uint64_t bytes, char buf[24])
-{
-	if (s->bytes)
-		snprintf(buf, 24, "%llu", (unsigned long long)bytes);
-	else
-		short_size(bytes, buf);
-	return buf;
-}
-
-/* A row of fincore's table: the columns -o chose. */
-static void table_row_of(struct status *s, const struct row *w)
-{
-	const char *cells[TABLE_MAX_COLUMNS];
-	size_t lens[TABLE_MAX_COLUMNS];
-	char bufs[TABLE_MAX_COLUMNS][24];
-	uint64_t v;
-
-	for (size_t i = 0; i < s->ncols; i++) {
-		const int id = s->cols[i];
-		char *buf = bufs[i], why;
-
-		switch (id) {
-		case COL_FILE:
-			cells[i] = w->name;
-			lens[i] = w->len;
-			continue;
-		case COL_SIZE:
-			cells[i] = size_cell(s, w->size, buf);
-			break;
-		case COL_UNKNOWN:
-			cells[i] = w->counts ? "no" : "yes";
-			break;
-		case COL_STALE:
-			cells[i] = w->stale ? "yes" : "no";
-			break;
-		case COL_RES_PERCENT:
-			cells[i] = w->counts ? percent(w->counts->cached, w->counts->pages, buf) : "?";
-			break;
-		default:
-			if ((why = column_count(w, id, &v))) {
-				buf[0] = why, buf[1] = '\0';
-				cells[i] = buf;
-			} else if (bytes_column(id)) {
-				cells[i] = size_cell(s, memory_bytes(v, hs_page_size()), buf);
-			} else {
-				snprintf(buf, 24, "%llu", (unsigned long long)v);
-				cells[i] = buf;
-			}
-			break;
-		}
-		lens[i] = strlen(cells[i]);
-	}
-	table_row(&s->tab, cells, lens);
-}
-
-/*
- * The same row as fincore -J writes it, in the array "fincore": the
- * columns' names in lower case as keys, in -o's order; FILE a string;
- * counts of pages numbers; sizes numbers with -b, else strings ("4K");
- * null where the table shows ? or -. hotset's own: COUNTED_PAGES a
- * number, RES% a number (null for a file without pages), UNKNOWN and
- * STALE booleans.
- */
-static void json_row_of(struct status *s, const struct row *w)
-{
-	char key[32], buf[24];
-	uint64_t v;
-
-	json_begin_object(&s->j, NULL);
-	for (size_t i = 0; i < s->ncols; i++) {
-		const int id = s->cols[i];
-		size_t k;
-
-		for (k = 0; k < sizeof(key) - 1 && columns[id].name[k]; k++)
-			key[k] = (char)tolower((unsigned char)columns[id].name[k]);
-		key[k] = '\0';
-		switch (id) {
-		case COL_FILE:
-			json_bytes(&s->j, key, w->name, w->len);
-			break;
-		case COL_SIZE:
-			if (s->bytes)
-				json_u64(&s->j, key, w->size);
-			else
-				json_string(&s->j, key, size_cell(s, w->size, buf));
-			break;
-		case COL_UNKNOWN:
-			json_bool(&s->j, key, !w->counts);
-			break;
-		case COL_STALE:
-			json_bool(&s->j, key, w->stale);
-			break;
-		case COL_RES_PERCENT:
-			if (w->counts && w->counts->pages)
-				json_double(&s->j, key, 100.0 * (double)w->counts->cached /
-							(double)w->counts->pages);
-			else
-				json_null(&s->j, key);
-			break;
-		default:
-			if (column_count(w, id, &v))
-				json_null(&s->j, key);
-			else if (!bytes_column(id) || s->bytes)
-				json_u64(&s->j, key, bytes_column(id) ? memory_bytes(v, hs_page_size()) : v);
-			else
-				json_string(&s->j, key, size_cell(s, memory_bytes(v, hs_page_size()), buf));
-			break;
-		}
-	}
-	json_end_object(&s->j);
-}
-
 /* -c: the row of all the files counted, as fincore's TOTAL. */
 static void total_row(struct status *s)
 {
 	const struct hs_residency_total *tot = &s->total;
 	/* the sum is known only if every file's residency is */
-	const struct row w = {
+	const struct fincore_row w = {
 		.name = "TOTAL", .len = 5, .size = s->sizes, .counted = hs_residency_total_pages(tot),
 		.counts = tot->unknown_files ? NULL : &tot->known,
 		.cachestat = tot->method == HS_RES_CACHESTAT || (!tot->method && hs_have_cachestat()),
 		.stale = s->ops->stale > 0,
 	};
 
-	if (s->json)
-		json_row_of(s, &w);
-	else
-		table_row_of(s, &w);
+	fincore_row(&s->fin, &w);
 }
 
 static void print_row(struct status *s, const struct hs_target *t,
@@ -334,15 +134,14 @@ static void print_row(struct status *s, const struct hs_target *t,
 	char a[16], b[16], pct[8];
 	double cells[BAR_CELLS];
 
-	if (s->json || s->table) {
-		const struct row w = row_of(t, r);
+	if (s->table) {
+		const struct fincore_row w = fincore_row_of(t, r);
 
-		if (s->json && s->table)
-			json_row_of(s, &w);
-		else if (s->json)
-			json_item(s, t, r);
-		else
-			table_row_of(s, &w);
+		fincore_row(&s->fin, &w);
+		return;
+	}
+	if (s->json) {
+		json_item(s, t, r);
 		return;
 	}
 	if (!known) {
@@ -452,52 +251,19 @@ static void print_totals(struct status *s)
 		       (unsigned long long)tot->unknown_files, plural(tot->unknown_files));
 }
 
-/*
- * -o COLS as fincore takes it: names separated by commas, in any case;
- * +COLS adds them to the columns already chosen (the default ones, or all
- * with --output-all). Returns 0, or EXIT_USAGE after saying why not.
- */
-static int parse_columns(struct status *s, const char *list)
+/* After the walk (rc: how it ended): the table's end, or the totals. */
+static void status_end(struct status *s, int rc)
 {
-	const char *p = list;
-	const char *names[NCOLUMNS];
-	bool want[NCOLUMNS];
-
-	if (*p == '+')
-		p++;
-	else
-		s->ncols = 0;
-	for (;;) {
-		size_t n = strcspn(p, ",");
-		int id = -1;
-		char word[64];
-
-		for (int i = 0; i < NCOLUMNS; i++)
-			if (n && !strncasecmp(p, columns[i].name, n) && !columns[i].name[n])
-				id = i;
-		if (id >= 0 && s->ncols == TABLE_MAX_COLUMNS)
-			return usage_error(&cmd_status, "-o %s: more than %d columns", list,
-					   TABLE_MAX_COLUMNS);
-		if (id >= 0) {
-			s->cols[s->ncols++] = id;
-			if (!p[n])
-				return 0;
-			p += n + 1;
-			continue;
-		}
-		if (!n)
-			return usage_error(&cmd_status, "-o %s: an empty column name", list);
-		for (size_t i = 0; i < sizeof(word) - 1 && i < n; i++)
-			word[i] = (char)toupper((unsigned char)p[i]);
-		word[n < sizeof(word) - 1 ? n : sizeof(word) - 1] = '\0';
-		for (int i = 0; i < NCOLUMNS; i++)
-			names[i] = columns[i].name;
-		for (int i = 0; similar_names(word, names, NCOLUMNS, want) && i < NCOLUMNS; i++)
-			if (want[i])
-				return usage_error(&cmd_status, "unknown column '%.*s'; did you mean "
-						   "'%s'?", (int)n, p, names[i]);
-		return usage_error(&cmd_status, "unknown column '%.*s' (see the list of "
-				   "columns in 'hotset status --help')", (int)n, p);
+	if (s->table && !s->json) {
+		/* as fincore: the rows only; what they cannot say goes to stderr */
+		fincore_end(&s->fin);
+		if (s->total.unknown_files && !s->ops->quiet)
+			warning("residency of %llu file%s is unknown (shown as ?): the kernel tells "
+				"it only to users who may write a file (or own it, or are root)",
+				(unsigned long long)s->total.unknown_files,
+				plural(s->total.unknown_files));
+	} else if (rc == 0) {
+		print_totals(s);
 	}
 }
 
@@ -521,8 +287,6 @@ static int run_status(int argc, char **argv)
 	};
 	struct operands ops = { .cmd = &cmd_status };
 	struct status s = { .ops = &ops, .lock = PTHREAD_MUTEX_INITIALIZER };
-	static const int defaults[] = { COL_RES, COL_PAGES, COL_SIZE, COL_FILE };	/* fincore's */
-	const struct table_column *cols[TABLE_MAX_COLUMNS];
 	const char *outarg = NULL;
 	unsigned threads = 0;
 	bool cachestat = false;
@@ -533,15 +297,14 @@ static int run_status(int argc, char **argv)
 		switch (opt) {
 		/* fincore's: any of them asks for its table, a row per file */
 		case 'o': outarg = optarg; s.table = true; break;
-		case 'n': s.noheadings = s.table = true; break;
-		case 'r': s.raw = s.table = true; break;
-		case 'b': s.bytes = s.table = true; break;
+		case 'n': s.fin.noheadings = s.table = true; break;
+		case 'r': s.fin.raw = s.table = true; break;
+		case 'b': s.fin.bytes = s.table = true; break;
 		case 'c': s.total_row = s.table = true; break;
 		case 'R': s.table = true; break;	/* directories are always walked */
 		case 'C': cachestat = s.table = true; break;
 		case OPT_OUTPUT_ALL:
-			for (s.ncols = 0; s.ncols < NCOLUMNS; s.ncols++)
-				s.cols[s.ncols] = (int)s.ncols;
+			fincore_all_columns(&s.fin);
 			s.table = true;
 			break;
 		case 'p':
@@ -560,10 +323,7 @@ static int run_status(int argc, char **argv)
 				return rc;
 		}
 	}
-	if (!s.ncols)
-		for (; s.ncols < sizeof(defaults) / sizeof(defaults[0]); s.ncols++)
-			s.cols[s.ncols] = defaults[s.ncols];
-	if (outarg && (rc = parse_columns(&s, outarg)))
+	if ((rc = fincore_columns(&s.fin, &cmd_status, outarg)))
 		return rc;
 	if (cachestat && !hs_have_cachestat()) {
 		/* fincore -C fails every file there; none would be counted */
@@ -584,28 +344,17 @@ static int run_status(int argc, char **argv)
 		json_begin_report(&s.j, stdout, "status", s.rows && !s.table);
 		if (s.table)
 			json_begin_array(&s.j, "fincore");
-	} else if (s.table) {
-		for (size_t i = 0; i < s.ncols; i++)
-			cols[i] = &columns[s.cols[i]];
-		table_start(&s.tab, stdout, cols, s.ncols, s.raw, s.noheadings);
+		s.fin.j = &s.j;
 	}
+	if (s.table)
+		fincore_start(&s.fin, stdout);
 	rc = operands_foreach(&ops, status_one, &s);
 	operands_report_stale(&ops);
 	if (s.total_row && rc == 0)
 		total_row(&s);
 	if (s.json && s.rows)
 		json_end_array(&s.j);
-	if (s.table && !s.json) {
-		/* as fincore: the rows only; what they cannot say goes to stderr */
-		table_end(&s.tab);
-		if (s.total.unknown_files && !ops.quiet)
-			warning("residency of %llu file%s is unknown (shown as ?): the kernel tells "
-				"it only to users who may write a file (or own it, or are root)",
-				(unsigned long long)s.total.unknown_files,
-				plural(s.total.unknown_files));
-	} else if (rc == 0) {
-		print_totals(&s);
-	}
+	status_end(&s, rc);
 	operands_close(&ops);
 	if (rc)
 		return finish_stdout(EXIT_USAGE);

@@ -254,6 +254,48 @@ static int bad_size(const char *option, const char *arg)
 	return option_bad_size(&cmd_warm, option, arg);
 }
 
+/* Warm the operands, opened here, and report; returns the exit code. */
+static int warm_all(struct warm *w, struct hs_warm_opts *o)
+{
+	struct hs_warm_stats st;
+	int rc;
+
+	if ((rc = operands_open(w->ops)))
+		return rc;
+	hs_warm_raise_nofile();
+	/* rows and a progress line do not mix */
+	progress_start(&w->progress, "Warming", 0, w->ops->quiet || w->json || w->verbose);
+	if (w->verbose)
+		o->file = warm_file;
+	if ((rc = hs_warm_new(o, &w->session))) {
+		operands_close(w->ops);
+		error("cannot start warming: %s", strerror(-rc));
+		return EXIT_USAGE;
+	}
+	if (w->json && w->verbose)
+		json_begin_report(&w->j, stdout, "warm", true);
+	rc = operands_foreach(w->ops, warm_one, w);
+	hs_warm_finish(w->session, &st);
+	progress_end(&w->progress);
+	operands_report_stale(w->ops);
+	operands_close(w->ops);
+	if (rc < -1)
+		error("%s", strerror(-rc));
+	if (rc == 0 || rc == HS_WARM_STOP || (w->json && w->verbose)) {
+		/* rows already out make a report begun: it is ended whole */
+		if (w->json)
+			print_json(w, &st, o->budget);
+		else
+			print_human(&st, w->ops);
+	}
+	hs_warm_free(w->session);
+	if (rc == -1)
+		return finish_stdout(EXIT_USAGE);	/* a profile malformed part way */
+	if (rc < 0)
+		return finish_stdout(EXIT_PARTIAL);
+	return finish_stdout(w->ops->skipped ? EXIT_PARTIAL : EXIT_OK);
+}
+
 static int run_warm(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -273,7 +315,6 @@ static int run_warm(int argc, char **argv)
 	struct operands ops = { .cmd = &cmd_warm };
 	struct warm w = { .ops = &ops, .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct hs_warm_opts o = { .warn = warm_warn, .progress = warm_progress, .ctx = &w };
-	struct hs_warm_stats st;
 	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, OPTS_START WALK_OPTS "p:j:v", longopts, NULL)) != -1) {
@@ -284,10 +325,8 @@ static int run_warm(int argc, char **argv)
 			break;
 		case 'v': w.verbose = true; break;
 		case OPT_BUDGET:
-			if (parse_size(optarg, &o.budget) < 0)
-				return bad_size("--budget", optarg);
-			if (!o.budget)
-				return usage_error(&cmd_warm, "--budget takes a size above 0");
+			if ((rc = option_budget(&cmd_warm, optarg, false, &o.budget)))
+				return rc;
 			break;
 		case 'q': ops.quiet = true; break;
 		case 'J': w.json = true; break;
@@ -306,29 +345,17 @@ static int run_warm(int argc, char **argv)
 				return usage_error(&cmd_warm, "--inflight takes a size of at least 512K");
 			break;
 		case OPT_METHOD:
-			if (!strcmp(optarg, "auto"))
-				o.method = HS_WARM_AUTO;
-			else if (!strcmp(optarg, "willneed"))
-				o.method = HS_WARM_WILLNEED;
-			else if (!strcmp(optarg, "pread"))
-				o.method = HS_WARM_PREAD;
-			else if (!strcmp(optarg, "io_uring") || !strcmp(optarg, "uring"))
-				o.method = HS_WARM_URING;
-			else
-				return usage_error(&cmd_warm, "--method takes auto, willneed, pread or io_uring");
-			if (o.method == HS_WARM_URING && !hs_warm_have_uring())
-				return usage_error(&cmd_warm, "io_uring is not available (not built in, "
-					"or refused by the kernel)");
+			if ((rc = hs_warm_method_of(optarg)) < 0)
+				return usage_error(&cmd_warm, "--method takes auto, willneed, pread "
+						   "or io_uring");
+			if ((o.method = rc) == HS_WARM_URING && !hs_warm_have_uring())
+				return usage_error(&cmd_warm, "io_uring is not available (not built "
+						   "in, or refused by the kernel)");
 			break;
 		case OPT_ORDER:
-			if (!strcmp(optarg, "auto"))
-				o.order = HS_ORDER_AUTO;
-			else if (!strcmp(optarg, "given"))
-				o.order = HS_ORDER_GIVEN;
-			else if (!strcmp(optarg, "physical"))
-				o.order = HS_ORDER_PHYSICAL;
-			else
+			if ((rc = hs_warm_order_of(optarg)) < 0)
 				return usage_error(&cmd_warm, "--order takes auto, given or physical");
+			o.order = rc;
 			break;
 		case OPT_CHUNK:
 			if (parse_size(optarg, &o.chunk) < 0)
@@ -345,40 +372,7 @@ static int run_warm(int argc, char **argv)
 	ops.npaths = argc - optind;
 	/* a budget is spent in walk order, which only one thread keeps */
 	ops.walk.threads = o.budget ? 1 : default_threads();
-	if ((rc = operands_open(&ops)))
-		return rc;
-	hs_warm_raise_nofile();
-	/* rows and a progress line do not mix */
-	progress_start(&w.progress, "Warming", 0, ops.quiet || w.json || w.verbose);
-	if (w.verbose)
-		o.file = warm_file;
-	if ((rc = hs_warm_new(&o, &w.session))) {
-		operands_close(&ops);
-		error("cannot start warming: %s", strerror(-rc));
-		return EXIT_USAGE;
-	}
-	if (w.json && w.verbose)
-		json_begin_report(&w.j, stdout, "warm", true);
-	rc = operands_foreach(&ops, warm_one, &w);
-	hs_warm_finish(w.session, &st);
-	progress_end(&w.progress);
-	operands_report_stale(&ops);
-	operands_close(&ops);
-	if (rc < -1)
-		error("%s", strerror(-rc));
-	if (rc == 0 || rc == HS_WARM_STOP || (w.json && w.verbose)) {
-		/* rows already out make a report begun: it is ended whole */
-		if (w.json)
-			print_json(&w, &st, o.budget);
-		else
-			print_human(&st, &ops);
-	}
-	hs_warm_free(w.session);
-	if (rc == -1)
-		return finish_stdout(EXIT_USAGE);	/* a profile malformed part way */
-	if (rc < 0)
-		return finish_stdout(EXIT_PARTIAL);
-	return finish_stdout(ops.skipped ? EXIT_PARTIAL : EXIT_OK);
+	return warm_all(&w, &o);
 }
 
 const struct cmd cmd_warm = {

@@ -169,3 +169,17 @@ int option_bad_size(const struct cmd *cmd, const char *option, const char *arg)
 			   "G, T, P or E (powers of 1024), or a percentage of RAM (4096, 512M, "
 			   "1.5G, 10%%)", option, arg);
 }
+
+int option_budget(const struct cmd *cmd, const char *arg, bool page, uint64_t *out)
+{
+	uint64_t v;
+
+	if (parse_size(arg, &v) < 0)
+		return option_bad_size(cmd, "--budget", arg);
+	if (page && v < hs_page_size())
+		return usage_error(cmd, "--budget takes a size of at least a page");
+	if (!v)
+		return usage_error(cmd, "--budget takes a size above 0");
+	*out = v;
+	return 0;
+}

@@ -86,6 +86,14 @@ int option_profile(const struct cmd *cmd, const char **profile, const char *arg)
 int option_bad_size(const struct cmd *cmd, const char *option, const char *arg);
 
 /*
+ * --budget SIZE, as keep, run and warm take it: a size parse_size() takes,
+ * at least a page if page is set (keep and run: a budget under a page holds
+ * nothing), else above 0. Returns 0 with *out set, or EXIT_USAGE after
+ * saying why not.
+ */
+int option_budget(const struct cmd *cmd, const char *arg, bool page, uint64_t *out);
+
+/*
  * The names among candidates[0..n) closest to a mistyped word, by edit
  * distance, as git suggests commands: sets want[i] for each, returns how
  * many (0 if none is close enough to be meant).

@@ -265,6 +265,19 @@ test_expect_success 'sizes: anything else is refused, naming the option, exit 2'
 	expect_code 2 hs warm --budget 0 f 2> err && grep -q "^hotset: --budget takes a size above 0" err
 '
 
+test_expect_success '--budget: keep, run and warm refuse a size in the same words' '
+	printf x > f && printf "a true\n" > jobs &&
+	for cmd in "keep p" "run jobs" "warm f"; do
+		expect_code 2 hs ${cmd%% *} --budget 1e9 ${cmd#* } 2> err &&
+		grep -Fqx "hotset: --budget: '\''1e9'\'' is not a size: give bytes, or a number with K, M, G, T, P or E (powers of 1024), or a percentage of RAM (4096, 512M, 1.5G, 10%)" err ||
+		{ echo "$cmd: $(cat err)" >&2; return 1; }
+	done &&
+	expect_code 2 hs keep --budget 100 p 2> err &&
+	grep -q "^hotset: --budget takes a size of at least a page" err &&
+	expect_code 2 hs run --budget 100 jobs 2> err &&
+	grep -q "^hotset: --budget takes a size of at least a page" err
+'
+
 # ---- a snapshot that cannot be written --------------------------------------------
 
 test_expect_success 'a snapshot that cannot be written exits 2, the old profile kept' '

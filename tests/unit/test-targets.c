@@ -872,14 +872,6 @@ TEST(walk_one_filesystem)
 	scratch_done();
 }
 
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 /* Does dir report every entry's type as DT_UNKNOWN? */
 static bool all_dt_unknown(const char *dir)
 {

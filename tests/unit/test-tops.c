@@ -2,7 +2,8 @@
  * test-tops.c - the largest directories and files of a profile: totals
  * that roll up as du's, the directory that holds most of the pages, the
  * directories that hold the working set, and the same figures once the
- * table is full (Space-Saving, then an exact recount).
+ * table is full (Space-Saving, then an exact recount); and show's summary
+ * of a profile (summary.h), which counts beside them.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "profile/summary.h"
 #include "profile/tops.h"
 #include "unit.h"
 
@@ -366,6 +368,52 @@ TEST(past_the_table_the_large_directories_are_found_with_exact_figures)
 	prof_done(&p, &t, r);
 }
 
+/* show's summary: files by ranges and flags, outputs and trace lines, pages as tops counts them. */
+static void the_summary_counts_every_kind_of_item(void)
+{
+	static const char text[] =
+		"hotset-profile 1\npage-size 4096\nsource snapshot\n"
+		"f 1:2 1 0 1.000000000 r 0-3 /a/x\n"
+		"f 1:2 2 0 1.000000000 rm 0-1,5-6,9 /a/y\n"
+		"f 1:2 3 0 1.000000000 xw - /b/z\n"
+		"o /out\n"
+		"t 0 0-3\n"
+		"t 1 0-1\n"
+		"t 0 2\n"
+		"end 3 1 3\n";
+	struct hs_profile_reader *r = NULL;
+	struct hs_profile_item it;
+	struct hs_error err = { 0 };
+	struct hs_summary s = { 0 };
+	int rc;
+
+	CHECK(hs_profile_open_buffer(text, sizeof(text) - 1, &r, &err) == 0);
+	if (!r)
+		return;
+	while ((rc = hs_profile_next(r, &it, &err)) > 0)
+		CHECK(hs_summary_add(&s, &it) == 0);
+	CHECK(rc == 0);
+	CHECK(hs_summary_finish(&s, r, &err) == 0);
+	CHECK_EQ_U64(s.files, 3);
+	CHECK_EQ_U64(s.outputs, 1);
+	CHECK_EQ_U64(s.trace_lines, 3);
+	CHECK_EQ_U64(s.ranges, 4);
+	CHECK_EQ_U64(s.one_range, 1);
+	CHECK_EQ_U64(s.several, 1);
+	CHECK_EQ_U64(s.no_pages, 1);
+	CHECK_EQ_U64(s.max_ranges, 3);
+	CHECK_EQ_U64(s.used[0], 2);	/* r */
+	CHECK_EQ_U64(s.used[1], 1);	/* m */
+	CHECK_EQ_U64(s.used[2], 1);	/* x */
+	CHECK_EQ_U64(s.used[3], 1);	/* w */
+	CHECK_EQ_U64(s.used[4], 0);	/* d */
+	CHECK_EQ_U64(s.tops.pages, 9);
+	CHECK_STR(s.tops.under.name, "/a");
+	CHECK_EQ_U64(s.tops.ncover, 1);
+	hs_profile_close(r);
+	hs_summary_release(&s);
+}
+
 int main(void)
 {
 	return RUN_TESTS(a_directory_counts_every_file_under_it,
@@ -373,5 +421,6 @@ int main(void)
 			 the_directories_that_hold_the_working_set,
 			 a_chain_gives_way_to_its_deepest_directory_and_files_at_the_top_stay_there,
 			 cover_needs_finish_and_pages,
-			 past_the_table_the_large_directories_are_found_with_exact_figures);
+			 past_the_table_the_large_directories_are_found_with_exact_figures,
+			 the_summary_counts_every_kind_of_item);
 }

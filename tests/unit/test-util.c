@@ -1,6 +1,6 @@
 /*
  * test-util.c - the small helpers every module shares: the growth rule of
- * arrays, the monotonic clock, and the hash map.
+ * arrays, the monotonic and the wall clocks, and the hash map.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -89,6 +89,21 @@ TEST(the_clock_is_monotonic_and_in_nanoseconds)
 	CHECK(hs_monotonic_seconds() >= (double)b / 1e9 + 0.02);
 }
 
+TEST(the_wall_clock_is_the_realtime_clock_in_nanoseconds)
+{
+	struct timespec ts;
+	int64_t a, b, ref;
+
+	a = hs_realtime_ns();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ref = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	b = hs_realtime_ns();
+	/* the clock may be set between two readings: then they differ by far more */
+	CHECK(a <= ref + 1000000000 && ref <= b + 1000000000);
+	CHECK(b / 1000000000 - (int64_t)time(NULL) <= 1 &&
+	      (int64_t)time(NULL) - b / 1000000000 <= 1);
+}
+
 /* ---- the map ------------------------------------------------------------------------ */
 
 TEST(keys_of_two_words_are_kept_whole)
@@ -152,5 +167,6 @@ int main(void)
 	return RUN_TESTS(arrays_grow_by_doubling_to_what_is_needed,
 			 a_size_that_would_overflow_is_refused_and_nothing_changes,
 			 an_inline_array_moves_to_the_heap_once, the_clock_is_monotonic_and_in_nanoseconds,
+			 the_wall_clock_is_the_realtime_clock_in_nanoseconds,
 			 keys_of_two_words_are_kept_whole, a_large_map_keeps_every_key);
 }

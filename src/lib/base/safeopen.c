@@ -4,7 +4,7 @@
  *
  * Every open of a path that someone else chose goes through here: the
  * operands of status, warm, evict and snapshot, the entries of a profile
- * (targets.c), and the files a keeper keeps (keep/set.c), whoever runs it.
+ * (targets-profile.c), and the files a keeper keeps (keep/set.c), whoever runs it.
  * The cost is one fstatat before each open, about a microsecond with warm
  * dentries, next to the 5 us of an open, fstat and close; an O_PATH open
  * reopened through /proc/self/fd would close the window between the look

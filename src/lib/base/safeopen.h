@@ -110,7 +110,7 @@ uid_t hs_safe_fsuid(void);
 
 /*
  * The pieces the careful open is made of, for callers that walk trees
- * (targets.c): openat(2) through no symlink at all if no_symlinks
+ * (targets-walk.c): openat(2) through no symlink at all if no_symlinks
  * (openat2's RESOLVE_NO_SYMLINKS, O_NOFOLLOW where it is missing), and a
  * path longer than PATH_MAX reduced to a rest that can be opened relative
  * to *prefix (close it with hs_safe_prefix_close()). Both return 0 or a

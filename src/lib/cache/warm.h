@@ -187,8 +187,16 @@ int hs_warm_finish(struct hs_warm *w, struct hs_warm_stats *st);
 /* Release the session (finishing it first if that was not done). */
 void hs_warm_free(struct hs_warm *w);
 
+/* The names of methods and orders, as --method and --order take them. */
 const char *hs_warm_method_name(enum hs_warm_method m);
 const char *hs_warm_order_name(enum hs_warm_order o);
+
+/*
+ * The method or order of that name (hs_warm_method_name()'s, and "uring"
+ * for io_uring), or -EINVAL for another word.
+ */
+int hs_warm_method_of(const char *name);
+int hs_warm_order_of(const char *name);
 
 /* Is io_uring built in (HAVE_URING) and allowed by the kernel? */
 bool hs_warm_have_uring(void);

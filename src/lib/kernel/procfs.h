@@ -43,6 +43,24 @@ const char *hs_pseudo_fs_name(long magic);
 /* hs_pseudo_fs_name() of the filesystem of fd (NULL if fstatfs fails). */
 const char *hs_pseudo_fs(int fd);
 
+/* ---- directory entries: getdents64(2) --------------------------------- */
+
+/*
+ * One entry as getdents64(2) writes it into a buffer: d_reclen bytes
+ * long, the next entry right after it, d_name NUL-terminated, d_type a
+ * DT_* value, or DT_UNKNOWN where the filesystem does not say. The
+ * kernel's own layout, d_name as long as the entry's name (glibc's
+ * struct dirent64 declares 256 bytes, more than a short entry at the end
+ * of a buffer has).
+ */
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
 /* ---- small files ------------------------------------------------------ */
 
 /*
