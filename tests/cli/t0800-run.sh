@@ -182,7 +182,9 @@ test_expect_success ROOT 'the queue and a supervisor killed: --resume stops what
 	sup=$(sed -n "s/^job b running .* //p" st/queue) && test -n "$sup" &&
 	for i in $(seq 600); do test -s st/jobs/b/cgroup && break; sleep 0.1; done &&
 	left=$(cat "$(cat st/jobs/b/cgroup)") && test -n "$left" &&
-	kill -KILL $pid $sup && { wait $pid || true; } &&
+	# the supervisor first, run stopped meanwhile: a run that dies first makes its
+	# supervisor pass SIGTERM on to the job (PR_SET_PDEATHSIG), and nothing is left
+	kill -STOP $pid && kill -KILL $sup && kill -KILL $pid && { wait $pid || true; } &&
 	{ "$HOTSET" run -q --state "$PWD/st" --resume jobs > /dev/null 2> err & } && pid=$! &&
 	# (it waits for the killed supervisor'"'"'s lock first: under ASan on a busy machine, seconds)
 	for i in $(seq 600); do grep -q "job .b.: killed [0-9]* process" err || ! kill -0 $pid 2> /dev/null && break; sleep 0.1; done &&
