@@ -343,6 +343,9 @@ TEST(fdinfo_is_parsed)
 #define LLVMFuzzerTestOneInput fuzz_psi
 #include "../fuzz/fuzz-psi.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_stat
+#include "../fuzz/fuzz-stat.c"
+#undef LLVMFuzzerTestOneInput
 
 TEST(the_call_a_task_is_blocked_in_is_told)
 {
@@ -376,6 +379,7 @@ TEST(fuzz_corpora_replay)
 	CHECK(replay("fdinfo", fuzz_fdinfo) > 0);
 	CHECK(replay("mountinfo", fuzz_mountinfo) > 0);
 	CHECK(replay("psi", fuzz_psi) > 0);
+	CHECK(replay("stat", fuzz_stat) > 0);
 }
 
 int main(void)
