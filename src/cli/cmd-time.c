@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "job/job.h"
 #include "options.h"
@@ -15,7 +16,7 @@
 #include "usage-report.h"
 
 static const char usage[] =
-	"usage: hotset time [-J] [-o FILE] [-q] [--pid PID|--cgroup PATH|--unit NAME] [--] COMMAND [ARG...]\n"
+	"usage: hotset time [-J] [-o FILE] [-q] [--pid PID|--cgroup PATH|--unit NAME [--for DURATION]] [--] [COMMAND [ARG...]]\n"
 	"\n"
 	"Run COMMAND, then report what it cost, for all the processes it started:\n"
 	"wall, user and system time, the time they spent blocked on I/O (from the\n"
@@ -34,6 +35,8 @@ static const char usage[] =
 	"      --cgroup PATH  the same for the processes of a cgroup (and of those below\n"
 	"                     it): its directory, or its name in a hierarchy (v2 first)\n"
 	"      --unit NAME    the same for a systemd unit's cgroup\n"
+	"      --for DURATION without COMMAND: watch the service for DURATION (10s, 5m),\n"
+	"                     or, without --for, until SIGINT or SIGTERM\n"
 	"  -V, --version      show hotset's version\n"
 	"  -h, --help         show this help\n"
 	"\n"
@@ -101,6 +104,65 @@ static int option_service(enum hs_service_kind *kind, const char **arg, enum hs_
 	return 0;
 }
 
+/*
+ * No COMMAND: watch the service for for_ns (0: until SIGINT or SIGTERM,
+ * which end the window, not hotset), then report it alone.
+ */
+static int watch(const struct hs_service *s, uint64_t for_ns, const char *output, bool json,
+		 bool quiet, char *const *none)
+{
+	struct service_report svc = { s, NULL };
+	struct hs_service_probe *probe;
+	struct hs_service_usage su;
+	struct hs_error err = { 0 };
+	struct timespec left;
+	sigset_t stop, saved;
+	FILE *out = stderr;
+	uint64_t end;
+	int rc, sig;
+
+	if ((rc = report_open(output, &out)))
+		return rc;
+	/* taken by sigtimedwait below, never by hotset's handlers */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, &saved);
+	if (hs_service_begin(s, &probe, &err)) {
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+		error("%s", err.msg);
+		report_close(out, output, EXIT_USAGE);
+		return EXIT_USAGE;
+	}
+	end = hs_monotonic_ns() + for_ns;
+	for (;;) {
+		uint64_t now = hs_monotonic_ns();
+
+		if (!for_ns) {
+			sig = sigwaitinfo(&stop, NULL);
+		} else {
+			if (now >= end)
+				break;
+			left.tv_sec = (time_t)((end - now) / 1000000000u);
+			left.tv_nsec = (long)((end - now) % 1000000000u);
+			sig = sigtimedwait(&stop, NULL, &left);
+		}
+		if (sig > 0)
+			break;
+	}
+	hs_service_end(probe, &su);
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	svc.u = &su;
+	if (json) {
+		json_report(out, none, &(int){ 0 }, 0, NULL, NULL, &svc);
+	} else {
+		fprintf(out, "%-16s %9.2f s   %s\n", "Watched", su.wall_s,
+			for_ns && su.wall_s * 1e9 >= (double)for_ns ? "as --for asked" : "until a signal");
+		print_service_report(out, s, &su, !quiet);
+	}
+	return report_close(out, output, 0);
+}
+
 static int run_time(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -109,10 +171,12 @@ static int run_time(int argc, char **argv)
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "unit", required_argument, NULL, OPT_UNIT },
+		{ "for", required_argument, NULL, OPT_FOR },
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
 	const char *output = NULL, *service_arg = NULL;
+	uint64_t for_ns = 0;
 	enum hs_service_kind service_kind = 0;
 	struct hs_service service;
 	struct hs_service_probe *probe = NULL;
@@ -139,11 +203,21 @@ static int run_time(int argc, char **argv)
 						 optarg)))
 				return rc;
 			break;
+		case OPT_FOR:
+			if (parse_duration(optarg, &for_ns) < 0 || for_ns == 0)
+				return usage_error(&cmd_time, "--for takes a duration (10s, 5m, 1h), not '%s'",
+						   optarg);
+			break;
 		default: return option_other(&cmd_time, opt, argv, longopts);
 		}
 	}
-	if (optind >= argc)
+	if (for_ns && !service_kind)
+		return usage_error(&cmd_time, "--for needs a service: --pid, --cgroup or --unit");
+	if (optind >= argc && !service_kind)
 		return usage_error(&cmd_time, "no command to run");
+	if (optind < argc && for_ns)
+		return usage_error(&cmd_time, "--for watches a service without a COMMAND: the "
+				   "command's run is the window");
 	spec.argv = argv + optind;
 	/* a service that is not there costs no run of the command */
 	if (service_kind) {
@@ -151,6 +225,8 @@ static int run_time(int argc, char **argv)
 			return error("%s", err.msg), EXIT_USAGE;
 		svc.s = &service;
 	}
+	if (optind >= argc)
+		return watch(&service, for_ns, output, json, quiet, argv + optind);
 	/* as record does for its profile: 125, before the command runs */
 	if ((rc = report_open(output, &out)))
 		return rc;

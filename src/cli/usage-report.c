@@ -199,7 +199,7 @@ void print_service_report(FILE *f, const struct hs_service *s, const struct hs_s
 	fprintf(f, "%-16s %s %s", "Service", hs_service_option(s->kind), s->arg);
 	if (s->kind != HS_SERVICE_PID && strcmp(s->arg, s->cg_dir))
 		fprintf(f, " (%s)", s->cg_dir);
-	fprintf(f, ": %zu process%s during the job, %zu at its end%s\n", u->procs_seen,
+	fprintf(f, ": %zu process%s seen, %zu at the end%s\n", u->procs_seen,
 		u->procs_seen == 1 ? "" : "es", u->procs_now, u->ended ? " (it ended)" : "");
 	fprintf(f, "%-16s %9.2f s user, %.2f s system%s\n", "Service CPU", u->user_s, u->sys_s,
 		u->cpu_partial ? " (at least)" : "");

@@ -78,7 +78,7 @@ test_expect_success 'the text report: the service'"'"'s lines after the job'"'"'
 	svc=$!
 	end $svc
 	hotset time -o rep --pid $svc -- sh -c "$job" 0 && cat rep &&
-	grep -q "^Service  *--pid $svc: [12] process\(es\)\? during the job, 1 at its end$" rep &&
+	grep -q "^Service  *--pid $svc: [12] process\(es\)\? seen, 1 at the end$" rep &&
 	grep -q "^Service read  *[0-9.]* [KM]iB   from disk$" rep &&
 	grep -q "^Service I/O wait " rep && grep -q "^Service memory " rep
 '
@@ -92,6 +92,50 @@ test_expect_success PYTHON 'a process that ends during the job: the job runs on,
 	schema t.json &&
 	check_eq "$(json t.json "j[\"service\"][\"ended\"], j[\"service\"][\"disk_lower_bound\"]")" "(True, True)" &&
 	json t.json "j[\"service\"][\"notes\"]" | grep -q "ended during the job"
+'
+
+test_expect_success PYTHON 'no COMMAND: --for DURATION, or until SIGINT, watches the service alone' '
+	sleep 600 < /dev/null > /dev/null 2>&1 &
+	idle=$!
+	end $idle
+	hotset time -J -o t.json --pid $idle --for 0.2s && schema t.json &&
+	check_eq "$(json t.json "(j[\"command\"], j[\"exit_status\"], j[\"wall_seconds\"], j[\"service\"][\"wall_seconds\"] >= 0.2)")" "([], 0, None, True)" &&
+	hotset time -o rep --pid $idle --for 0.2s && grep -q "^Watched .* as --for asked$" rep &&
+	head -c $((4 << 20)) /dev/urandom > f && sync f && cold f &&
+	service f
+	svc=$!
+	end $idle $svc
+	"$HOTSET" time -J -o t.json --pid $svc &
+	hs=$!
+	# its sampler runs once the service'"'"'s baseline is taken
+	for i in $(seq 200); do [ "$(ls /proc/$hs/task | wc -l)" -ge 2 ] && break; sleep 0.05; done &&
+	test "$(ls /proc/$hs/task | wc -l)" -ge 2 &&
+	echo > go && read x < done &&
+	# SIGTERM: a background job of a shell without job control ignores SIGINT
+	kill -TERM $hs && wait $hs && schema t.json &&
+	check_eq "$(json t.json "j[\"service\"][\"disk_read_bytes\"] >= 4 << 20 and j[\"command\"] == []")" 1 &&
+	expect_code 2 hotset time --pid $idle --for 1s -- touch ran 2> err && grep -q "without a COMMAND" err && test ! -e ran &&
+	expect_code 2 hotset time --for 1s 2> err && grep -q "needs a service" err &&
+	expect_code 2 hotset time --pid $idle --for 1x 2> err && grep -q "takes a duration" err
+'
+
+test_expect_success ROOT,PYTHON 'I/O wait: unknown with delay accounting off, saying how; with it on, its threads'"'"' delays' '
+	was=$(cat /proc/sys/kernel/task_delayacct) &&
+	trap "echo $was > /proc/sys/kernel/task_delayacct" EXIT &&
+	head -c $((4 << 20)) /dev/urandom > f && sync f &&
+	echo 0 > /proc/sys/kernel/task_delayacct
+	sleep 600 < /dev/null > /dev/null 2>&1 &
+	svc=$!
+	trap "echo $was > /proc/sys/kernel/task_delayacct; kill $svc 2> /dev/null || :" EXIT
+	hotset time -J -o t.json --pid $svc -- true && schema t.json &&
+	check_eq "$(json t.json "(j[\"service\"][\"io_wait_seconds\"], j[\"service\"][\"io_wait_method\"])")" "(None, None)" &&
+	json t.json "j[\"service\"][\"notes\"]" | grep -q "kernel.task_delayacct=1 turns it on" &&
+	echo 1 > /proc/sys/kernel/task_delayacct &&
+	cold f && service f
+	svc2=$!
+	trap "echo $was > /proc/sys/kernel/task_delayacct; kill $svc $svc2 2> /dev/null || :" EXIT
+	hotset time -J -o t.json --pid $svc2 -- sh -c "$job" 0 && schema t.json &&
+	check_eq "$(json t.json "j[\"service\"][\"io_wait_method\"] == \"delayacct\" and j[\"service\"][\"io_wait_seconds\"] >= 0")" 1
 '
 
 test_expect_success NOBODY 'as nobody: another user'"'"'s process is refused, naming the privilege; one'"'"'s own is measured' '

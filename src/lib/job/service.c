@@ -662,6 +662,9 @@ static void settle_left(struct hs_service_probe *p, const bool *was)
 
 		if (!was[i] || m->live)
 			continue;
+		/* its threads' delays since the last sample end with it: no parent collects them */
+		if (p->delayacct)
+			p->wait_partial = true;
 		if (p->s.kind == HS_SERVICE_PID && m->pid == p->s.pid && m->start == p->s.pid_start) {
 			p->ended = true;
 			note(&p->u, "process %s ended during the job: it is counted up to 0.1 s "
@@ -861,8 +864,9 @@ int hs_service_end(struct hs_service_probe *p, struct hs_service_usage *out)
 		u->io_wait_s = blkio > 0 ? (double)blkio / (double)p->hz : 0;
 		u->wait_partial = p->wait_partial;
 		note(u, "the service's I/O wait is the delay accounting of its threads, summed "
-		     "(thread-seconds: it can exceed the wall time)%s; waits for asynchronous I/O "
-		     "(io_uring, libaio: InnoDB's native AIO) are not in it",
+		     "(thread-seconds: it can exceed the wall time)%s; neither are waits for "
+		     "asynchronous I/O (io_uring, libaio: InnoDB's native AIO), nor those of processes "
+		     "that start and end within 0.1 s",
 		     p->wait_partial ? ", a lower bound: threads ended between samples" : "");
 	} else {
 		u->wait = HS_SERVICE_WAIT_UNKNOWN;
