@@ -83,8 +83,18 @@ test_expect_success 'the text report: the service'"'"'s lines after the job'"'"'
 	grep -q "^Service I/O wait " rep && grep -q "^Service memory " rep
 '
 
+test_expect_success PYTHON 'processes the service starts during the job are members, counted once each' '
+	mkfifo go done
+	sh -c "read x < go; sleep 600 & sleep 600 & echo > done; wait" < /dev/null > /dev/null 2>&1 &
+	svc=$!
+	end $svc
+	hotset time -J -o t.json --pid $svc -- sh -c "$job" 0 && schema t.json &&
+	kids=$(pgrep -P $svc | tr "\n" " ") && kill $kids &&
+	check_eq "$(json t.json "(j[\"service\"][\"processes\"], j[\"service\"][\"processes_at_end\"])")" "(3, 3)"
+'
+
 test_expect_success PYTHON 'a process that ends during the job: the job runs on, its status kept, the figures marked' '
-	mkfifo go &&
+	mkfifo go
 	sh -c "read x < go; exit 0" < /dev/null > /dev/null 2>&1 &
 	svc=$!
 	end $svc

@@ -649,13 +649,15 @@ static int sample(struct hs_service_probe *p, bool first, struct hs_error *err)
 
 /*
  * What became of the members that were live before this sample and are
- * not now (was[i] set for each that was): counted up to their last sample,
+ * not now (was[i] set for each that was, of the nwas members there were
+ * before it): counted up to their last sample,
  * their baseline handed to a parent among the members, who will count
  * them whole when it reaps them; otherwise what they did since is lost.
  */
-static void settle_left(struct hs_service_probe *p, const bool *was)
+static void settle_left(struct hs_service_probe *p, const bool *was, size_t nwas)
 {
-	for (size_t i = 0; i < p->nm; i++) {
+	/* members taken in by this sample (past nwas) were not live before it */
+	for (size_t i = 0; i < nwas; i++) {
 		struct member *m = &p->m[i], *parent = NULL;
 		struct hs_proc_stat st;
 		struct counts c;
@@ -704,7 +706,7 @@ static int sample_and_settle(struct hs_service_probe *p, struct hs_error *err)
 		twas[i] = p->t[i].live;
 	rc = sample(p, false, err);
 	if (rc == 0 && was) {
-		settle_left(p, was);
+		settle_left(p, was, nm);
 		/* a thread that ended: its delay since the last sample is lost */
 		for (size_t i = 0; twas && i < nt_before; i++)
 			if (twas[i] && !p->t[i].live)
