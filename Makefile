@@ -167,11 +167,12 @@ check test:
 #   make fuzz            every target, each for an equal share of FUZZ_SECONDS
 #   make fuzz-NAME       one target, for all of FUZZ_SECONDS
 # A new target: its name in FUZZ_TARGETS, its sources in FUZZ_SRC_NAME.
-FUZZ_TARGETS := profile fdinfo mountinfo psi size names keepstate meminfo jobfile
+FUZZ_TARGETS := profile fdinfo mountinfo psi size names keepstate meminfo jobfile stat
 FUZZ_SRC_profile := src/lib/profile/profile.c src/lib/base/atomic.c src/lib/base/util.c
 FUZZ_SRC_fdinfo := src/lib/kernel/procfs.c src/lib/base/util.c
 FUZZ_SRC_mountinfo := src/lib/kernel/procfs.c src/lib/base/util.c
 FUZZ_SRC_psi := src/lib/kernel/psi.c src/lib/kernel/procfs.c src/lib/base/util.c
+FUZZ_SRC_stat := src/lib/kernel/procfs.c src/lib/base/util.c
 FUZZ_SRC_size := src/cli/output.c src/lib/base/util.c src/lib/profile/profile.c src/lib/base/atomic.c
 FUZZ_SRC_names := src/lib/cache/names.c
 FUZZ_SRC_keepstate := src/lib/keep/state.c src/lib/base/atomic.c src/lib/base/util.c

@@ -25,7 +25,10 @@
 # Each job runs once under `hotset record -J --trace` (whose summary is
 # what `hotset time` reports: wall, I/O wait, bytes read from the disk, of
 # the job's processes), then `hotset doctor -J -p` diagnoses its profile;
-# with DBB_TIME=1 a second cold run under `hotset time -J` too. Beside
+# with DBB_TIME=1 a second cold run under `hotset time -J --cgroup` (the
+# server's box: its cgroup v2 one where the box has one, for its I/O
+# pressure), whose "service" figures are the server's, printed beside the
+# box's and the server's own counters with their ratio. Beside
 # them, the server's side of the same run: the bytes and I/Os its box read
 # from the disk (blkio throttle counters, or io.stat), its box's I/O
 # stall (io.pressure of its cgroup v2, "some" and "full"), the server's
@@ -146,8 +149,8 @@ one_job() {
 		"$HOTSET" record -J --trace -o "$out.prof" -- "${DB_CLIENT[@]}" < "$DATA/$job.sql" \
 			> "$out.out" 2> "$out.json" || rc=$?
 	else
-		"$HOTSET" time -J -o "$out.json" -- "${DB_CLIENT[@]}" < "$DATA/$job.sql" \
-			> "$out.out" 2> "$out.err" || rc=$?
+		"$HOTSET" time -J -o "$out.json" --cgroup "${BOX_PSI[db]:-${MEM_PATH[db]}}" \
+			-- "${DB_CLIENT[@]}" < "$DATA/$job.sql" > "$out.out" 2> "$out.err" || rc=$?
 	fi
 	c1=$(counters)
 	[ $rc = 0 ] || { cat "$out.out" "$out.json" >&2; die "$mode $job: the client failed ($rc)"; }
@@ -168,9 +171,13 @@ one_job() {
 	rec = "-" if tool != "record" else "%d files, %s MiB" % (j["files"], mib(j["bytes"]))
 	cause = "-" if tool != "record" else "%s; %s" % (d["cause"] or "none",
 	    ",".join(f["id"] for f in d["findings"] if f["problem"]) or "none")
+	s = j.get("service") or {}
+	svc = s.get("disk_read_bytes")
+	ratio = lambda a, b: "-" if a is None or not b else "%.3f" % (a / b)
 	print("\t".join([mode, job, tool, sec(j["wall_seconds"]), sec(j["io_wait_seconds"]),
 	    mib(j["disk_read_bytes"]), rec, cause, mib(delta(0)), str(delta(1)), us(delta(2)),
-	    us(delta(3)), mib(delta(4)), mib(int(peak))]))
+	    us(delta(3)), mib(delta(4)), mib(int(peak)), mib(svc), sec(s.get("io_wait_seconds")),
+	    ratio(svc, delta(0)), ratio(svc, delta(4))]))
 	PY
 	say "  $mode $job ($tool): $(tail -n 1 "$ROWS_FILE" | cut -f4- | tr '\t' ' ')"
 }
@@ -191,8 +198,9 @@ db_stop db
 
 printf '\n== MariaDB in a %s MiB box (%s IOPS, %s MiB/s), %s rows (%s), buffer pool %s; each job from cold\n' \
 	$((MEM >> 20)) "$IOPS" $((BPS >> 20)) "$ROWS" "$(du -sh "$DATADIR/hs" | cut -f1)" "$POOL"
-printf '| mode | job | run under | wall s | I/O wait s | disk read MiB | recorded | doctor: cause; problems | box read MiB | box I/Os | box I/O stall some s | full s | server read_bytes MiB | box peak MiB |\n'
-printf '|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|\n'
+printf '| mode | job | run under | wall s | I/O wait s | disk read MiB | recorded | doctor: cause; problems | box read MiB | box I/Os | box I/O stall some s | full s | server read_bytes MiB | box peak MiB | time --cgroup: service read MiB | service I/O wait s | service / box read | service / server read_bytes |\n'
+printf '|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 awk -F'\t' '{ s = "|"; for (i = 1; i <= NF; i++) s = s " " $i " |"; print s }' "$ROWS_FILE"
 printf '\nhotset'"'"'s columns (wall to doctor) are the client'"'"'s, as hotset record and doctor see them today;\n'
-printf 'the box'"'"'s and the server'"'"'s are the same run seen from the server'"'"'s cgroups and /proc/PID/io.\n'
+printf 'the box'"'"'s and the server'"'"'s are the same run seen from the server'"'"'s cgroups and /proc/PID/io;\n'
+printf 'the service columns (runs under time, DBB_TIME=1) are hotset time --cgroup'"'"'s figures of the server, and their ratio to those.\n'

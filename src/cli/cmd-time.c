@@ -7,14 +7,16 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "job/job.h"
 #include "options.h"
+#include "job/service.h"
 #include "job/timed.h"
 #include "usage-report.h"
 
 static const char usage[] =
-	"usage: hotset time [-J] [-o FILE] [-q] [--] COMMAND [ARG...]\n"
+	"usage: hotset time [-J] [-o FILE] [-q] [--pid PID|--cgroup PATH|--unit NAME [--for DURATION]] [--] [COMMAND [ARG...]]\n"
 	"\n"
 	"Run COMMAND, then report what it cost, for all the processes it started:\n"
 	"wall, user and system time, the time they spent blocked on I/O (from the\n"
@@ -26,9 +28,20 @@ static const char usage[] =
 	"  -o, --output FILE  write the report to FILE instead (also --report FILE)\n"
 	"  -J, --json         report as JSON\n"
 	"  -q, --quiet        leave the notes and the exit status out of the report\n"
+	"      --pid PID      also report what process PID, its threads and the processes\n"
+	"                     it starts did while COMMAND ran (a server that does the\n"
+	"                     work COMMAND asks for): CPU time, disk bytes, I/O wait,\n"
+	"                     its memory cgroup and limit\n"
+	"      --cgroup PATH  the same for the processes of a cgroup (and of those below\n"
+	"                     it): its directory, or its name in a hierarchy (v2 first)\n"
+	"      --unit NAME    the same for a systemd unit's cgroup\n"
+	"      --for DURATION without COMMAND: watch the service for DURATION (10s, 5m),\n"
+	"                     or, without --for, until SIGINT or SIGTERM\n"
 	"  -V, --version      show hotset's version\n"
 	"  -h, --help         show this help\n"
 	"\n"
+	"A service that does not exist, holds no process or cannot be read (another\n"
+	"user's, without root) is an error: exit 2, and COMMAND is not run.\n"
 	"Measuring I/O wait needs a cgroup for the job: run as root, or inside a\n"
 	"cgroup delegated to you (systemd-run --user --scope -- hotset time ...).\n"
 	"Exit status: COMMAND's, or 128+N if it was killed by signal N (hotset then\n"
@@ -37,8 +50,15 @@ static const char usage[] =
 
 const struct cmd cmd_time;
 
+/* The service of --pid, --cgroup or --unit, and what it did (NULL: none, or not measured). */
+struct service_report {
+	const struct hs_service *s;
+	const struct hs_service_usage *u;
+};
+
 static void json_report(FILE *f, char *const *argv, const int *status, int code,
-			const char *error_msg, const struct hs_usage *u)
+			const char *error_msg, const struct hs_usage *u,
+			const struct service_report *svc)
 {
 	struct json j;
 
@@ -53,20 +73,94 @@ static void json_report(FILE *f, char *const *argv, const int *status, int code,
 		json_exit_code(&j, code);
 	json_string(&j, "error", error_msg);
 	json_usage(&j, u);
+	json_service(&j, svc->s, svc->u);
 	json_end_object(&j);
 	json_finish(&j);
 }
 
 static void write_report(FILE *f, bool json, bool quiet, char *const *argv, int status,
-			 const struct hs_usage *u)
+			 const struct hs_usage *u, const struct service_report *svc)
 {
 	if (json) {
-		json_report(f, argv, &status, 0, NULL, u);
+		json_report(f, argv, &status, 0, NULL, u, svc);
 		return;
 	}
 	if (!quiet)
 		print_job_status(f, status);
 	print_usage_report(f, u, !quiet);
+	if (svc->s && svc->u)
+		print_service_report(f, svc->s, svc->u, !quiet);
+}
+
+/* --pid, --cgroup, --unit: one service a run */
+static int option_service(enum hs_service_kind *kind, const char **arg, enum hs_service_kind k,
+			  const char *optarg_)
+{
+	if (*kind && *kind != k)
+		return usage_error(&cmd_time, "%s and %s: one service a run",
+				   hs_service_option(*kind), hs_service_option(k));
+	*kind = k;
+	*arg = optarg_;
+	return 0;
+}
+
+/*
+ * No COMMAND: watch the service for for_ns (0: until SIGINT or SIGTERM,
+ * which end the window, not hotset), then report it alone.
+ */
+static int watch(const struct hs_service *s, uint64_t for_ns, const char *output, bool json,
+		 bool quiet, char *const *none)
+{
+	struct service_report svc = { s, NULL };
+	struct hs_service_probe *probe;
+	struct hs_service_usage su;
+	struct hs_error err = { 0 };
+	struct timespec left;
+	sigset_t stop, saved;
+	FILE *out = stderr;
+	uint64_t end;
+	int rc, sig;
+
+	if ((rc = report_open(output, &out)))
+		return rc;
+	/* taken by sigtimedwait below, never by hotset's handlers */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, &saved);
+	if (hs_service_begin(s, &probe, &err)) {
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+		error("%s", err.msg);
+		report_close(out, output, EXIT_USAGE);
+		return EXIT_USAGE;
+	}
+	end = hs_monotonic_ns() + for_ns;
+	for (;;) {
+		uint64_t now = hs_monotonic_ns();
+
+		if (!for_ns) {
+			sig = sigwaitinfo(&stop, NULL);
+		} else {
+			if (now >= end)
+				break;
+			left.tv_sec = (time_t)((end - now) / 1000000000u);
+			left.tv_nsec = (long)((end - now) % 1000000000u);
+			sig = sigtimedwait(&stop, NULL, &left);
+		}
+		if (sig > 0)
+			break;
+	}
+	hs_service_end(probe, &su);
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	svc.u = &su;
+	if (json) {
+		json_report(out, none, &(int){ 0 }, 0, NULL, NULL, &svc);
+	} else {
+		fprintf(out, "%-16s %9.2f s   %s\n", "Watched", su.wall_s,
+			for_ns && su.wall_s * 1e9 >= (double)for_ns ? "as --for asked" : "until a signal");
+		print_service_report(out, s, &su, !quiet);
+	}
+	return report_close(out, output, 0);
 }
 
 static int run_time(int argc, char **argv)
@@ -74,10 +168,21 @@ static int run_time(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "report", required_argument, NULL, 'o' },	/* as record spells it */
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "unit", required_argument, NULL, OPT_UNIT },
+		{ "for", required_argument, NULL, OPT_FOR },
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
-	const char *output = NULL;
+	const char *output = NULL, *service_arg = NULL;
+	uint64_t for_ns = 0;
+	enum hs_service_kind service_kind = 0;
+	struct hs_service service;
+	struct hs_service_probe *probe = NULL;
+	struct hs_service_usage su;
+	struct service_report svc = { NULL, NULL };
+	struct hs_error err = { 0 };
 	struct hs_job_spec spec = { 0 };
 	struct hs_usage u;
 	bool json = false, quiet = false, reported = false;
@@ -91,29 +196,63 @@ static int run_time(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case 'J': json = true; break;
 		case 'q': quiet = true; break;
+		case OPT_PID: case OPT_CGROUP: case OPT_UNIT:
+			if ((rc = option_service(&service_kind, &service_arg,
+						 opt == OPT_PID ? HS_SERVICE_PID :
+						 opt == OPT_CGROUP ? HS_SERVICE_CGROUP : HS_SERVICE_UNIT,
+						 optarg)))
+				return rc;
+			break;
+		case OPT_FOR:
+			if (parse_duration(optarg, &for_ns) < 0 || for_ns == 0)
+				return usage_error(&cmd_time, "--for takes a duration (10s, 5m, 1h), not '%s'",
+						   optarg);
+			break;
 		default: return option_other(&cmd_time, opt, argv, longopts);
 		}
 	}
-	if (optind >= argc)
+	if (for_ns && !service_kind)
+		return usage_error(&cmd_time, "--for needs a service: --pid, --cgroup or --unit");
+	if (optind >= argc && !service_kind)
 		return usage_error(&cmd_time, "no command to run");
+	if (optind < argc && for_ns)
+		return usage_error(&cmd_time, "--for watches a service without a COMMAND: the "
+				   "command's run is the window");
 	spec.argv = argv + optind;
+	/* a service that is not there costs no run of the command */
+	if (service_kind) {
+		if (hs_service_resolve(service_kind, service_arg, &service, &err))
+			return error("%s", err.msg), EXIT_USAGE;
+		svc.s = &service;
+	}
+	if (optind >= argc)
+		return watch(&service, for_ns, output, json, quiet, argv + optind);
 	/* as record does for its profile: 125, before the command runs */
 	if ((rc = report_open(output, &out)))
 		return rc;
+	if (svc.s && hs_service_begin(svc.s, &probe, &err)) {
+		error("%s", err.msg);
+		report_close(out, output, EXIT_USAGE);
+		return EXIT_USAGE;
+	}
 	code = hs_time_command(&spec, quiet ? NULL : say_warning, NULL, NULL, &status, &u, msg, sizeof(msg));
+	if (probe) {
+		hs_service_end(probe, code ? NULL : &su);
+		svc.u = code ? NULL : &su;
+	}
 	report_after_job();
 	if (code)
 		goto not_run;
 	/* the probe's cgroup is gone before anything is written: a closed stderr cannot leak it */
 	code = hs_job_exit_code(status);
-	write_report(out, json, quiet, spec.argv, status, &u);
+	write_report(out, json, quiet, spec.argv, status, &u, &svc);
 	reported = true;
 	goto close_out;
 
 not_run:	/* the command did not run, or cannot be measured: say why, in JSON too */
 	error("%s", msg);
 	if (json)
-		json_report(out, spec.argv, NULL, code, msg, NULL);
+		json_report(out, spec.argv, NULL, code, msg, NULL, &svc);
 close_out:
 	if ((rc = report_close(out, output, code)) != code)
 		return rc;

@@ -187,6 +187,95 @@ void json_usage(struct json *j, const struct hs_usage *u)
 	json_end_array(j);
 }
 
+static const char *const service_kind[] = {
+	[HS_SERVICE_PID] = "pid", [HS_SERVICE_CGROUP] = "cgroup", [HS_SERVICE_UNIT] = "unit",
+};
+
+void print_service_report(FILE *f, const struct hs_service *s, const struct hs_service_usage *u,
+			  bool notes)
+{
+	char size[16];
+
+	fprintf(f, "%-16s %s %s", "Service", hs_service_option(s->kind), s->arg);
+	if (s->kind != HS_SERVICE_PID && strcmp(s->arg, s->cg_dir))
+		fprintf(f, " (%s)", s->cg_dir);
+	fprintf(f, ": %zu process%s seen, %zu at the end%s\n", u->procs_seen,
+		u->procs_seen == 1 ? "" : "es", u->procs_now, u->ended ? " (it ended)" : "");
+	fprintf(f, "%-16s %9.2f s user, %.2f s system%s\n", "Service CPU", u->user_s, u->sys_s,
+		u->cpu_partial ? " (at least)" : "");
+	fprintf(f, "%-16s %11s%s\n", "Service read", human_size(u->read_bytes, size),
+		u->io_partial ? "   from disk (at least)" : "   from disk");
+	fprintf(f, "%-16s %11s%s\n", "Service written", human_size(u->write_bytes, size),
+		u->io_partial ? "   for disk (at least)" : "   for disk");
+	if (u->wait == HS_SERVICE_WAIT_PSI)
+		fprintf(f, "%-16s %9.2f s   %.1f%% of the wall time (its cgroup's io.pressure)\n",
+			"Service I/O wait", u->io_wait_s, pct(u->io_wait_s, u->wall_s));
+	else if (u->wait == HS_SERVICE_WAIT_DELAYACCT)
+		fprintf(f, "%-16s %9.2f s   summed over its threads%s\n", "Service I/O wait",
+			u->io_wait_s, u->wait_partial ? " (at least)" : "");
+	else
+		fprintf(f, "%-16s %9s   (see the note below)\n", "Service I/O wait", "unknown");
+	if (!u->memcg_known)
+		fprintf(f, "%-16s %11s\n", "Service memory", "unknown");
+	else if (u->limit_known && u->limit != UINT64_MAX)
+		fprintf(f, "%-16s %11s   limit of its memory cgroup %s (v%d)\n", "Service memory",
+			human_size(u->limit, size), u->memcg_name, u->memcg_version);
+	else
+		fprintf(f, "%-16s %11s   limit of its memory cgroup %s (v%d)\n", "Service memory",
+			u->limit_known ? "none" : "unknown", u->memcg_name, u->memcg_version);
+	for (int i = 0; notes && i < u->nnotes; i++)
+		fprintf(f, "note: %s\n", u->notes[i]);
+}
+
+void json_service(struct json *j, const struct hs_service *s, const struct hs_service_usage *u)
+{
+	static const char *const method[] = {
+		[HS_SERVICE_WAIT_UNKNOWN] = NULL,
+		[HS_SERVICE_WAIT_PSI] = "cgroup-psi",
+		[HS_SERVICE_WAIT_DELAYACCT] = "delayacct",
+	};
+	bool wait = u && u->wait != HS_SERVICE_WAIT_UNKNOWN;
+
+	if (!s || !u) {
+		json_null(j, "service");
+		return;
+	}
+	json_begin_object(j, "service");
+	json_string(j, "target", service_kind[s->kind]);
+	json_string(j, "name", s->arg);
+	json_string(j, "cgroup", s->kind == HS_SERVICE_PID ? NULL : s->cg_dir);
+	if (s->kind == HS_SERVICE_PID)
+		json_i64(j, "pid", s->pid);
+	else
+		json_null(j, "pid");
+	json_u64(j, "processes", u->procs_seen);
+	json_u64(j, "processes_at_end", u->procs_now);
+	json_bool(j, "ended", u->ended);
+	json_double(j, "wall_seconds", u->wall_s);
+	json_seconds(j, "user_seconds", u->cpu_known, u->user_s);
+	json_seconds(j, "sys_seconds", u->cpu_known, u->sys_s);
+	json_bool(j, "cpu_lower_bound", u->cpu_partial);
+	json_count(j, "disk_read_bytes", u->io_known, u->read_bytes);
+	json_count(j, "disk_write_bytes", u->io_known, u->write_bytes);
+	json_bool(j, "disk_lower_bound", u->io_partial);
+	json_seconds(j, "io_wait_seconds", wait, u->io_wait_s);
+	json_string(j, "io_wait_method", method[u->wait]);
+	json_bool(j, "io_wait_lower_bound", u->wait_partial);
+	json_string(j, "memory_cgroup", u->memcg_known ? u->memcg_name : NULL);
+	json_count(j, "memory_cgroup_version", u->memcg_known, (uint64_t)u->memcg_version);
+	if (u->memcg_known && u->limit_known)
+		json_bool(j, "memory_limited", u->limit != UINT64_MAX);
+	else
+		json_null(j, "memory_limited");
+	json_count(j, "memory_limit_bytes", u->memcg_known && u->limit_known && u->limit != UINT64_MAX,
+		   u->limit);
+	json_begin_array(j, "notes");
+	for (int i = 0; i < u->nnotes; i++)
+		json_string(j, NULL, u->notes[i]);
+	json_end_array(j);
+	json_end_object(j);
+}
+
 int report_open(const char *path, FILE **f)
 {
 	struct hs_error err = { 0 };

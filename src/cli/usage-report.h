@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "job/job.h"
+#include "job/service.h"
 #include "job/usage.h"
 #include "record/record-run.h"
 #include "cli.h"
@@ -51,6 +52,15 @@ void print_usage_report(FILE *f, const struct hs_usage *u, bool notes);
  * command never ran), all of them, and notes is empty.
  */
 void json_usage(struct json *j, const struct hs_usage *u);
+
+/*
+ * What the service (--pid, --cgroup, --unit) did while the job ran: a
+ * block of lines after the job's own figures, its notes if notes is set.
+ * In JSON: the object "service" of docs/json.md, or null without u.
+ */
+void print_service_report(FILE *f, const struct hs_service *s, const struct hs_service_usage *u,
+			  bool notes);
+void json_service(struct json *j, const struct hs_service *s, const struct hs_service_usage *u);
 
 /*
  * --report FILE (time's -o): open it before the job runs, so that a path

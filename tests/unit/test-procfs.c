@@ -111,6 +111,32 @@ TEST(io_counts_are_parsed_and_read)
 	CHECK(hs_proc_io_read("/proc/self/no-such-file", &io) == -ENOENT);
 }
 
+TEST(stat_fields_are_parsed_after_the_last_parenthesis)
+{
+	/* a name with a space and a ") " of its own; 52 fields, as Linux 6 prints */
+	static const char text[] =
+		"4242 (my) (db d) S 7 4242 4242 0 -1 4194560 100 0 0 0 "
+		"250 130 40 20 20 0 12 0 987654 1000 100 18446744073709551615 1 1 0 0 0 0 0 "
+		"4096 0 0 0 0 17 1 0 0 33 0 0 0 0 0 0 0 0 0 0\n";
+	struct hs_proc_stat st;
+	char path[64];
+
+	CHECK(hs_proc_stat_parse(text, &st) == 0);
+	CHECK(st.state == 'S' && st.ppid == 7);
+	CHECK(st.utime == 250 && st.stime == 130 && st.cutime == 40 && st.cstime == 20);
+	CHECK(st.starttime == 987654 && st.blkio_known && st.blkio_ticks == 33);
+	/* an old kernel's line, without delay accounting's field */
+	CHECK(hs_proc_stat_parse("1 (init) S 0 1 1 0 -1 0 0 0 0 0 5 6 7 8 20 0 1 0 99", &st) == 0);
+	CHECK(st.starttime == 99 && !st.blkio_known && st.utime == 5);
+	CHECK(hs_proc_stat_parse("1 (init) S 0 1 1", &st) == -EINVAL);
+	CHECK(hs_proc_stat_parse("no name here", &st) == -EINVAL);
+	CHECK(hs_proc_stat_parse("1 (x) S 0 x", &st) == -EINVAL);
+	CHECK(hs_proc_stat_parse("", &st) == -EINVAL);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)getpid());
+	CHECK(hs_proc_stat_read(path, &st) == 0 && st.ppid == getppid() && st.state == 'R');
+	CHECK(hs_proc_stat_read("/proc/self/no-such-file", &st) == -ENOENT);
+}
+
 TEST(small_files_are_read_whole_or_cut)
 {
 	char path[] = "/tmp/hotset-small-XXXXXX", buf[8];
@@ -404,6 +430,9 @@ TEST(fdinfo_is_parsed)
 #define LLVMFuzzerTestOneInput fuzz_psi
 #include "../fuzz/fuzz-psi.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_stat
+#include "../fuzz/fuzz-stat.c"
+#undef LLVMFuzzerTestOneInput
 
 TEST(the_call_a_task_is_blocked_in_is_told)
 {
@@ -437,6 +466,7 @@ TEST(fuzz_corpora_replay)
 	CHECK(replay("fdinfo", fuzz_fdinfo) > 0);
 	CHECK(replay("mountinfo", fuzz_mountinfo) > 0);
 	CHECK(replay("psi", fuzz_psi) > 0);
+	CHECK(replay("stat", fuzz_stat) > 0);
 }
 
 int main(void)
@@ -445,7 +475,8 @@ int main(void)
 			 pseudo_filesystems_are_told_from_a_descriptor,
 			 mountinfo_lines_are_parsed_and_unescaped, what_is_not_a_mountinfo_line_is_refused,
 			 mount_tables_are_read_from_a_file, numbers_are_found_after_their_key_and_a_separator,
-			 io_counts_are_parsed_and_read, small_files_are_read_whole_or_cut,
+			 io_counts_are_parsed_and_read,
+			 stat_fields_are_parsed_after_the_last_parenthesis, small_files_are_read_whole_or_cut,
 			 pressure_lines_are_parsed, the_share_since_the_last_reading_is_the_time_stalled,
 			 the_cgroup_v2_path_is_found, cgroups_are_made_written_joined_and_removed,
 			 this_process_cgroup_is_found_and_counted, fdinfo_is_parsed,

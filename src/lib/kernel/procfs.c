@@ -163,6 +163,60 @@ ssize_t hs_proc_io_read(const char *path, struct hs_proc_io *io)
 	return n;
 }
 
+/* ---- /proc/PID/stat --------------------------------------------------------- */
+
+int hs_proc_stat_parse(const char *buf, struct hs_proc_stat *st)
+{
+	struct hs_proc_stat v = { 0 };
+	const char *s = strrchr(buf, ')');
+	unsigned field;
+
+	/* after the name, field 3 (the state) onwards, separated by one space */
+	if (!s || s[1] != ' ' || !s[2])
+		return -EINVAL;
+	v.state = s[2];
+	s += 3;
+	for (field = 4; *s == ' '; field++) {
+		uint64_t n = 0;
+		bool neg = false, digits = false;
+
+		s++;
+		if (*s == '-')	/* tty_pgrp and the like may be -1 */
+			neg = true, s++;
+		for (; *s >= '0' && *s <= '9'; s++, digits = true)
+			n = n * 10 + (uint64_t)(*s - '0');
+		if (!digits)
+			return -EINVAL;
+		if (neg)
+			n = 0;
+		switch (field) {
+		case 4: v.ppid = (pid_t)n; break;
+		case 14: v.utime = n; break;
+		case 15: v.stime = n; break;
+		case 16: v.cutime = n; break;
+		case 17: v.cstime = n; break;
+		case 22: v.starttime = n; break;
+		case 42: v.blkio_ticks = n; v.blkio_known = true; break;
+		}
+	}
+	if (field <= 22)
+		return -EINVAL;
+	*st = v;
+	return 0;
+}
+
+int hs_proc_stat_read(const char *path, struct hs_proc_stat *st)
+{
+	char buf[1024];
+	ssize_t n = hs_procfs_read(path, buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	if (n == 0)
+		return -ENOENT;	/* a task that ended while being read */
+	return hs_proc_stat_parse(buf, st);
+}
+
 /* ---- mount tables ------------------------------------------------------------ */
 
 void hs_mountinfo_unescape(char *s)

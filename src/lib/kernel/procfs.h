@@ -113,6 +113,33 @@ int hs_proc_io_parse(const char *buf, struct hs_proc_io *io);
  */
 ssize_t hs_proc_io_read(const char *path, struct hs_proc_io *io);
 
+/* ---- a task's state and times: /proc/PID/stat ---------------------------- */
+
+/*
+ * The fields of a stat file (proc(5)) that hotset reads. Times are in
+ * clock ticks (sysconf(_SC_CLK_TCK)); for a process, utime and stime count
+ * its threads, ended ones too, and cutime and cstime the children it has
+ * reaped, so that their sum does not drop when a child is reaped.
+ */
+struct hs_proc_stat {
+	char state;			/* 'R', 'S', 'D', 'Z'... */
+	pid_t ppid;
+	uint64_t utime, stime, cutime, cstime;
+	uint64_t starttime;		/* since boot: with the pid, names the process */
+	bool blkio_known;		/* the field is there (Linux 2.6.18 and later) */
+	uint64_t blkio_ticks;		/* delayacct_blkio_ticks: 0 unless kernel.task_delayacct */
+};
+
+/*
+ * Parse the text of a stat file; the command name, which may hold spaces
+ * and parentheses, ends at the last ')'. Returns 0, or -EINVAL when the
+ * fields up to starttime are not all there.
+ */
+int hs_proc_stat_parse(const char *buf, struct hs_proc_stat *st);
+
+/* Read and parse the stat file at path. Returns 0 or -errno; *st untouched on failure. */
+int hs_proc_stat_read(const char *path, struct hs_proc_stat *st);
+
 /* ---- mount tables: /proc/PID/mountinfo ------------------------------------ */
 
 /*
