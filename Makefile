@@ -161,7 +161,9 @@ check test:
 #   make fuzz-NAME       one target, for all of FUZZ_SECONDS
 # A new target: its name in FUZZ_TARGETS, its sources in FUZZ_SRC_NAME.
 FUZZ_TARGETS := profile fdinfo mountinfo psi size names keepstate meminfo jobfile
-FUZZ_SRC_profile := src/lib/profile/profile.c src/lib/base/atomic.c src/lib/base/util.c
+# the profile's reader alone (its writer is not fuzzed: it writes what it is given)
+PROFILE_READ_SRC := src/lib/profile/profile.c src/lib/profile/profile-read.c src/lib/profile/profile-header.c
+FUZZ_SRC_profile := $(PROFILE_READ_SRC) src/lib/base/util.c
 FUZZ_SRC_fdinfo := src/lib/kernel/procfs.c src/lib/base/util.c
 FUZZ_SRC_mountinfo := src/lib/kernel/procfs.c src/lib/base/util.c
 FUZZ_SRC_psi := src/lib/kernel/procfs.c src/lib/base/util.c
@@ -169,7 +171,7 @@ FUZZ_SRC_size := src/cli/output.c src/lib/base/util.c src/lib/profile/profile.c 
 FUZZ_SRC_names := src/lib/cache/names.c
 # keep.c's state parser is one function of the daemon: it links the daemon's modules
 FUZZ_SRC_keepstate := src/lib/keep/keep.c src/lib/keep/keep-evict.c src/lib/cache/warm.c src/lib/cache/residency.c \
-	src/lib/cache/targets.c src/lib/cache/names.c src/lib/profile/profile.c src/lib/base/atomic.c src/lib/kernel/procfs.c src/lib/kernel/memory.c \
+	src/lib/cache/targets.c src/lib/cache/names.c $(PROFILE_READ_SRC) src/lib/base/atomic.c src/lib/kernel/procfs.c src/lib/kernel/memory.c \
 	src/lib/base/u64map.c src/lib/base/safeopen.c src/lib/base/util.c
 FUZZ_LIBS_keepstate := $(LDLIBS)
 FUZZ_SRC_meminfo := src/lib/kernel/memory.c src/lib/kernel/procfs.c src/lib/base/util.c
