@@ -132,6 +132,7 @@
 #include <unistd.h>
 
 #include "model/curve-kernel.h"
+#include "model/trace.h"
 
 #define NIL UINT32_MAX
 #define MAX_PAGES (UINT64_C(1) << 31)
