@@ -225,9 +225,12 @@ void hs_curve_release(struct hs_curve *c);
 
 struct hs_curve_builder;
 
+/* An exact curve's most pages: its time axis of 2M slots fits 32 bits. */
+#define HS_CURVE_EXACT_MAX_PAGES (UINT64_C(1) << 30)
+
 /*
- * A builder for accesses to page ids below npages (at most 2^30 for an
- * exact curve). Returns 0, -EINVAL (bad options), -E2BIG or -ENOMEM.
+ * A builder for accesses to page ids below npages (at most
+ * HS_CURVE_EXACT_MAX_PAGES for an exact curve). Returns 0, -EINVAL (bad options), -E2BIG or -ENOMEM.
  */
 int hs_curve_new(const struct hs_curve_opts *o, uint64_t npages, struct hs_curve_builder **out);
 
