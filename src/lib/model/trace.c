@@ -37,6 +37,7 @@ struct hs_trace {
 	bool have;
 };
 
+/* Ranges by their first page: a file line's are in profile order, not sorted. */
 static int cmp_first(const void *x, const void *y)
 {
 	const struct hs_range *a = x, *b = y;
@@ -44,6 +45,12 @@ static int cmp_first(const void *x, const void *y)
 	return a->first < b->first ? -1 : a->first > b->first;
 }
 
+/*
+ * Take file line f's ranges: sorted, those that touch merged (so that a
+ * run of the trace crosses a range's end only where its file has a gap),
+ * and numbered after the pages of the files before it. Returns 0, -ENOMEM,
+ * or -E2BIG when the ids would pass 2^63 (the curves count in them).
+ */
 static int add_file(struct hs_trace *t, const struct hs_profile_file *f)
 {
 	struct tfile *tf;
@@ -142,6 +149,7 @@ static ptrdiff_t find_range(const struct hs_trace *t, struct tfile *f, uint64_t 
 	return (ptrdiff_t)lo;
 }
 
+/* LRU wants the ids alone: where they are in the profile is dropped. */
 int hs_trace_next(struct hs_trace *t, uint64_t *first, uint64_t *n, struct hs_error *err)
 {
 	uint64_t file, page;
@@ -152,6 +160,12 @@ int hs_trace_next(struct hs_trace *t, uint64_t *first, uint64_t *n, struct hs_er
 int hs_trace_next_in_file(struct hs_trace *t, uint64_t *file, uint64_t *page, uint64_t *first,
 			  uint64_t *n, struct hs_error *err)
 {
+	/*
+	 * The run is the rest of the trace line's current range, cut where
+	 * its file's range ends (ids are consecutive within one range only);
+	 * then the position moves on: within the range, to the line's next
+	 * range, or to the next trace line.
+	 */
 	const struct hs_profile_trace *tr = &t->it.trace;
 	struct tfile *f;
 	const struct hs_range *rg;

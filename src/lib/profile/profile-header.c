@@ -146,7 +146,13 @@ static int parse_memlimit(struct hs_profile_reader *r, struct cursor *c, struct 
 	return 0;
 }
 
-/* Parse header lines up to the first item; fills r->header. */
+/*
+ * Parse header lines up to the first item; fills r->header. Long because
+ * it is the table of the header's keys: each key's bit, the check that
+ * none comes twice, a case a key for its value (the longer ones in
+ * functions of their own above), then the checks of the keys together.
+ * Cut in parts, the one table would be read in several places.
+ */
 int pf_parse_header(struct hs_profile_reader *r, struct hs_error *err)
 {
 	struct hs_profile_header *h = &r->header;
