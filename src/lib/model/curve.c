@@ -41,89 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/curve.h"
-
-#define NONE UINT32_MAX
-#define BLOCK_WORDS 8			/* one cache line of bitmap */
-#define BLOCK_SLOTS (64 * BLOCK_WORDS)
-
-/*
- * The loops that count marks want the popcnt instruction, which baseline
- * x86-64 lacks (the compiler calls a function per word instead): the entry
- * points are built twice, and the loader picks the one the CPU runs.
- */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define HOT_CLONES __attribute__((target_clones("popcnt", "default")))
-#else
-#define HOT_CLONES
-#endif
-#define HOT_INLINE static inline __attribute__((always_inline))
-#define PENDING 16		/* exact: histogram updates in flight */
-#define PREFETCH 16		/* hs_curve_access_many(): pages looked up ahead */
-#define NO_BUCKET SIZE_MAX
-#define AHEAD 8			/* sampling: followed accesses between two stages of the queue */
-#define RING (2 * AHEAD)
-#define TAB_MIN 1024		/* slots of the table of followed pages at the start */
-
-/* A followed page in the table of them, by its hash (unique: the hash is a bijection). */
-struct tab_slot {
-	uint64_t hash;
-	uint32_t ent;		/* NONE: an empty slot */
-};
-
-struct hs_curve_builder {
-	struct hs_curve_opts o;
-	uint64_t npages, accesses, distinct;
-	bool sampling, evicted;
-	bool count_pages;	/* sampling: count distinct pages in seen[] */
-	uint64_t threshold;	/* sampling: follow the pages whose hash is below */
-	double weight;		/* accesses an access of a followed page stands for */
-	double scale;		/* weight / step: from a distance to its bucket */
-	uint64_t *seen;		/* sampling: a bit per page, for the exact count */
-
-	/* entries: the pages followed (exact: the entry is the page id) */
-	uint32_t *last;		/* its slot on the time axis, or NONE */
-	uint32_t *first;	/* the order of its first access among entries */
-	uint64_t *hash;		/* sampling: its page's hash */
-	size_t nent, ent_cap;
-	uint32_t *free_ent;	/* entries of evicted pages, to reuse */
-	size_t nfree, free_cap;
-	/*
-	 * Sampling: hash -> entry, open addressing with linear probing, at
-	 * most half full. Not the library's u64map: keyed by the hash already
-	 * computed, in 16-byte slots, and its slot known before the lookup,
-	 * to be fetched ahead.
-	 */
-	struct tab_slot *tab;
-	size_t tab_mask, tab_count;
-	uint64_t ring[RING];	/* the hashes of followed accesses to come (see RING) */
-	unsigned ring_at, ring_len;
-	uint32_t *heap;		/* fixed size: entries, a max-heap by hash */
-	size_t nheap, heap_cap;
-	uint32_t nfirst;
-
-	/* the time axis */
-	uint32_t *owner;	/* slot -> entry */
-	uint64_t *bits;		/* marked slots: the last access of each entry */
-	uint32_t *fen;		/* Fenwick tree of marks per sealed block, 1-based */
-	size_t cap, nblocks, next, live;
-	size_t sealed;		/* blocks before this are in fen: those behind next's */
-
-	/* distances, in buckets of step pages, as weights */
-	double *hist;
-	size_t hist_len, hist_cap;
-	uint64_t step;
-	/*
-	 * The buckets of the last few followed accesses, counted PENDING
-	 * accesses late so that the bucket's cache line (a random one in a
-	 * histogram of M) is fetched meanwhile rather than waited for; each
-	 * counts weight (so the threshold moves only once they are counted).
-	 */
-	size_t pending[PENDING];
-	unsigned pending_at;
-	double cold;		/* weight of first accesses */
-	double drawn;		/* weight of all followed accesses */
-};
+#include "model/curve-impl.h"
 
 /*
  * murmur3's finaliser after a golden-ratio increment (as splitmix64 does):
@@ -195,7 +113,7 @@ static void rebuild_fenwick(struct hs_curve_builder *b)
 }
 
 /* Move the marks, in order, to the start of an axis of at least want slots. */
-static int compact(struct hs_curve_builder *b, size_t want)
+int cv_compact(struct hs_curve_builder *b, size_t want)
 {
 	size_t k = 0, words = (b->next + 63) / 64;
 
@@ -239,7 +157,7 @@ HOT_INLINE int take_slot(struct hs_curve_builder *b, uint32_t e)
 
 	if (b->next == b->cap) {
 		size_t want = 2 * b->live + 2 * BLOCK_SLOTS;
-		int rc = compact(b, want > b->cap ? want : b->cap);
+		int rc = cv_compact(b, want > b->cap ? want : b->cap);
 
 		if (rc)
 			return rc;
@@ -266,7 +184,7 @@ HOT_INLINE int take_slot(struct hs_curve_builder *b, uint32_t e)
 
 /* ---- distances ------------------------------------------------------------ */
 
-static int grow_zeroed(double **v, size_t *cap, size_t need)
+int cv_grow_zeroed(double **v, size_t *cap, size_t need)
 {
 	size_t old = *cap;
 
@@ -278,24 +196,13 @@ static int grow_zeroed(double **v, size_t *cap, size_t need)
 	return 0;
 }
 
-HOT_INLINE int count(struct hs_curve_builder *b, size_t bucket, double w)
-{
-	if (bucket >= b->hist_len) {
-		if (grow_zeroed(&b->hist, &b->hist_cap, bucket + 1))
-			return -ENOMEM;
-		b->hist_len = bucket + 1;
-	}
-	b->hist[bucket] += w;
-	return 0;
-}
-
 /* Count bucket (a weight) later, fetching its line now (see pending). */
 HOT_INLINE int count_later(struct hs_curve_builder *b, size_t bucket)
 {
 	size_t old = b->pending[b->pending_at];
 
 	if (bucket >= b->hist_len) {
-		if (grow_zeroed(&b->hist, &b->hist_cap, bucket + 1))
+		if (cv_grow_zeroed(&b->hist, &b->hist_cap, bucket + 1))
 			return -ENOMEM;
 		b->hist_len = bucket + 1;
 	}
@@ -307,7 +214,7 @@ HOT_INLINE int count_later(struct hs_curve_builder *b, size_t bucket)
 	return 0;
 }
 
-static void count_pending(struct hs_curve_builder *b)
+void cv_count_pending(struct hs_curve_builder *b)
 {
 	for (unsigned i = 0; i < PENDING; i++) {
 		if (b->pending[i] != NO_BUCKET)
@@ -388,7 +295,7 @@ static int heap_push(struct hs_curve_builder *b, uint32_t e)
 
 static void set_threshold(struct hs_curve_builder *b, uint64_t t)
 {
-	count_pending(b);	/* at the weight they were drawn with, before the buckets merge */
+	cv_count_pending(b);	/* at the weight they were drawn with, before the buckets merge */
 	b->threshold = t;
 	b->weight = 18446744073709551616.0 / (double)(t ? t : 1);
 	/*
@@ -597,7 +504,7 @@ HOT_INLINE int queue_followed(struct hs_curve_builder *b, uint64_t h)
 }
 
 /* Make every queued access, in order. */
-static int drain(struct hs_curve_builder *b)
+int cv_drain(struct hs_curve_builder *b)
 {
 	int rc = 0;
 
@@ -763,204 +670,4 @@ void hs_curve_builder_free(struct hs_curve_builder *b)
 	free(b->fen);
 	free(b->hist);
 	free(b);
-}
-
-static int by_first(const void *x, const void *y, void *first)
-{
-	const uint32_t *f = first;
-	uint32_t a = f[*(const uint32_t *)x], c = f[*(const uint32_t *)y];
-
-	return a < c ? -1 : a > c;
-}
-
-/*
- * The second pass's first accesses: page p's distance is the pages that
- * are not nested in its lifetime (first access after p's, last before).
- * Adds their weights to rerun (rerun_cap buckets, zeroed beyond use).
- */
-static int rerun_firsts(struct hs_curve_builder *b, double w, double **rerun, size_t *rerun_cap,
-			size_t *rerun_len)
-{
-	size_t live = b->live, k = 0;
-	uint32_t *order = malloc((live ? live : 1) * sizeof(*order));
-	uint32_t *fen = calloc(live + 1, sizeof(*fen));
-	/*
-	 * Sampling: a distance here counts the other followed pages, out of
-	 * live - 1 drawn for the distinct - 1 there are (known exactly), not
-	 * 1/rate each: the draw's luck would otherwise move the step of a job
-	 * that reads each page once (every distance distinct - 1) by about
-	 * 1/sqrt(live) of the working set, a tenth with a hundred pages.
-	 */
-	double scale = b->sampling && live > 1 && b->distinct > 1 ?
-		       (double)(b->distinct - 1) / (double)(live - 1) / (double)b->step : b->scale;
-	int rc = 0;
-
-	if (!order || !fen) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	/* entries in the order of their first access; last[] are ranks now */
-	if (!b->evicted && b->nfirst == live) {
-		for (size_t e = 0; e < b->nent; e++)
-			if (b->last[e] != NONE)
-				order[b->first[e]] = (uint32_t)e;
-	} else {
-		for (size_t e = 0; e < b->nent; e++)
-			if (b->last[e] != NONE)
-				order[k++] = (uint32_t)e;
-		qsort_r(order, live, sizeof(*order), by_first, b->first);
-	}
-	for (size_t i = live; i-- > 0;) {
-		uint32_t e = order[i], r = b->last[e];
-		uint64_t nested = 0;
-		size_t bucket;
-
-		for (size_t j = r; j > 0; j -= j & (0 - j))	/* inserted with an earlier last */
-			nested += fen[j];
-		for (size_t j = (size_t)r + 1; j <= live; j += j & (0 - j))
-			fen[j]++;
-		bucket = b->sampling ? (size_t)((double)(live - 1 - nested) * scale) : live - 1 - nested;
-		if (bucket >= *rerun_len) {
-			if ((rc = grow_zeroed(rerun, rerun_cap, bucket + 1)))
-				goto out;
-			*rerun_len = bucket + 1;
-		}
-		(*rerun)[bucket] += w;
-	}
-out:
-	free(order);
-	free(fen);
-	return rc;
-}
-
-/*
- * Sampling: the distances were scaled by 1/rate as they came; scale them
- * by the draw's own ratio instead, the other followed pages standing for
- * the distinct - 1 others there are (as rerun_firsts() does), so that the
- * largest distance, distinct - 1, is not moved by the draw's luck. A
- * bucket moves by its middle; none beyond the largest distance.
- */
-static void rescale_distances(struct hs_curve_builder *b)
-{
-	size_t top, n = b->hist_len;
-	double h;
-
-	if (b->live < 2 || b->distinct < 2 || !n)
-		return;
-	h = (double)(b->distinct - 1) / (double)(b->live - 1) / b->weight;
-	top = (size_t)((b->distinct - 1) / b->step);
-	if (h == 1)
-		return;
-	if (h < 1) {	/* buckets move down: walk up */
-		for (size_t k = 1; k < n; k++) {
-			size_t to = (size_t)(((double)k + 0.5) * h);
-			double v = b->hist[k];
-
-			to = to > top ? top : to;
-			b->hist[k] = 0;
-			b->hist[to] += v;
-		}
-		return;
-	}
-	/* up: into a copy, the histogram grown to the top bucket */
-	{
-		double *old = malloc(n * sizeof(*old));
-
-		if (!old || grow_zeroed(&b->hist, &b->hist_cap, top + 1)) {
-			free(old);
-			return;	/* left as it was: scaled by 1/rate */
-		}
-		memcpy(old, b->hist, n * sizeof(*old));
-		memset(b->hist, 0, n * sizeof(*old));
-		for (size_t k = 0; k < n; k++) {
-			size_t to = k ? (size_t)(((double)k + 0.5) * h) : 0;
-
-			b->hist[to > top ? top : to] += old[k];
-		}
-		if (top + 1 > b->hist_len)
-			b->hist_len = top + 1;
-		free(old);
-	}
-}
-
-int hs_curve_finish(struct hs_curve_builder *b, struct hs_curve *out)
-{
-	double *rerun = NULL, n_acc = (double)b->accesses, sum, drawn2 = 0, w;
-	size_t rerun_cap = 0, rerun_len = 0, n;
-	int rc;
-
-	if ((rc = drain(b)))
-		return rc;
-	count_pending(b);
-	if ((rc = compact(b, 0)))
-		return rc;
-	/* the axis is not needed any more: give its memory back first */
-	free(b->owner);
-	free(b->bits);
-	free(b->fen);
-	b->owner = NULL, b->bits = NULL, b->fen = NULL;
-	/*
-	 * Sampling: each followed page stands for distinct / live pages (the
-	 * pages are counted exactly), not 1/rate: weights by the draw's own
-	 * ratio, so that a draw short of pages does not leave its deficit of
-	 * accesses to SHARDS-adj, which would count them as hits at distance
-	 * 0 (a scan, all misses, showed a tenth of them as hits at 10%).
-	 */
-	w = b->weight;	/* after drain(): a fixed size may have lowered the threshold */
-	if (b->sampling && b->live && b->distinct) {
-		double g = (double)b->distinct / ((double)b->live * b->weight);
-
-		for (size_t k = 0; k < b->hist_len; k++)
-			b->hist[k] *= g;
-		rescale_distances(b);
-		b->cold *= g;
-		b->drawn *= g;
-		w *= g;
-	}
-	if ((rc = rerun_firsts(b, w, &rerun, &rerun_cap, &rerun_len))) {
-		free(rerun);
-		return rc;
-	}
-	/* SHARDS-adj: what the draw missed of the accesses, at distance 0 */
-	if (b->sampling && b->accesses) {
-		if ((rc = count(b, 0, n_acc - b->drawn)))
-			goto fail;
-		drawn2 = b->drawn - b->cold + (double)b->live * w;
-	}
-	n = (rerun_len > b->hist_len ? rerun_len : b->hist_len) + 1;
-	if ((rc = grow_zeroed(&rerun, &rerun_cap, n)) || (rc = grow_zeroed(&b->hist, &b->hist_cap, n)))
-		goto fail;
-	if (b->sampling && b->accesses)
-		rerun[0] += n_acc - drawn2;
-	/* suffix sums: misses at k steps are the accesses of bucket k and beyond */
-	sum = 0;
-	for (size_t k = n; k-- > 0;) {
-		sum += rerun[k] + b->hist[k];
-		rerun[k] = sum < n_acc ? (sum > 0 ? sum : 0) : n_acc;
-	}
-	sum = b->cold;
-	for (size_t k = n; k-- > 0;) {
-		sum += b->hist[k];
-		b->hist[k] = sum < n_acc ? (sum > 0 ? sum : 0) : n_acc;
-	}
-	b->hist[0] = rerun[0] = n_acc;	/* no cache: every access reads */
-	memset(out, 0, sizeof(*out));
-	out->policy = b->o.policy;
-	out->accesses = b->accesses;
-	out->pages = b->distinct;
-	out->sampled = b->sampling;
-	out->sample_rate = b->sampling ? 1 / b->weight : 1;
-	out->sampled_pages = b->live;
-	out->step = b->step;
-	out->n = n;
-	out->cold = b->hist;
-	out->rerun = rerun;
-	out->end = b->distinct;	/* LRU: a cache of them all misses nothing but first accesses */
-	out->complete = true;
-	b->hist = NULL;
-	b->hist_cap = b->hist_len = 0;
-	return 0;
-fail:
-	free(rerun);
-	return rc;
 }
