@@ -168,7 +168,9 @@ check test:
 #   make fuzz-NAME       one target, for all of FUZZ_SECONDS
 # A new target: its name in FUZZ_TARGETS, its sources in FUZZ_SRC_NAME.
 FUZZ_TARGETS := profile fdinfo mountinfo psi size names keepstate meminfo jobfile stat
-FUZZ_SRC_profile := src/lib/profile/profile.c src/lib/base/atomic.c src/lib/base/util.c
+# the profile's reader alone (its writer is not fuzzed: it writes what it is given)
+PROFILE_READ_SRC := src/lib/profile/profile.c src/lib/profile/profile-read.c src/lib/profile/profile-header.c
+FUZZ_SRC_profile := $(PROFILE_READ_SRC) src/lib/base/util.c
 FUZZ_SRC_fdinfo := src/lib/kernel/procfs.c src/lib/base/util.c
 FUZZ_SRC_mountinfo := src/lib/kernel/procfs.c src/lib/base/util.c
 FUZZ_SRC_psi := src/lib/kernel/psi.c src/lib/kernel/procfs.c src/lib/base/util.c

@@ -26,6 +26,7 @@
 #include <sys/resource.h>
 
 #include "model/curve.h"
+#include "model/trace.h"
 #include "profile/profile.h"
 
 #define CHUNK (1u << 20)

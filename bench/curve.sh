@@ -33,7 +33,7 @@ PAGES=${CURVE_PAGES:-10000000}
 PROFILE_ACCESSES=${CURVE_PROFILE_ACCESSES:-10000000}
 LIB=$BENCH_ROOT/build/libhotset.a
 [ -f "$LIB" ] || die "no $LIB (run make)"
-cc -O2 -std=c11 -I"$BENCH_ROOT/include" -I"$BENCH_ROOT/src" -D_GNU_SOURCE \
+cc -O2 -std=c11 -I"$BENCH_ROOT/src/lib" -D_GNU_SOURCE \
 	-o "$BENCH_DIR/curve-bench" "$BENCH_ROOT/bench/curve-bench.c" "$LIB" -lm -lpthread ||
 	die "cannot build curve-bench"
 CB=$BENCH_DIR/curve-bench

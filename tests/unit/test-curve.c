@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model/curve.h"
+#include "model/trace.h"
 #include "unit.h"
 
 /* A small deterministic generator (xorshift64*): fixed seeds, same traces everywhere. */

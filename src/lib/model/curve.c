@@ -41,91 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/curve-kernel.h"
-#include "model/curve.h"
-
-#define NONE UINT32_MAX
-#define BLOCK_WORDS 8			/* one cache line of bitmap */
-#define BLOCK_SLOTS (64 * BLOCK_WORDS)
-#define EXACT_MAX_PAGES (UINT64_C(1) << 30)	/* the axis of 2M slots fits 32 bits */
-
-/*
- * The loops that count marks want the popcnt instruction, which baseline
- * x86-64 lacks (the compiler calls a function per word instead): the entry
- * points are built twice, and the loader picks the one the CPU runs.
- */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define HOT_CLONES __attribute__((target_clones("popcnt", "default")))
-#else
-#define HOT_CLONES
-#endif
-#define HOT_INLINE static inline __attribute__((always_inline))
-#define PENDING 16		/* exact: histogram updates in flight */
-#define PREFETCH 16		/* hs_curve_access_many(): pages looked up ahead */
-#define NO_BUCKET SIZE_MAX
-#define AHEAD 8			/* sampling: followed accesses between two stages of the queue */
-#define RING (2 * AHEAD)
-#define TAB_MIN 1024		/* slots of the table of followed pages at the start */
-
-/* A followed page in the table of them, by its hash (unique: the hash is a bijection). */
-struct tab_slot {
-	uint64_t hash;
-	uint32_t ent;		/* NONE: an empty slot */
-};
-
-struct hs_curve_builder {
-	struct hs_curve_opts o;
-	uint64_t npages, accesses, distinct;
-	bool sampling, evicted;
-	bool count_pages;	/* sampling: count distinct pages in seen[] */
-	uint64_t threshold;	/* sampling: follow the pages whose hash is below */
-	double weight;		/* accesses an access of a followed page stands for */
-	double scale;		/* weight / step: from a distance to its bucket */
-	uint64_t *seen;		/* sampling: a bit per page, for the exact count */
-
-	/* entries: the pages followed (exact: the entry is the page id) */
-	uint32_t *last;		/* its slot on the time axis, or NONE */
-	uint32_t *first;	/* the order of its first access among entries */
-	uint64_t *hash;		/* sampling: its page's hash */
-	size_t nent, ent_cap;
-	uint32_t *free_ent;	/* entries of evicted pages, to reuse */
-	size_t nfree, free_cap;
-	/*
-	 * Sampling: hash -> entry, open addressing with linear probing, at
-	 * most half full. Not the library's u64map: keyed by the hash already
-	 * computed, in 16-byte slots, and its slot known before the lookup,
-	 * to be fetched ahead.
-	 */
-	struct tab_slot *tab;
-	size_t tab_mask, tab_count;
-	uint64_t ring[RING];	/* the hashes of followed accesses to come (see RING) */
-	unsigned ring_at, ring_len;
-	uint32_t *heap;		/* fixed size: entries, a max-heap by hash */
-	size_t nheap, heap_cap;
-	uint32_t nfirst;
-
-	/* the time axis */
-	uint32_t *owner;	/* slot -> entry */
-	uint64_t *bits;		/* marked slots: the last access of each entry */
-	uint32_t *fen;		/* Fenwick tree of marks per sealed block, 1-based */
-	size_t cap, nblocks, next, live;
-	size_t sealed;		/* blocks before this are in fen: those behind next's */
-
-	/* distances, in buckets of step pages, as weights */
-	double *hist;
-	size_t hist_len, hist_cap;
-	uint64_t step;
-	/*
-	 * The buckets of the last few followed accesses, counted PENDING
-	 * accesses late so that the bucket's cache line (a random one in a
-	 * histogram of M) is fetched meanwhile rather than waited for; each
-	 * counts weight (so the threshold moves only once they are counted).
-	 */
-	size_t pending[PENDING];
-	unsigned pending_at;
-	double cold;		/* weight of first accesses */
-	double drawn;		/* weight of all followed accesses */
-};
+#include "model/curve-impl.h"
 
 /*
  * murmur3's finaliser after a golden-ratio increment (as splitmix64 does):
@@ -197,7 +113,7 @@ static void rebuild_fenwick(struct hs_curve_builder *b)
 }
 
 /* Move the marks, in order, to the start of an axis of at least want slots. */
-static int compact(struct hs_curve_builder *b, size_t want)
+int cv_compact(struct hs_curve_builder *b, size_t want)
 {
 	size_t k = 0, words = (b->next + 63) / 64;
 
@@ -241,7 +157,7 @@ HOT_INLINE int take_slot(struct hs_curve_builder *b, uint32_t e)
 
 	if (b->next == b->cap) {
 		size_t want = 2 * b->live + 2 * BLOCK_SLOTS;
-		int rc = compact(b, want > b->cap ? want : b->cap);
+		int rc = cv_compact(b, want > b->cap ? want : b->cap);
 
 		if (rc)
 			return rc;
@@ -268,7 +184,7 @@ HOT_INLINE int take_slot(struct hs_curve_builder *b, uint32_t e)
 
 /* ---- distances ------------------------------------------------------------ */
 
-static int grow_zeroed(double **v, size_t *cap, size_t need)
+int cv_grow_zeroed(double **v, size_t *cap, size_t need)
 {
 	size_t old = *cap;
 
@@ -280,24 +196,13 @@ static int grow_zeroed(double **v, size_t *cap, size_t need)
 	return 0;
 }
 
-HOT_INLINE int count(struct hs_curve_builder *b, size_t bucket, double w)
-{
-	if (bucket >= b->hist_len) {
-		if (grow_zeroed(&b->hist, &b->hist_cap, bucket + 1))
-			return -ENOMEM;
-		b->hist_len = bucket + 1;
-	}
-	b->hist[bucket] += w;
-	return 0;
-}
-
 /* Count bucket (a weight) later, fetching its line now (see pending). */
 HOT_INLINE int count_later(struct hs_curve_builder *b, size_t bucket)
 {
 	size_t old = b->pending[b->pending_at];
 
 	if (bucket >= b->hist_len) {
-		if (grow_zeroed(&b->hist, &b->hist_cap, bucket + 1))
+		if (cv_grow_zeroed(&b->hist, &b->hist_cap, bucket + 1))
 			return -ENOMEM;
 		b->hist_len = bucket + 1;
 	}
@@ -309,7 +214,7 @@ HOT_INLINE int count_later(struct hs_curve_builder *b, size_t bucket)
 	return 0;
 }
 
-static void count_pending(struct hs_curve_builder *b)
+void cv_count_pending(struct hs_curve_builder *b)
 {
 	for (unsigned i = 0; i < PENDING; i++) {
 		if (b->pending[i] != NO_BUCKET)
@@ -390,7 +295,7 @@ static int heap_push(struct hs_curve_builder *b, uint32_t e)
 
 static void set_threshold(struct hs_curve_builder *b, uint64_t t)
 {
-	count_pending(b);	/* at the weight they were drawn with, before the buckets merge */
+	cv_count_pending(b);	/* at the weight they were drawn with, before the buckets merge */
 	b->threshold = t;
 	b->weight = 18446744073709551616.0 / (double)(t ? t : 1);
 	/*
@@ -599,7 +504,7 @@ HOT_INLINE int queue_followed(struct hs_curve_builder *b, uint64_t h)
 }
 
 /* Make every queued access, in order. */
-static int drain(struct hs_curve_builder *b)
+int cv_drain(struct hs_curve_builder *b)
 {
 	int rc = 0;
 
@@ -637,7 +542,7 @@ int hs_curve_new(const struct hs_curve_opts *o, uint64_t npages, struct hs_curve
 	for (unsigned i = 0; i < PENDING; i++)
 		b->pending[i] = NO_BUCKET;
 	if (!b->sampling) {
-		if (npages > EXACT_MAX_PAGES) {
+		if (npages > HS_CURVE_EXACT_MAX_PAGES) {
 			free(b);
 			return -E2BIG;
 		}
@@ -765,615 +670,4 @@ void hs_curve_builder_free(struct hs_curve_builder *b)
 	free(b->fen);
 	free(b->hist);
 	free(b);
-}
-
-static int by_first(const void *x, const void *y, void *first)
-{
-	const uint32_t *f = first;
-	uint32_t a = f[*(const uint32_t *)x], c = f[*(const uint32_t *)y];
-
-	return a < c ? -1 : a > c;
-}
-
-/*
- * The second pass's first accesses: page p's distance is the pages that
- * are not nested in its lifetime (first access after p's, last before).
- * Adds their weights to rerun (rerun_cap buckets, zeroed beyond use).
- */
-static int rerun_firsts(struct hs_curve_builder *b, double w, double **rerun, size_t *rerun_cap,
-			size_t *rerun_len)
-{
-	size_t live = b->live, k = 0;
-	uint32_t *order = malloc((live ? live : 1) * sizeof(*order));
-	uint32_t *fen = calloc(live + 1, sizeof(*fen));
-	/*
-	 * Sampling: a distance here counts the other followed pages, out of
-	 * live - 1 drawn for the distinct - 1 there are (known exactly), not
-	 * 1/rate each: the draw's luck would otherwise move the step of a job
-	 * that reads each page once (every distance distinct - 1) by about
-	 * 1/sqrt(live) of the working set, a tenth with a hundred pages.
-	 */
-	double scale = b->sampling && live > 1 && b->distinct > 1 ?
-		       (double)(b->distinct - 1) / (double)(live - 1) / (double)b->step : b->scale;
-	int rc = 0;
-
-	if (!order || !fen) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	/* entries in the order of their first access; last[] are ranks now */
-	if (!b->evicted && b->nfirst == live) {
-		for (size_t e = 0; e < b->nent; e++)
-			if (b->last[e] != NONE)
-				order[b->first[e]] = (uint32_t)e;
-	} else {
-		for (size_t e = 0; e < b->nent; e++)
-			if (b->last[e] != NONE)
-				order[k++] = (uint32_t)e;
-		qsort_r(order, live, sizeof(*order), by_first, b->first);
-	}
-	for (size_t i = live; i-- > 0;) {
-		uint32_t e = order[i], r = b->last[e];
-		uint64_t nested = 0;
-		size_t bucket;
-
-		for (size_t j = r; j > 0; j -= j & (0 - j))	/* inserted with an earlier last */
-			nested += fen[j];
-		for (size_t j = (size_t)r + 1; j <= live; j += j & (0 - j))
-			fen[j]++;
-		bucket = b->sampling ? (size_t)((double)(live - 1 - nested) * scale) : live - 1 - nested;
-		if (bucket >= *rerun_len) {
-			if ((rc = grow_zeroed(rerun, rerun_cap, bucket + 1)))
-				goto out;
-			*rerun_len = bucket + 1;
-		}
-		(*rerun)[bucket] += w;
-	}
-out:
-	free(order);
-	free(fen);
-	return rc;
-}
-
-/*
- * Sampling: the distances were scaled by 1/rate as they came; scale them
- * by the draw's own ratio instead, the other followed pages standing for
- * the distinct - 1 others there are (as rerun_firsts() does), so that the
- * largest distance, distinct - 1, is not moved by the draw's luck. A
- * bucket moves by its middle; none beyond the largest distance.
- */
-static void rescale_distances(struct hs_curve_builder *b)
-{
-	size_t top, n = b->hist_len;
-	double h;
-
-	if (b->live < 2 || b->distinct < 2 || !n)
-		return;
-	h = (double)(b->distinct - 1) / (double)(b->live - 1) / b->weight;
-	top = (size_t)((b->distinct - 1) / b->step);
-	if (h == 1)
-		return;
-	if (h < 1) {	/* buckets move down: walk up */
-		for (size_t k = 1; k < n; k++) {
-			size_t to = (size_t)(((double)k + 0.5) * h);
-			double v = b->hist[k];
-
-			to = to > top ? top : to;
-			b->hist[k] = 0;
-			b->hist[to] += v;
-		}
-		return;
-	}
-	/* up: into a copy, the histogram grown to the top bucket */
-	{
-		double *old = malloc(n * sizeof(*old));
-
-		if (!old || grow_zeroed(&b->hist, &b->hist_cap, top + 1)) {
-			free(old);
-			return;	/* left as it was: scaled by 1/rate */
-		}
-		memcpy(old, b->hist, n * sizeof(*old));
-		memset(b->hist, 0, n * sizeof(*old));
-		for (size_t k = 0; k < n; k++) {
-			size_t to = k ? (size_t)(((double)k + 0.5) * h) : 0;
-
-			b->hist[to > top ? top : to] += old[k];
-		}
-		if (top + 1 > b->hist_len)
-			b->hist_len = top + 1;
-		free(old);
-	}
-}
-
-int hs_curve_finish(struct hs_curve_builder *b, struct hs_curve *out)
-{
-	double *rerun = NULL, n_acc = (double)b->accesses, sum, drawn2 = 0, w;
-	size_t rerun_cap = 0, rerun_len = 0, n;
-	int rc;
-
-	if ((rc = drain(b)))
-		return rc;
-	count_pending(b);
-	if ((rc = compact(b, 0)))
-		return rc;
-	/* the axis is not needed any more: give its memory back first */
-	free(b->owner);
-	free(b->bits);
-	free(b->fen);
-	b->owner = NULL, b->bits = NULL, b->fen = NULL;
-	/*
-	 * Sampling: each followed page stands for distinct / live pages (the
-	 * pages are counted exactly), not 1/rate: weights by the draw's own
-	 * ratio, so that a draw short of pages does not leave its deficit of
-	 * accesses to SHARDS-adj, which would count them as hits at distance
-	 * 0 (a scan, all misses, showed a tenth of them as hits at 10%).
-	 */
-	w = b->weight;	/* after drain(): a fixed size may have lowered the threshold */
-	if (b->sampling && b->live && b->distinct) {
-		double g = (double)b->distinct / ((double)b->live * b->weight);
-
-		for (size_t k = 0; k < b->hist_len; k++)
-			b->hist[k] *= g;
-		rescale_distances(b);
-		b->cold *= g;
-		b->drawn *= g;
-		w *= g;
-	}
-	if ((rc = rerun_firsts(b, w, &rerun, &rerun_cap, &rerun_len))) {
-		free(rerun);
-		return rc;
-	}
-	/* SHARDS-adj: what the draw missed of the accesses, at distance 0 */
-	if (b->sampling && b->accesses) {
-		if ((rc = count(b, 0, n_acc - b->drawn)))
-			goto fail;
-		drawn2 = b->drawn - b->cold + (double)b->live * w;
-	}
-	n = (rerun_len > b->hist_len ? rerun_len : b->hist_len) + 1;
-	if ((rc = grow_zeroed(&rerun, &rerun_cap, n)) || (rc = grow_zeroed(&b->hist, &b->hist_cap, n)))
-		goto fail;
-	if (b->sampling && b->accesses)
-		rerun[0] += n_acc - drawn2;
-	/* suffix sums: misses at k steps are the accesses of bucket k and beyond */
-	sum = 0;
-	for (size_t k = n; k-- > 0;) {
-		sum += rerun[k] + b->hist[k];
-		rerun[k] = sum < n_acc ? (sum > 0 ? sum : 0) : n_acc;
-	}
-	sum = b->cold;
-	for (size_t k = n; k-- > 0;) {
-		sum += b->hist[k];
-		b->hist[k] = sum < n_acc ? (sum > 0 ? sum : 0) : n_acc;
-	}
-	b->hist[0] = rerun[0] = n_acc;	/* no cache: every access reads */
-	memset(out, 0, sizeof(*out));
-	out->policy = b->o.policy;
-	out->accesses = b->accesses;
-	out->pages = b->distinct;
-	out->sampled = b->sampling;
-	out->sample_rate = b->sampling ? 1 / b->weight : 1;
-	out->sampled_pages = b->live;
-	out->step = b->step;
-	out->n = n;
-	out->cold = b->hist;
-	out->rerun = rerun;
-	out->end = b->distinct;	/* LRU: a cache of them all misses nothing but first accesses */
-	out->complete = true;
-	b->hist = NULL;
-	b->hist_cap = b->hist_len = 0;
-	return 0;
-fail:
-	free(rerun);
-	return rc;
-}
-
-void hs_curve_release(struct hs_curve *c)
-{
-	free(c->cold);
-	free(c->rerun);
-	free(c->size);
-	c->cold = c->rerun = NULL;
-	c->size = NULL;
-	c->n = 0;
-}
-
-/* ---- reading the curve ------------------------------------------------------- */
-
-uint64_t hs_curve_size(const struct hs_curve *c, size_t k)
-{
-	return c->size ? c->size[k] : k * c->step;
-}
-
-/*
- * What no estimate may contradict, as the distinct pages are counted
- * exactly: a cold start reads each of them once at least, and (for LRU)
- * a cache that holds them all misses nothing else. A sampled curve, whose
- * buckets are coarse and whose weights are estimates, is held to it. The
- * kernel model may read more than that (readahead), never less.
- */
-double hs_curve_misses(const struct hs_curve *c, uint64_t cache_pages, bool rerun)
-{
-	uint64_t k = cache_pages / (c->step ? c->step : 1);
-	double floor = rerun ? 0 : (double)c->pages, v;
-
-	if (!c->n)
-		return 0;
-	if (c->sampled && !c->size && cache_pages >= c->pages)	/* LRU: nothing changes beyond */
-		return floor;
-	if (c->size) {	/* the last point at or below, by bisection; the first below them all */
-		size_t lo = 0, hi = c->n;
-
-		while (hi - lo > 1) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (c->size[mid] <= cache_pages)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		k = lo;
-	}
-	if (k >= c->n)
-		k = c->n - 1;
-	v = rerun ? c->rerun[k] : c->cold[k];
-	return v > floor ? v : floor;
-}
-
-
-const char *hs_curve_policy_name(enum hs_curve_policy p)
-{
-	return p == HS_CURVE_LRU ? "lru" : "kernel";
-}
-
-const char *hs_curve_model_name(const struct hs_curve *c)
-{
-	return hs_curve_policy_name(c->policy);
-}
-
-ptrdiff_t hs_curve_point(const struct hs_curve *c, uint64_t cache_pages)
-{
-	size_t lo = 0, hi = c->n;
-
-	if (!c->size)	/* LRU: every step is a point */
-		return cache_pages % c->step == 0 && cache_pages / c->step < c->n ?
-		       (ptrdiff_t)(cache_pages / c->step) : -1;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->size[mid] < cache_pages)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < c->n && c->size[lo] == cache_pages ? (ptrdiff_t)lo : -1;
-}
-
-uint64_t hs_curve_even_size(const struct hs_curve *c, unsigned i, unsigned n)
-{
-	return n > 1 ? (uint64_t)((double)c->end * i / (n - 1) + 0.5) : c->end;
-}
-
-/* The point at which curve v first falls to at most limit (c->n: never). */
-static size_t first_at_most(const struct hs_curve *c, const double *v, double limit)
-{
-	for (size_t k = 0; k < c->n; k++)
-		if (v[k] <= limit)
-			return k;
-	return c->n;
-}
-
-/*
- * The size of point k (NEVER past the last); a sampled LRU one no more than
- * the working set (see hs_curve_misses()).
- */
-static uint64_t size_at(const struct hs_curve *c, size_t k)
-{
-	uint64_t size = k < c->n ? hs_curve_size(c, k) : HS_CURVE_NEVER;
-
-	return c->sampled && !c->size && size != HS_CURVE_NEVER && size > c->pages ? c->pages : size;
-}
-
-/*
- * The knee (see curve.h): from the highest point before the floor's (the
- * kernel model's cold start can read more with a small cache than with
- * none: readahead thrashing) to the floor's. The kernel model's point 0
- * is left out: with no cache there is no readahead either, and each
- * access reads its page, less than any cache reads, which would be the
- * curve's floor.
- */
-static uint64_t knee_of(const struct hs_curve *c)
-{
-	size_t k0 = c->size && c->n > 1 && !c->size[0], floor_at = k0, top = k0;
-	double least = c->cold[k0], best = 0, x0, x1;
-	uint64_t knee;
-
-	for (size_t k = k0 + 1; k < c->n; k++)
-		least = c->cold[k] < least ? c->cold[k] : least;
-	while (floor_at < c->n && c->cold[floor_at] > least + 0.5)
-		floor_at++;
-	for (size_t k = k0 + 1; k < floor_at; k++)
-		if (c->cold[k] > c->cold[top])
-			top = k;
-	/* a gap of less than half an access is no fall (rounding) */
-	if (c->cold[top] - c->cold[floor_at] < 0.5)
-		return HS_CURVE_NEVER;
-	knee = hs_curve_size(c, floor_at);
-	x0 = (double)hs_curve_size(c, top);
-	x1 = (double)hs_curve_size(c, floor_at);
-	for (size_t k = top + 1; k < floor_at; k++) {
-		double x = ((double)hs_curve_size(c, k) - x0) / (x1 - x0);
-		double chord = c->cold[top] - (c->cold[top] - c->cold[floor_at]) * x;
-
-		if (chord - c->cold[k] > best && chord - c->cold[k] >= 0.5) {
-			best = chord - c->cold[k];
-			knee = hs_curve_size(c, k);
-		}
-	}
-	return c->sampled && !c->size && knee > c->pages ? c->pages : knee;
-}
-
-void hs_curve_summarize(const struct hs_curve *c, struct hs_curve_summary *s)
-{
-	double n = (double)c->accesses, least;
-
-	memset(s, 0, sizeof(*s));
-	if (!c->n || (c->sampled && !c->sampled_pages)) {	/* a sample of nothing */
-		s->rerun_zero = s->rerun_floor = s->knee = HS_CURVE_UNKNOWN;
-		s->rerun_hits90 = s->rerun_hits99 = s->cold_hits90 = s->cold_hits99 = HS_CURVE_UNKNOWN;
-		return;
-	}
-	s->upto = c->complete ? UINT64_MAX : hs_curve_size(c, c->n - 1);
-	least = c->rerun[0];
-	for (size_t k = 1; k < c->n; k++)
-		least = c->rerun[k] < least ? c->rerun[k] : least;
-	/* half a page: a sample's scaled figures are not whole */
-	s->rerun_zero = size_at(c, first_at_most(c, c->rerun, 0.5));
-	s->rerun_floor = size_at(c, first_at_most(c, c->rerun, least + 0.5));
-	s->rerun_hits90 = size_at(c, first_at_most(c, c->rerun, n * 0.1));
-	s->rerun_hits99 = size_at(c, first_at_most(c, c->rerun, n * 0.01));
-	/* a cold start hits at best the accesses that are not first ones */
-	s->cold_hits90 = (double)c->pages <= n * 0.1 ?
-		size_at(c, first_at_most(c, c->cold, n * 0.1)) : HS_CURVE_NEVER;
-	s->cold_hits99 = (double)c->pages <= n * 0.01 ?
-		size_at(c, first_at_most(c, c->cold, n * 0.01)) : HS_CURVE_NEVER;
-	s->knee = knee_of(c);
-}
-
-uint64_t hs_curve_rerun_cache(const struct hs_curve *c, const struct hs_curve_summary *s)
-{
-	return s->rerun_floor < HS_CURVE_UNKNOWN ? s->rerun_floor : c->pages;
-}
-
-/* ---- the trace of a profile ---------------------------------------------------- */
-
-struct tfile {
-	size_t r0, nr;		/* its ranges: ranges[r0 .. r0 + nr), sorted, merged */
-	size_t hint;		/* the one the last access fell in */
-};
-
-struct hs_trace {
-	struct hs_profile_reader *r;
-	struct tfile *files;
-	size_t nfiles, files_cap;
-	struct hs_range *ranges;
-	uint64_t *id;		/* id of ranges[i].first */
-	size_t nranges, ranges_cap, id_cap;
-	uint64_t pages;
-	struct hs_profile_item it;	/* the trace line being read */
-	size_t ri;			/* its range being read */
-	uint64_t pos;			/* the next page of that range */
-	bool have;
-};
-
-static int cmp_first(const void *x, const void *y)
-{
-	const struct hs_range *a = x, *b = y;
-
-	return a->first < b->first ? -1 : a->first > b->first;
-}
-
-static int add_file(struct hs_trace *t, const struct hs_profile_file *f)
-{
-	struct tfile *tf;
-	size_t n = 0;
-
-	if (hs_grow(&t->files, &t->files_cap, t->nfiles + 1, sizeof(*t->files)) ||
-	    hs_grow(&t->ranges, &t->ranges_cap, t->nranges + f->nranges, sizeof(*t->ranges)) ||
-	    hs_grow(&t->id, &t->id_cap, t->nranges + f->nranges, sizeof(*t->id)))
-		return -ENOMEM;
-	tf = &t->files[t->nfiles++];
-	tf->r0 = t->nranges;
-	tf->hint = 0;
-	memcpy(t->ranges + t->nranges, f->ranges, f->nranges * sizeof(*f->ranges));
-	qsort(t->ranges + t->nranges, f->nranges, sizeof(*t->ranges), cmp_first);
-	/* the parser saw that they are disjoint: merge those that touch */
-	for (size_t i = 0; i < f->nranges; i++) {
-		struct hs_range *rg = &t->ranges[t->nranges + i], *prev;
-
-		if (n && (prev = &t->ranges[t->nranges + n - 1])->last + 1 == rg->first) {
-			prev->last = rg->last;
-			continue;
-		}
-		t->ranges[t->nranges + n] = *rg;
-		n++;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct hs_range *rg = &t->ranges[t->nranges + i];
-
-		if (t->pages > (UINT64_MAX >> 1) - (rg->last - rg->first + 1))
-			return -E2BIG;
-		t->id[t->nranges + i] = t->pages;
-		t->pages += rg->last - rg->first + 1;
-	}
-	tf->nr = n;
-	t->nranges += n;
-	return 0;
-}
-
-int hs_trace_open(struct hs_profile_reader *r, struct hs_trace **out, struct hs_error *err)
-{
-	struct hs_trace *t;
-	int rc;
-
-	if (!hs_profile_totals(r)->trace_lines)
-		return hs_error_set(err, ENODATA, "the profile has no access trace");
-	if (!(t = calloc(1, sizeof(*t))))
-		return hs_error_set(err, ENOMEM, "out of memory");
-	t->r = r;
-	hs_profile_rewind(r);
-	while ((rc = hs_profile_next(r, &t->it, err)) > 0) {
-		if (t->it.kind == HS_ITEM_TRACE)
-			break;
-		if (t->it.kind == HS_ITEM_FILE && (rc = add_file(t, &t->it.file))) {
-			hs_error_set(err, -rc, rc == -E2BIG ? "more pages than a curve can number"
-							    : "out of memory");
-			break;
-		}
-	}
-	if (rc == 0)	/* the trailer promised trace lines that never came */
-		rc = hs_error_set(err, ENODATA, "the profile has no access trace");
-	if (rc < 0) {
-		hs_trace_close(t);
-		return rc;
-	}
-	t->have = true;
-	t->ri = 0;
-	t->pos = t->it.trace.ranges[0].first;
-	*out = t;
-	return 0;
-}
-
-uint64_t hs_trace_pages(const struct hs_trace *t)
-{
-	return t->pages;
-}
-
-/* The range of file f that holds page p, or -1. */
-static ptrdiff_t find_range(const struct hs_trace *t, struct tfile *f, uint64_t p)
-{
-	const struct hs_range *rg = t->ranges + f->r0;
-	size_t lo = 0, hi = f->nr;
-
-	if (f->hint < f->nr && rg[f->hint].first <= p && p <= rg[f->hint].last)
-		return (ptrdiff_t)f->hint;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (rg[mid].last < p)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == f->nr || rg[lo].first > p)
-		return -1;
-	f->hint = lo;
-	return (ptrdiff_t)lo;
-}
-
-int hs_trace_next(struct hs_trace *t, uint64_t *first, uint64_t *n, struct hs_error *err)
-{
-	uint64_t file, page;
-
-	return hs_trace_next_in_file(t, &file, &page, first, n, err);
-}
-
-int hs_trace_next_in_file(struct hs_trace *t, uint64_t *file, uint64_t *page, uint64_t *first,
-			  uint64_t *n, struct hs_error *err)
-{
-	const struct hs_profile_trace *tr = &t->it.trace;
-	struct tfile *f;
-	const struct hs_range *rg;
-	ptrdiff_t k;
-	uint64_t end;
-	int rc;
-
-	if (!t->have)
-		return 0;
-	f = &t->files[tr->file];
-	if ((k = find_range(t, f, t->pos)) < 0) {
-		if (err) {
-			hs_error_set(err, EINVAL, "page %llu of file %llu is in the trace but not "
-				     "among the file's pages", (unsigned long long)t->pos,
-				     (unsigned long long)tr->file);
-			err->line = t->it.line;
-		}
-		return -EINVAL;
-	}
-	rg = &t->ranges[f->r0 + (size_t)k];
-	end = tr->ranges[t->ri].last < rg->last ? tr->ranges[t->ri].last : rg->last;
-	*file = tr->file;
-	*page = t->pos;
-	*first = t->id[f->r0 + (size_t)k] + (t->pos - rg->first);
-	*n = end - t->pos + 1;
-	if (end < tr->ranges[t->ri].last) {
-		t->pos = end + 1;
-	} else if (++t->ri < tr->nranges) {
-		t->pos = tr->ranges[t->ri].first;
-	} else {
-		/* the next trace line; its ranges replace this one's */
-		if ((rc = hs_profile_next(t->r, &t->it, err)) < 0)
-			return rc;
-		t->have = rc > 0 && t->it.kind == HS_ITEM_TRACE;
-		t->ri = 0;
-		if (t->have)
-			t->pos = t->it.trace.ranges[0].first;
-	}
-	return 1;
-}
-
-void hs_trace_close(struct hs_trace *t)
-{
-	if (!t)
-		return;
-	free(t->files);
-	free(t->ranges);
-	free(t->id);
-	free(t);
-}
-
-void hs_curve_model_opts(struct hs_curve_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->policy = HS_CURVE_AUTO;
-	o->read_ahead_pages = HS_CURVE_RA_DEVICE;
-}
-
-int hs_curve_from_profile(struct hs_profile_reader *r, const struct hs_curve_opts *o,
-			  struct hs_curve *out, struct hs_error *err)
-{
-	struct hs_curve_builder *b = NULL;
-	struct hs_trace *t = NULL;
-	struct hs_curve_opts opts = *o;
-	uint64_t first, n;
-	int rc;
-
-	if ((o->policy == HS_CURVE_AUTO && !o->sample_rate && !o->sample_size) ||
-	    o->policy == HS_CURVE_KERNEL) {
-		opts.policy = HS_CURVE_KERNEL;
-		return hs_curve_kernel_from_profile(r, &opts, out, err);
-	}
-	opts.policy = HS_CURVE_LRU;
-	if ((rc = hs_trace_open(r, &t, err)))
-		return rc;
-	/* a profile's file lines list exactly the pages its trace accesses */
-	opts.known_pages = hs_trace_pages(t);
-	if ((rc = hs_curve_new(&opts, hs_trace_pages(t), &b))) {
-		if (rc == -E2BIG)
-			hs_error_set(err, E2BIG, "more than %llu distinct pages for an exact "
-				     "curve: sample them", (unsigned long long)EXACT_MAX_PAGES);
-		else
-			hs_error_set(err, -rc, "%s", strerror(-rc));
-		goto out;
-	}
-	while ((rc = hs_trace_next(t, &first, &n, err)) > 0)
-		if ((rc = hs_curve_access_run(b, first, n))) {
-			hs_error_set(err, -rc, "%s", strerror(-rc));
-			goto out;
-		}
-	if (!rc && (rc = hs_curve_finish(b, out)))
-		hs_error_set(err, -rc, "%s", strerror(-rc));
-out:
-	hs_curve_builder_free(b);
-	hs_trace_close(t);
-	return rc;
 }

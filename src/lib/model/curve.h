@@ -225,9 +225,12 @@ void hs_curve_release(struct hs_curve *c);
 
 struct hs_curve_builder;
 
+/* An exact curve's most pages: its time axis of 2M slots fits 32 bits. */
+#define HS_CURVE_EXACT_MAX_PAGES (UINT64_C(1) << 30)
+
 /*
- * A builder for accesses to page ids below npages (at most 2^30 for an
- * exact curve). Returns 0, -EINVAL (bad options), -E2BIG or -ENOMEM.
+ * A builder for accesses to page ids below npages (at most
+ * HS_CURVE_EXACT_MAX_PAGES for an exact curve). Returns 0, -EINVAL (bad options), -E2BIG or -ENOMEM.
  */
 int hs_curve_new(const struct hs_curve_opts *o, uint64_t npages, struct hs_curve_builder **out);
 
@@ -252,34 +255,6 @@ int hs_curve_access_run(struct hs_curve_builder *b, uint64_t first, uint64_t n);
 int hs_curve_finish(struct hs_curve_builder *b, struct hs_curve *out);
 
 void hs_curve_builder_free(struct hs_curve_builder *b);
-
-/* ---- the trace of a profile, as dense page ids ------------------------- */
-
-/*
- * A profile's trace lines as runs of dense ids: the pages of the file
- * lines, numbered file after file in page order (file i's pages follow
- * file i-1's), so that ids need an array rather than a map.
- */
-struct hs_trace;
-
-/*
- * Read the file lines of r (rewound first) and stand before its trace.
- * -ENODATA when the profile has no trace lines; -EINVAL (err says where)
- * for a malformed profile; -E2BIG beyond 2^63 pages; -ENOMEM.
- */
-int hs_trace_open(struct hs_profile_reader *r, struct hs_trace **out, struct hs_error *err);
-
-/* The pages the ids number: every page of the file lines. */
-uint64_t hs_trace_pages(const struct hs_trace *t);
-
-/*
- * The next run of accesses: ids *first .. *first + *n - 1, in order.
- * Returns 1, 0 at the end, or -EINVAL with err filled (a malformed line,
- * or a trace page that its file line does not list).
- */
-int hs_trace_next(struct hs_trace *t, uint64_t *first, uint64_t *n, struct hs_error *err);
-
-void hs_trace_close(struct hs_trace *t);
 
 /* ---- the kernel's policy, simulated ------------------------------------- */
 

@@ -13,6 +13,10 @@
 
 #include "profile/tops.h"
 
+/*
+ * a + b, or UINT64_MAX when that does not fit: a count that saturates
+ * reads as "at least this", never as a small number after a wrap.
+ */
 static uint64_t add_capped(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
@@ -36,6 +40,12 @@ struct dirs {
 	uint32_t depth;
 };
 
+/*
+ * One more byte into both hash states. The first is FNV-1a (its 64-bit
+ * prime); the second multiplies by another odd constant and folds the
+ * high bits down: a second, different function of the same bytes, and
+ * 128 bits between the two.
+ */
 static void hash_byte(struct dirs *w, unsigned char c)
 {
 	w->a = (w->a ^ c) * 0x100000001b3u;
@@ -52,6 +62,10 @@ static void hash_final(struct dirs *w, size_t len)
 	w->len = len;
 }
 
+/*
+ * Stand before the first directory of path[0..len). The states start from
+ * FNV's offset basis and from its halves swapped.
+ */
 static void dirs_start(struct dirs *w, const char *path, size_t len)
 {
 	memset(w, 0, sizeof(*w));
@@ -97,6 +111,11 @@ static bool dirs_next(struct dirs *w)
 	return false;
 }
 
+/*
+ * Swap two places of the heap. Each entry knows its place (d[].heap), so
+ * that the entry a file just counted can be moved down from where it is,
+ * without a search.
+ */
 static void heap_swap(struct hs_tops *t, uint32_t a, uint32_t b)
 {
 	uint32_t x = t->heap[a];
@@ -124,7 +143,14 @@ static void heap_down(struct hs_tops *t, uint32_t i)
 	}
 }
 
-/* Count f's pages in directory w (whose parent's hash is up_hi, up_lo). */
+/*
+ * Count f's pages in directory w (whose parent's hash is up_hi, up_lo).
+ * Three cases: the directory is in the table; the table has room for it;
+ * or it is full, and the directory with the fewest pages makes way
+ * (Space-Saving, tops.h). The heap is built the first time the table is
+ * full, not before: a profile of fewer directories never pays for it.
+ * Returns 0 or -ENOMEM.
+ */
 static int dir_add(struct hs_tops *t, const struct dirs *w, uint64_t up_hi, uint64_t up_lo,
 		   const struct hs_profile_file *f)
 {
@@ -185,7 +211,13 @@ static int dirs_add(struct hs_tops *t, const struct hs_profile_file *f)
 	return 0;
 }
 
-/* Keep f if it is among the HS_TOPS_N largest so far (ties: the first in the profile). */
+/*
+ * Keep f if it is among the HS_TOPS_N largest so far (ties: the first in
+ * the profile). file[] is sorted, largest first, and small: an insertion.
+ * Its paths are copies that t owns (hs_tops_release() frees them); the
+ * one that drops out lends its buffer to the newcomer. Returns 0 or
+ * -ENOMEM.
+ */
 static int files_add(struct hs_tops *t, const struct hs_profile_file *f)
 {
 	struct hs_top_file x = { 0 };
@@ -212,6 +244,7 @@ static int files_add(struct hs_tops *t, const struct hs_profile_file *f)
 	return 0;
 }
 
+/* The files, then the total, then the directories (tops.h). */
 int hs_tops_add(struct hs_tops *t, const struct hs_profile_file *f)
 {
 	int rc = files_add(t, f);
@@ -222,7 +255,13 @@ int hs_tops_add(struct hs_tops *t, const struct hs_profile_file *f)
 	return dirs_add(t, f);
 }
 
-/* After replacements: the survivors' figures, exactly. */
+/*
+ * After replacements: the survivors' figures, exactly. A count inherited
+ * from a directory that made way is an upper bound only; a second read of
+ * the profile counts each file again, in the directories still in the
+ * table alone, and their first files anew. Returns 0, or what
+ * hs_profile_next() returned (err filled).
+ */
 static int dirs_recount(struct hs_tops *t, struct hs_profile_reader *r, struct hs_error *err)
 {
 	struct hs_profile_item it;
@@ -259,7 +298,10 @@ static bool dir_before(const struct hs_tops_entry *a, const struct hs_tops_entry
  * Name the directories want[0..n) into out[] (names still NULL), from
  * the first file under each: the profile is read again until each has
  * its name. The table knows each directory's first file, so a file is
- * looked at only when it is one of those.
+ * looked at only when it is one of those. The names are allocated and
+ * out[]'s (t's in the end: hs_tops_release() frees them), those made
+ * before a failure too. Returns 0, -ENOMEM, what hs_profile_next()
+ * returned, or -EINVAL if the profile changed between two reads.
  */
 static int name_dirs(const struct hs_tops *t, struct hs_profile_reader *r, const uint32_t *want,
 		     struct hs_top_dir *out, size_t n, struct hs_error *err)
@@ -407,6 +449,13 @@ static int kid_cmp(const void *a, const void *b, void *ctx)
 	return dir_before(y, x) ? 1 : 0;
 }
 
+/*
+ * Group the linked directories by parent, each group largest first:
+ * kids[] and start[], which the caller frees (even on failure: they are
+ * NULL or whole). Sorted once, so that a split looks at a directory's
+ * children in order and stops at the first one too small. Returns 0 or
+ * -ENOMEM.
+ */
 static int cover_index(struct cover *c)
 {
 	const struct hs_tops *t = c->t;
@@ -532,6 +581,7 @@ out:
 	return rc;
 }
 
+/* Everything t owns: the table, the heap, the names and paths it made. */
 void hs_tops_release(struct hs_tops *t)
 {
 	u64map_free(&t->map);
