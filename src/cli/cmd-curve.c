@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "model/curve.h"
-#include "kernel/memory.h"
+#include "model/need.h"
 #include "job/usage.h"
 #include "operands.h"
 #include "options.h"

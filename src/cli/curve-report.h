@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "model/curve.h"
-#include "kernel/memory.h"
+#include "model/need.h"
 #include "cli.h"
 
 /* What a run of curve asked for and what it found: the reports read it. */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "kernel/memory.h"
+#include "model/need.h"
 #include "job/usage.h"
 #include "unit.h"
 #include "corpus.h"

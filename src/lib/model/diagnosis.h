@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "kernel/memory.h"
+#include "model/need.h"
 #include "cache/residency.h"
 #include "profile/tops.h"
 #include "job/usage.h"

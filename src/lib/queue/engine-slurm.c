@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "base/atomic.h"
-#include "kernel/memory.h"
+#include "model/need.h"
 #include "queue/queue.h"
 
 #define POLL_MS 1000		/* squeue's load on the controller: once a second */

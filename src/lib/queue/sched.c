@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "queue/sched.h"
-#include "kernel/memory.h"
+#include "model/need.h"
 #include "job/usage.h"
 
 const char *hs_wait_name(enum hs_wait w)
