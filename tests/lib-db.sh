@@ -508,3 +508,28 @@ db_load() {
 		"${DB_CLIENT[@]}" <<< "$DB_INDEX VACUUM (FREEZE, ANALYZE) reports; VACUUM (FREEZE, ANALYZE) dists;";;
 	esac
 }
+
+# db_test_servers: the three servers the database tests share, started
+# when root on a real filesystem (O_DIRECT, the page cache), each in a
+# memory cgroup of DB_TEST_LIMIT with caches of DB_TEST_POOL, loaded with
+# DB_TEST_ROWS rows, more than those caches hold (a scan reads the table's
+# file): mariadb (fsync), mariadb-direct (O_DIRECT) and postgres. A server
+# that does not start is said, and its tests skip: prereq_MARIADB (both
+# MariaDB servers up), prereq_POSTGRES.
+DB_TEST_ROWS=30000 DB_TEST_POOL=8M DB_TEST_LIMIT=$((256 << 20))
+db_test_servers() {
+	local s name flush
+	if ! { prereq_ROOT && prereq_REALFS; }; then
+		echo "# no servers: they need root and a real filesystem (O_DIRECT, the page cache)"
+		return 0
+	fi
+	for s in mariadb:fsync mariadb-direct:O_DIRECT postgres:; do
+		name=${s%:*} flush=${s#*:}
+		db_start "${name%-direct}" --name "$name" --pool "$DB_TEST_POOL" --mem "$DB_TEST_LIMIT" \
+			${flush:+--flush "$flush"} &&
+			db_load "$name" "$DB_TEST_ROWS" || echo "# no $name server: $DB_WHY"
+	done
+}
+db_up() { [ -n "$(db_pid "$1")" ]; }
+prereq_MARIADB() { db_up mariadb && db_up mariadb-direct; }
+prereq_POSTGRES() { db_up postgres; }

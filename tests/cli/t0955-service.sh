@@ -167,21 +167,8 @@ test_expect_success NOBODY 'as nobody: another user'"'"'s process is refused, na
 
 # ---- real servers ----------------------------------------------------------------
 
-# more rows than the 8 MiB caches hold: a scan reads the table's file
-ROWS=30000
-POOL=8M LIMIT=$((256 << 20))
-if prereq_ROOT && prereq_REALFS; then
-	for s in mariadb:fsync mariadb-direct:O_DIRECT postgres:; do
-		name=${s%:*} flush=${s#*:}
-		db_start "${name%-direct}" --name "$name" --pool "$POOL" --mem "$LIMIT" ${flush:+--flush "$flush"} &&
-			db_load "$name" "$ROWS" || echo "# no $name server: $DB_WHY"
-	done
-else
-	echo "# no servers: they need root and a real filesystem (O_DIRECT, the page cache)"
-fi
-up() { [ -n "$(db_pid "$1")" ]; }
-prereq_MARIADB() { up mariadb && up mariadb-direct; }
-prereq_POSTGRES() { up postgres; }
+db_test_servers
+ROWS=$DB_TEST_ROWS LIMIT=$DB_TEST_LIMIT
 
 cat > "$TRASH/scan.sql" <<-\EOF
 SELECT state, COUNT(*) FROM reports GROUP BY state ORDER BY state;
