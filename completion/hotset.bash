@@ -8,7 +8,8 @@
 # _hotset_parse_help HOTSET [CMD]: from the help text, fill _hotset_cmds
 # (the "Commands:" list), _hotset_opts (every option, long and short),
 # _hotset_arg (option -> the name of its argument, for options taking one)
-# and _hotset_runs (set if the command runs a command: "usage: ... CMD [ARGS...]").
+# and _hotset_runs (set if the command runs a command: "usage: ... CMD [ARGS...]",
+# or "[COMMAND [ARG...]]" where it is optional).
 _hotset_parse_help() {
 	local line in_cmds= in_usage= re_opt re_usage
 	# "  -p, --profile PROFILE  ...", "      --json  ...", "  -0, --null  ..."
@@ -36,7 +37,7 @@ _hotset_parse_help() {
 		elif [[ $line == usage:* ]] || { [ -n "$in_usage" ] && [[ $line == " "*[![:space:]]* ]]; }; then
 			# the synopsis, and the lines that continue it, up to a blank line
 			in_usage=1
-			[[ $line =~ \ (CMD|COMMAND)\ \[ARGS?\.\.\.\] ]] && _hotset_runs=1
+			[[ $line =~ [\ \[](CMD|COMMAND)\ \[ARGS?\.\.\.\] ]] && _hotset_runs=1
 			# options shown only in the synopsis: "usage: hotset [--version] [--help] ..."
 			while [[ $line =~ $re_usage ]]; do
 				_hotset_add_opt "${BASH_REMATCH[1]}"
