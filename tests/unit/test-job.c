@@ -250,37 +250,6 @@ static void count(int sig)
 	caught++;
 }
 
-/*
- * Sent to hotset's whole group, a signal reaches hotset alone, which
- * passes it on: the job gets it once. (The test leads a group of its own,
- * so that nothing around it gets it.)
- */
-TEST(a_signal_sent_to_the_callers_group_reaches_the_job_once)
-{
-	int in[2], said[2];
-	struct hs_job job;
-
-	CHECK(setpgid(0, 0) == 0);
-	new_pipe(in);
-	new_pipe(said);
-	dup2(in[0], 0);
-	struct hs_job_spec spec = { .argv = HELPER("count", shared(said[1])) };
-
-	CHECK(start(&spec, &job, NULL) == 0);
-	close(said[1]);
-	CHECK_STR(read_line(said[0]), "ready");	/* its handlers are in place */
-	CHECK(hs_job_forward_signals(job.pid) == 0);
-	CHECK(kill(0, SIGUSR1) == 0);
-	CHECK_STR(read_line(said[0]), "USR1");
-	CHECK(kill(getpid(), SIGUSR2) == 0);
-	CHECK_STR(read_line(said[0]), "USR2");
-	close(in[1]);
-	CHECK(exit_status(&job) == 2);		/* the signals it got in all */
-	CHECK(hs_job_signal_received() == 0);	/* USR1 and USR2 interrupt nothing */
-	hs_job_stop_forwarding();
-	hs_job_release_signals();
-}
-
 /* The job signals its parent (kill(-1) would too): it reached whom it meant to. */
 TEST(a_signal_from_the_job_is_not_passed_back_to_it)
 {
@@ -534,7 +503,6 @@ int main(int argc, char **argv)
 			 exit_codes_mirror_wait_statuses,
 			 the_job_gets_the_callers_environment_streams_and_path,
 			 the_job_leads_a_process_group_of_its_own_in_the_callers_session,
-			 a_signal_sent_to_the_callers_group_reaches_the_job_once,
 			 a_signal_from_the_job_is_not_passed_back_to_it,
 			 a_termination_signal_is_passed_on_and_remembered,
 			 a_signal_after_the_job_is_held_until_released,
