@@ -96,7 +96,7 @@ static void profile_shrank(int sig)
  * program raises SIGBUS: say so rather than die of a bus error. (hotset's
  * own writers replace a profile by rename, which never does that.)
  */
-static void guard_mapping(const char *profile)
+void operands_guard_mapping(const char *profile)
 {
 	struct sigaction sa;
 
@@ -233,7 +233,7 @@ static int open_operands(struct operands *o)
 		}
 		rc = hs_profile_read(STDIN_FILENO, &o->reader, &err);
 	} else {
-		guard_mapping(o->profile);
+		operands_guard_mapping(o->profile);
 		rc = hs_profile_open(o->profile, &o->reader, &err);
 	}
 	if (rc == -EINVAL && err.line)

@@ -72,6 +72,13 @@ int operands_foreach(struct operands *o, hs_target_fn fn, void *ctx);
 void operands_close(struct operands *o);
 
 /*
+ * Before a profile is mapped: a truncation of it by another program
+ * (SIGBUS) ends hotset with a sentence and EXIT_USAGE, not a bus error.
+ * operands_open() does it for -p; doctor, which reads its own way.
+ */
+void operands_guard_mapping(const char *profile);
+
+/*
  * After operands_foreach() with a profile: unless quiet, say how many of
  * its files changed since it was made (they were acted on by path).
  */

@@ -1,14 +1,15 @@
 /*
  * diagnosis.h - why a job waits for the disk, as data: doctor's reasoning.
  *
- * The caller gathers the facts: the run as record measured it (or, for a
- * profile alone, what its header recorded), the profile's curve,
- * residency and largest directories, the machine's memory, the memory
- * cgroup diagnosed with every limit above it, every cgroup's memory, the
- * reclaimers. hs_diagnose() turns them into findings, each with an id, a
- * severity, the figures it rests on (named, for scripts), its evidence in
- * words, and fixes, each a command as argv. The text, JSON and HTML
- * reports render the same findings; nothing here reads a file or prints.
+ * The caller gathers the facts (doctor.h does, for doctor): the run as
+ * record measured it (or, for a profile alone, what its header
+ * recorded), the profile's curve, residency and largest directories, the
+ * machine's memory, the memory cgroup diagnosed with every limit above
+ * it, every cgroup's memory, the reclaimers. hs_diagnose() turns them
+ * into findings, each with an id, a severity, the figures it rests on
+ * (named, for scripts), its evidence in words, and fixes, each a command
+ * as argv. The text, JSON and HTML reports render the same findings;
+ * nothing here reads a file or prints.
  *
  * Strings in findings are bytes as read: a path may hold any byte but NUL
  * (an escape sequence, a "$(...)"). Whoever shows them escapes them, and
