@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "base/atomic.h"
-#include "kernel/memory.h"
 #include "queue/queue.h"
 #include "options.h"
 #include "run-report.h"
@@ -109,19 +108,6 @@ static void on_stop(int sig)
 }
 
 /* ---- the command ---------------------------------------------------------------- */
-
-static uint64_t default_budget(void)
-{
-	struct hs_meminfo m;
-	struct hs_memcg cg;
-	uint64_t b = 0;
-
-	if (hs_meminfo_read(&m) == 0)
-		b = m.available;
-	if (hs_memcg_of(0, &cg) == 0 && cg.limit_known && cg.limit != UINT64_MAX && cg.limit < b)
-		b = cg.limit;
-	return b;
-}
 
 /* The exit status of a setup function of queue.h that said why it failed. */
 static int setup_code(int rc)
@@ -222,68 +208,6 @@ static int dry_run(struct hs_runq *q, bool resuming)
 	return finish_stdout(EXIT_OK);
 }
 
-/* -- COMMAND: a queue of one job, named by --name or after the command. */
-static int command_job(struct hs_runq *q, char **argv, const char *name)
-{
-	char *cmdline = shell_join(argv), *base = strrchr(argv[0], '/');
-	char def[HS_JOB_NAME_MAX + 1];
-	size_t k = 0;
-	int rc;
-
-	if (!cmdline)
-		return error("out of memory"), EXIT_HOTSET;
-	if (!name) {
-		for (const char *s = base ? base + 1 : argv[0]; *s && k < HS_JOB_NAME_MAX; s++)
-			def[k++] = hs_job_name_ok(s, 1) ? *s : '_';
-		def[k] = '\0';
-		name = k && hs_job_name_ok(def, k) ? def : "job";
-	} else if (!hs_job_name_ok(name, strlen(name))) {
-		free(cmdline);
-		return usage_error(&cmd_run, "--name: '%s' is not a job name (letters, "
-				   "digits, '.', '_' and '-')", name);
-	}
-	q->jobfile = "-";
-	q->jf.hash = hs_fnv1a(cmdline, strlen(cmdline));
-	rc = hs_jobfile_add(&q->jf, name, cmdline, 0);
-	free(cmdline);
-	if (rc)
-		return error("out of memory"), EXIT_HOTSET;
-	return 0;
-}
-
-/*
- * The state directory's lock, or -1 after saying why not. Supervisors
- * hold the lock too (they inherit it): a queue that was killed keeps it
- * until its jobs have stopped, so that none runs twice. A resumed queue
- * waits for them, 30 seconds at most.
- */
-static int lock_state(const struct hs_runq *q, bool quiet)
-{
-	pid_t holder;
-	int lock;
-
-	for (int tries = 0; (lock = hs_runstate_lock(q->state, &holder)) == -EWOULDBLOCK &&
-			    holder && kill(holder, 0) && errno == ESRCH && tries < 300; tries++) {
-		if (tries == 0 && !quiet)
-			warning("the jobs of the queue that was killed (pid %d) are stopping: "
-				"waiting for them", (int)holder);
-		usleep(100000);
-	}
-	if (lock < 0) {
-		if (lock == -EWOULDBLOCK && holder && kill(holder, 0) && errno == ESRCH)
-			error("%s is still locked by the jobs of the queue of pid %d, which was "
-			      "killed: they have not stopped", q->state, (int)holder);
-		else if (lock == -EWOULDBLOCK && holder)
-			error("%s is in use by another queue (pid %d): give another --state",
-			      q->state, (int)holder);
-		else if (lock == -EWOULDBLOCK)
-			error("%s is in use by another queue: give another --state", q->state);
-		else
-			error("%s/lock: %s", q->state, strerror(-lock));
-	}
-	return lock;
-}
-
 /*
  * The queue, with the stop signals caught (this file's handler, the
  * engines' flag and self-pipe), then the report. Returns the exit status.
@@ -310,12 +234,8 @@ static int run_queue(struct hs_runq *q, bool json, bool quiet)
 		return EXIT_HOTSET;
 	if ((q->slurm ? hs_runq_slurm(q) : hs_runq_local(q)) < 0 || q->state_lost)
 		code = EXIT_HOTSET;
-	for (size_t i = 0; i < q->n; i++) {
-		struct hs_runq_job *j = &q->jobs[i];
-
-		if (code == EXIT_OK && (j->s.state != HS_Q_DONE || j->exit_status))
-			code = 1;
-	}
+	if (code == EXIT_OK && !hs_runq_succeeded(q))
+		code = 1;
 	if (json)
 		run_json_report(q);
 	else
@@ -325,11 +245,16 @@ static int run_queue(struct hs_runq *q, bool json, bool quiet)
 	return finish_stdout(code);
 }
 
-/*
- * The options, the job file, the state; then a step, a plan or the queue.
- * Over a screen for its option loop (a case an option, as every command's).
- */
-static int run_run(int argc, char **argv)
+struct args {
+	const char *name, *step;	/* --name, --step */
+	bool dry, resuming, json, quiet;
+	bool j_set, budget_set;
+	unsigned slots;			/* -j N; 0: auto */
+	uint64_t budget;
+};
+
+/* The options into q and a, and how they go together: -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, struct hs_runq *q, struct args *a)
 {
 	static const struct option longopts[] = {
 		{ "threads", required_argument, NULL, 'j' },
@@ -346,61 +271,71 @@ static int run_run(int argc, char **argv)
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
-	struct hs_runq q = { .warm_fd = -1, .stop = &stop_signal, .wake = { -1, -1 } };
-	const char *name = NULL, *step = NULL;
-	bool dry = false, resuming = false, budget_set = false, j_set = false;
-	bool json = false, quiet = false;
-	unsigned slots = 0;
-	uint64_t budget = 0;
-	int opt, rc, lock = -1;
+	int opt, rc;
 
-	q.ops = (struct hs_runq_ops){ .say = say, .join = shell_join, .supervising = supervising,
-				      .recorded = recorded, .warn = say_warning,
-				      .progress = run_progress, .ctx = &show_status };
 	while ((opt = getopt_long(argc, argv, "+" OPTS_START "j:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
-			j_set = true;
-			if (strcmp(optarg, "auto") && option_count(&cmd_run, "-j", optarg, 1, 4096, &slots))
+			a->j_set = true;
+			if (strcmp(optarg, "auto") &&
+			    option_count(&cmd_run, "-j", optarg, 1, 4096, &a->slots))
 				return EXIT_USAGE;
 			break;
 		case OPT_BUDGET:
 			/* 0 would hold no job's pages: as keep, at least a page */
-			if ((rc = option_budget(&cmd_run, optarg, true, &budget)))
+			if ((rc = option_budget(&cmd_run, optarg, true, &a->budget)))
 				return rc;
-			budget_set = true;
+			a->budget_set = true;
 			break;
-		case OPT_STATE: q.state = optarg; break;
-		case OPT_LOGS: q.logs = optarg; break;
-		case OPT_HALT: q.halt = true; break;
-		case OPT_DRY_RUN: dry = true; break;
-		case OPT_RESUME: resuming = true; break;
-		case OPT_NAME: name = optarg; break;
+		case OPT_STATE: q->state = optarg; break;
+		case OPT_LOGS: q->logs = optarg; break;
+		case OPT_HALT: q->halt = true; break;
+		case OPT_DRY_RUN: a->dry = true; break;
+		case OPT_RESUME: a->resuming = true; break;
+		case OPT_NAME: a->name = optarg; break;
 		case OPT_ENGINE:
 			if (strcmp(optarg, "local") && strcmp(optarg, "slurm"))
 				return usage_error(&cmd_run, "--engine: give local or slurm");
-			q.slurm = !strcmp(optarg, "slurm");
+			q->slurm = !strcmp(optarg, "slurm");
 			break;
-		case OPT_STEP: step = optarg; break;
-		case 'J': json = true; break;
-		case 'q': quiet = true; break;
+		case OPT_STEP: a->step = optarg; break;
+		case 'J': a->json = true; break;
+		case 'q': a->quiet = true; break;
 		default: return option_other(&cmd_run, opt, argv, longopts);
 		}
 	}
 	if (optind >= argc)
 		return usage_error(&cmd_run, "give a job file, or -- and a command");
-	if (q.slurm && (j_set || budget_set))
+	if (q->slurm && (a->j_set || a->budget_set))
 		return usage_error(&cmd_run, "-j and --budget are the local engine's: with --engine "
 				   "slurm, Slurm schedules the jobs by their --mem");
-	if (step && (q.slurm || dry || resuming || !strcmp(argv[optind - 1], "--")))
+	if (a->step && (q->slurm || a->dry || a->resuming || !strcmp(argv[optind - 1], "--")))
 		return usage_error(&cmd_run, "--step runs one job of a job file, alone");
+	return -1;
+}
+
+/* The job file or the command, the state; then a step, a plan or the queue. */
+static int run_run(int argc, char **argv)
+{
+	struct hs_runq q = { .warm_fd = -1, .stop = &stop_signal, .wake = { -1, -1 } };
+	struct args a = { 0 };
+	int rc, lock = -1;
+
+	q.ops = (struct hs_runq_ops){ .say = say, .join = shell_join, .supervising = supervising,
+				      .recorded = recorded, .warn = say_warning,
+				      .progress = run_progress, .ctx = &show_status };
+	if ((rc = parse_options(argc, argv, &q, &a)) >= 0)
+		return rc;
 	if (!strcmp(argv[optind - 1], "--")) {
-		if ((rc = command_job(&q, argv + optind, name)))
-			return rc;
+		if ((rc = hs_runq_add_command(&q, argv + optind, a.name)) == -EINVAL)
+			return usage_error(&cmd_run, "--name: '%s' is not a job name (letters, "
+					   "digits, '.', '_' and '-')", a.name);
+		if (rc)
+			return error("out of memory"), EXIT_HOTSET;
 	} else {
 		if (optind + 1 < argc)
 			return usage_error(&cmd_run, "one job file only (a command goes after --)");
-		if (name)
+		if (a.name)
 			return usage_error(&cmd_run, "--name names the job of -- COMMAND");
 		q.jobfile = argv[optind];
 		if ((rc = load_jobfile(&q, q.jobfile)))
@@ -411,41 +346,41 @@ static int run_run(int argc, char **argv)
 	if ((rc = setup_code(hs_runq_check_state(&q))) || (rc = setup_jobs(&q)) ||
 	    (rc = setup_code(hs_runq_check_logs(&q))))
 		goto out;
-	if (step) {
-		rc = run_step(&q, step);
+	if (a.step) {
+		rc = run_step(&q, a.step);
 		goto out;
 	}
-	if (q.slurm && (rc = setup_code(hs_runq_slurm_ready(&q, dry))))
+	if (q.slurm && (rc = setup_code(hs_runq_slurm_ready(&q, a.dry))))
 		goto out;
 	/* -j N: N jobs; auto: the jobs share the CPUs by what they use of them */
-	q.sched.slots = slots;
+	q.sched.slots = a.slots;
 	q.sched.cpus = (double)sysconf(_SC_NPROCESSORS_ONLN);
 	if (q.sched.cpus < 1)
 		q.sched.cpus = 1;
-	q.sched.budget = budget_set ? budget : default_budget();
+	q.sched.budget = a.budget_set ? a.budget : hs_runq_default_budget();
 	if (!q.slurm && !q.sched.budget) {
 		error("cannot tell the memory available (/proc/meminfo): give --budget SIZE");
 		rc = EXIT_HOTSET;
 		goto out;
 	}
-	if (dry) {
-		rc = dry_run(&q, resuming);
+	if (a.dry) {
+		rc = dry_run(&q, a.resuming);
 		goto out;
 	}
 	if ((rc = setup_code(hs_runq_make_dirs(&q))))
 		goto out;
-	if ((lock = lock_state(&q, quiet)) < 0) {
+	if ((lock = hs_runq_lock(&q, !a.quiet)) < 0) {
 		rc = EXIT_HOTSET;
 		goto out;
 	}
-	if (resuming && (rc = setup_code(hs_runq_resume(&q, true))))
+	if (a.resuming && (rc = setup_code(hs_runq_resume(&q, true))))
 		goto out;
-	if (q.slurm && !resuming && hs_runq_slurm_leftovers(&q)) {
+	if (q.slurm && !a.resuming && hs_runq_slurm_leftovers(&q)) {
 		rc = EXIT_HOTSET;
 		goto out;
 	}
 
-	rc = run_queue(&q, json, quiet);
+	rc = run_queue(&q, a.json, a.quiet);
 out:
 	if (lock >= 0)
 		close(lock);

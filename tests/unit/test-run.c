@@ -567,6 +567,81 @@ TEST(a_queue_saved_is_resumed_with_its_done_jobs_and_only_with_its_job_file)
 	scratch_done();
 }
 
+/* argv joined by spaces, unquoted: enough for the words below */
+static char *join(char *const *argv)
+{
+	size_t n = 1;
+	char *s;
+
+	for (char *const *a = argv; *a; a++)
+		n += strlen(*a) + 1;
+	if (!(s = calloc(1, n)))
+		return NULL;
+	for (char *const *a = argv; *a; a++)
+		strcat(strcat(s, a == argv ? "" : " "), *a);
+	return s;
+}
+
+TEST(a_command_is_a_queue_of_one_job_named_after_it)
+{
+	char *cmd[] = { "/usr/bin/my tool+1", "-x", NULL }, *dir[] = { "bin/", NULL };
+	struct hs_runq q = { .ops.join = join };
+
+	CHECK(hs_runq_add_command(&q, cmd, NULL) == 0);
+	CHECK_EQ_U64(q.jf.n, 1);
+	CHECK_STR(q.jf.jobs[0].name, "my_tool_1");	/* its basename, bytes a name cannot hold as _ */
+	CHECK_STR(q.jf.jobs[0].command, "/usr/bin/my tool+1 -x");
+	CHECK_STR(q.jobfile, "-");
+	CHECK(q.jf.hash == hs_fnv1a("/usr/bin/my tool+1 -x", 21));
+	hs_jobfile_free(&q.jf);
+	memset(&q.jf, 0, sizeof(q.jf));
+	CHECK(hs_runq_add_command(&q, dir, NULL) == 0);
+	CHECK_STR(q.jf.jobs[0].name, "job");	/* no basename to name it after */
+	hs_jobfile_free(&q.jf);
+	memset(&q.jf, 0, sizeof(q.jf));
+	CHECK(hs_runq_add_command(&q, cmd, "a/b") == -EINVAL && q.jf.n == 0);
+	CHECK(hs_runq_add_command(&q, cmd, "build-1") == 0);
+	CHECK_STR(q.jf.jobs[0].name, "build-1");
+	hs_jobfile_free(&q.jf);
+}
+
+TEST(a_queue_succeeded_when_every_job_ran_and_exited_0)
+{
+	struct hs_runq q;
+
+	scratch_dir();
+	new_queue(&q, "a true\nb true\n");
+	CHECK(!hs_runq_succeeded(&q));	/* pending */
+	q.jobs[0].s.state = q.jobs[1].s.state = HS_Q_DONE;
+	CHECK(hs_runq_succeeded(&q));
+	q.jobs[1].exit_status = 3;
+	CHECK(!hs_runq_succeeded(&q));
+	hs_runq_release(&q);
+	scratch_done();
+}
+
+TEST(a_state_directory_locked_by_a_live_queue_is_refused_and_said)
+{
+	struct hs_runq q;
+	char pid[32];
+	int lock;
+
+	scratch_dir();
+	new_queue(&q, "a true\n");
+	CHECK(hs_runq_make_dirs(&q) == 0);
+	CHECK((lock = hs_runq_lock(&q, true)) >= 0);
+	said[0] = '\0';
+	/* the holder is this process, alive: no waiting, the other queue named */
+	CHECK(hs_runq_lock(&q, true) == -EWOULDBLOCK);
+	snprintf(pid, sizeof(pid), "(pid %d)", (int)getpid());
+	CHECK(strstr(said, "is in use by another queue") && strstr(said, pid));
+	close(lock);
+	CHECK((lock = hs_runq_lock(&q, true)) >= 0);
+	close(lock);
+	hs_runq_release(&q);
+	scratch_done();
+}
+
 #define LLVMFuzzerTestOneInput fuzz_jobfile
 #include "../fuzz/fuzz-jobfile.c"
 #undef LLVMFuzzerTestOneInput
@@ -578,7 +653,10 @@ TEST(jobfile_fuzz_corpus_replays)
 
 int main(void)
 {
-	return RUN_TESTS(a_job_file_gives_names_and_commands, a_bad_job_file_is_refused_with_its_line,
+	return RUN_TESTS(a_command_is_a_queue_of_one_job_named_after_it,
+			 a_queue_succeeded_when_every_job_ran_and_exited_0,
+			 a_state_directory_locked_by_a_live_queue_is_refused_and_said,
+			 a_job_file_gives_names_and_commands, a_bad_job_file_is_refused_with_its_line,
 			 a_name_given_twice_is_refused_at_the_first_line_that_gives_one_again,
 			 jobs_are_found_by_name, a_large_job_file_is_indexed_whole,
 			 a_record_reads_back_as_written, jobs_start_while_they_fit_the_budget,

@@ -10,9 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/atomic.h"
+#include "kernel/memory.h"
 #include "queue/queue.h"
 
 void hs_runq_say(const struct hs_runq *q, enum hs_runq_level level, const char *fmt, ...)
@@ -300,3 +303,86 @@ int hs_runq_resume(struct hs_runq *q, bool act)
 	return 0;
 }
 
+
+int hs_runq_add_command(struct hs_runq *q, char *const *argv, const char *name)
+{
+	char *cmdline = q->ops.join(argv), *base = strrchr(argv[0], '/');
+	char def[HS_JOB_NAME_MAX + 1];
+	size_t k = 0;
+	int rc;
+
+	if (!cmdline)
+		return -ENOMEM;
+	if (!name) {
+		for (const char *s = base ? base + 1 : argv[0]; *s && k < HS_JOB_NAME_MAX; s++)
+			def[k++] = hs_job_name_ok(s, 1) ? *s : '_';
+		def[k] = '\0';
+		name = k && hs_job_name_ok(def, k) ? def : "job";
+	} else if (!hs_job_name_ok(name, strlen(name))) {
+		free(cmdline);
+		return -EINVAL;
+	}
+	/* no file: "-" names it, and the command's hash stands for the file's in the queue file */
+	q->jobfile = "-";
+	q->jf.hash = hs_fnv1a(cmdline, strlen(cmdline));
+	rc = hs_jobfile_add(&q->jf, name, cmdline, 0);
+	free(cmdline);
+	return rc ? -ENOMEM : 0;
+}
+
+uint64_t hs_runq_default_budget(void)
+{
+	struct hs_meminfo m;
+	struct hs_memcg cg;
+	uint64_t b = 0;
+
+	if (hs_meminfo_read(&m) == 0)
+		b = m.available;
+	/* a limit below what the machine has free is what the jobs can have */
+	if (hs_memcg_of(0, &cg) == 0 && cg.limit_known && cg.limit != UINT64_MAX && cg.limit < b)
+		b = cg.limit;
+	return b;
+}
+
+/* The lock's holder is gone (killed) while the lock stays: its jobs still hold it. */
+static bool holder_gone(pid_t holder)
+{
+	return holder && kill(holder, 0) && errno == ESRCH;
+}
+
+int hs_runq_lock(const struct hs_runq *q, bool tell)
+{
+	pid_t holder;
+	int lock;
+
+	/* 300 turns of 100 ms: jobs that take longer to stop are said to hold it */
+	for (int tries = 0; (lock = hs_runstate_lock(q->state, &holder)) == -EWOULDBLOCK &&
+			    holder_gone(holder) && tries < 300; tries++) {
+		if (tries == 0 && tell)
+			hs_runq_say(q, HS_RUNQ_WARNING, "the jobs of the queue that was killed "
+				    "(pid %d) are stopping: waiting for them", (int)holder);
+		usleep(100000);
+	}
+	if (lock >= 0)
+		return lock;
+	if (lock == -EWOULDBLOCK && holder_gone(holder))
+		hs_runq_say(q, HS_RUNQ_ERROR, "%s is still locked by the jobs of the queue of pid "
+			    "%d, which was killed: they have not stopped", q->state, (int)holder);
+	else if (lock == -EWOULDBLOCK && holder)
+		hs_runq_say(q, HS_RUNQ_ERROR, "%s is in use by another queue (pid %d): give another "
+			    "--state", q->state, (int)holder);
+	else if (lock == -EWOULDBLOCK)
+		hs_runq_say(q, HS_RUNQ_ERROR, "%s is in use by another queue: give another --state",
+			    q->state);
+	else
+		hs_runq_say(q, HS_RUNQ_ERROR, "%s/lock: %s", q->state, strerror(-lock));
+	return lock;
+}
+
+bool hs_runq_succeeded(const struct hs_runq *q)
+{
+	for (size_t i = 0; i < q->n; i++)
+		if (q->jobs[i].s.state != HS_Q_DONE || q->jobs[i].exit_status)
+			return false;
+	return true;
+}

@@ -157,6 +157,34 @@ int hs_runq_make_dirs(const struct hs_runq *q);
  */
 int hs_runq_resume(struct hs_runq *q, bool act);
 
+/*
+ * -- COMMAND: a queue of one job, argv quoted for a shell (ops.join),
+ * named name, or, for NULL, after the command's basename (its bytes that
+ * a job name cannot hold as '_'; "job" if nothing is left). Returns 0,
+ * -EINVAL for a name that is not a job name (said by the caller, who
+ * knows the option), or -ENOMEM.
+ */
+int hs_runq_add_command(struct hs_runq *q, char *const *argv, const char *name);
+
+/*
+ * The memory budget when none is given: MemAvailable now, at most the
+ * memory limit of our own cgroup (the jobs are charged there). 0 when
+ * /proc/meminfo cannot be read.
+ */
+uint64_t hs_runq_default_budget(void);
+
+/*
+ * The state directory's lock (hs_runstate_lock()), kept open while the
+ * queue runs. Supervisors hold the lock too (they inherit it): a queue
+ * that was killed keeps it until its jobs have stopped, so that none runs
+ * twice, and this waits for them, 30 seconds at most (saying so first,
+ * if tell). Returns the lock's descriptor, or -errno after saying why not.
+ */
+int hs_runq_lock(const struct hs_runq *q, bool tell);
+
+/* Every job of the queue ran to its end and succeeded. */
+bool hs_runq_succeeded(const struct hs_runq *q);
+
 /* ---- the local engine (engine-local.c) ---- */
 
 /*
