@@ -92,18 +92,6 @@ static void write_report(FILE *f, bool json, bool quiet, char *const *argv, int 
 		print_service_report(f, svc->s, svc->u, !quiet);
 }
 
-/* --pid, --cgroup, --unit: one service a run */
-static int option_service(enum hs_service_kind *kind, const char **arg, enum hs_service_kind k,
-			  const char *optarg_)
-{
-	if (*kind && *kind != k)
-		return usage_error(&cmd_time, "%s and %s: one service a run",
-				   hs_service_option(*kind), hs_service_option(k));
-	*kind = k;
-	*arg = optarg_;
-	return 0;
-}
-
 /*
  * No COMMAND: watch the service for for_ns (0: until SIGINT or SIGTERM,
  * which end the window, not hotset), then report it alone.
@@ -175,9 +163,8 @@ static int run_time(int argc, char **argv)
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
-	const char *output = NULL, *service_arg = NULL;
-	uint64_t for_ns = 0;
-	enum hs_service_kind service_kind = 0;
+	const char *output = NULL;
+	struct service_opts so = { 0 };
 	struct hs_service service;
 	struct hs_service_probe *probe = NULL;
 	struct hs_service_usage su;
@@ -185,7 +172,7 @@ static int run_time(int argc, char **argv)
 	struct hs_error err = { 0 };
 	struct hs_job_spec spec = { 0 };
 	struct hs_usage u;
-	bool json = false, quiet = false, reported = false;
+	bool json = false, quiet = false, reported = false, named;
 	int opt, rc, status = 0, code;
 	char msg[PATH_MAX + 128];
 	FILE *out = stderr;
@@ -196,37 +183,20 @@ static int run_time(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case 'J': json = true; break;
 		case 'q': quiet = true; break;
-		case OPT_PID: case OPT_CGROUP: case OPT_UNIT:
-			if ((rc = option_service(&service_kind, &service_arg,
-						 opt == OPT_PID ? HS_SERVICE_PID :
-						 opt == OPT_CGROUP ? HS_SERVICE_CGROUP : HS_SERVICE_UNIT,
-						 optarg)))
+		case OPT_PID: case OPT_CGROUP: case OPT_UNIT: case OPT_FOR:
+			if ((rc = option_service(&cmd_time, opt, optarg, &so)))
 				return rc;
-			break;
-		case OPT_FOR:
-			if (parse_duration(optarg, &for_ns) < 0 || for_ns == 0)
-				return usage_error(&cmd_time, "--for takes a duration (10s, 5m, 1h), not '%s'",
-						   optarg);
 			break;
 		default: return option_other(&cmd_time, opt, argv, longopts);
 		}
 	}
-	if (for_ns && !service_kind)
-		return usage_error(&cmd_time, "--for needs a service: --pid, --cgroup or --unit");
-	if (optind >= argc && !service_kind)
-		return usage_error(&cmd_time, "no command to run");
-	if (optind < argc && for_ns)
-		return usage_error(&cmd_time, "--for watches a service without a COMMAND: the "
-				   "command's run is the window");
 	spec.argv = argv + optind;
-	/* a service that is not there costs no run of the command */
-	if (service_kind) {
-		if (hs_service_resolve(service_kind, service_arg, &service, &err))
-			return error("%s", err.msg), EXIT_USAGE;
+	if ((rc = option_service_resolve(&cmd_time, &so, optind < argc, &service, &named)))
+		return rc;
+	if (named)
 		svc.s = &service;
-	}
 	if (optind >= argc)
-		return watch(&service, for_ns, output, json, quiet, argv + optind);
+		return watch(&service, so.for_ns, output, json, quiet, argv + optind);
 	/* as record does for its profile: 125, before the command runs */
 	if ((rc = report_open(output, &out)))
 		return rc;

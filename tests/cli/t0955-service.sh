@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# hotset time --pid/--cgroup/--unit: the figures of a service hotset did
-# not start (a database server a client sends its job to) over the
+# hotset time and record --pid/--cgroup/--unit: the figures and the
+# profile of a service hotset did not start (a database server a client sends its job to) over the
 # client's run: its disk bytes match what its own /proc/PID/io moved, with
 # real MariaDB (fsync and O_DIRECT) and PostgreSQL servers of the test's
 # own (tests/lib-db.sh); the client's exit status is kept; a service that
@@ -165,6 +165,67 @@ test_expect_success NOBODY 'as nobody: another user'"'"'s process is refused, na
 	check_eq "$(json t.json "j[\"service\"][\"disk_read_bytes\"] == 0 and j[\"service\"][\"processes\"] == 1")" 1
 '
 
+# ---- record: the service's reads ---------------------------------------------------
+
+# pages PROFILE FILE: the pages the profile lists for FILE (0: not listed)
+pages() { json_stdin "$(hotset show -J "$1")" "sum(f[\"pages\"] for f in j[\"files\"] if f[\"path\"] == \"$2\")"; }
+json_stdin() { printf '%s' "$1" > show.json && json show.json "$2"; }
+rschema() { python3 "$TESTS_DIR/helpers/json-schema.py" "$DOC" record "$1"; }
+
+test_expect_success ROOT,BPF,PYTHON 'record --pid: the profile is what the service and its child read, not the client; the client'"'"'s status kept' '
+	head -c $((4 << 20)) /dev/urandom > f && head -c $((1 << 20)) /dev/urandom > g && sync f g &&
+	service "$PWD/f"
+	svc=$!
+	end $svc
+	expect_code 3 hotset record -J --report r.json -o p --pid $svc -- sh -c "cat g > /dev/null; $job" 3 &&
+	rschema r.json &&
+	check_eq "$(pages p "$PWD/f")" 1024 && check_eq "$(pages p "$PWD/g")" 0 &&
+	check_eq "$(json r.json "(j[\"exit_status\"], j[\"service\"][\"pid\"], j[\"pages\"] >= 1024)")" "(3, $svc, True)" &&
+	hotset show p | grep -q "^Command:  sh -c" &&
+	hotset record -o p --pid $svc -- true 2> rep && cat rep &&
+	grep -q "^hotset: the profile is what --pid $svc read (1 process followed) while the command ran" rep &&
+	grep -q "^Service read " rep
+'
+
+test_expect_success ROOT,BPF,PYTHON 'record --pid without a command: --for, or until SIGTERM' '
+	head -c $((2 << 20)) /dev/urandom > f && sync f &&
+	service "$PWD/f"
+	svc=$!
+	end $svc
+	"$HOTSET" record -o p --pid $svc 2> err &
+	hs=$!
+	for i in $(seq 600); do grep -q "^hotset: recording" err && break; sleep 0.05; done &&
+	grep -q "^hotset: recording --pid $svc until SIGINT or SIGTERM$" err &&
+	echo > go && read x < done &&
+	kill -TERM $hs && wait $hs &&
+	check_eq "$(pages p "$PWD/f")" 512 &&
+	hotset record -J --report r.json -o p2 --pid $svc --for 0.1s && rschema r.json &&
+	check_eq "$(json r.json "(j[\"exit_status\"], j[\"files\"], j[\"wall_seconds\"])")" "(0, 0, None)"
+'
+
+test_expect_success PYTHON 'record of a service: not there, or not recordable here, is exit 2 and the command not run' '
+	expect_code 2 hotset record -o p --cgroup /hotset-no-such-cgroup.$$ -- touch ran 2> err &&
+	grep -q "no such cgroup" err &&
+	sleep 600 < /dev/null > /dev/null 2>&1 &
+	idle=$!
+	end $idle
+	expect_code 2 hotset record -o p --backend ptrace --pid $idle -- touch ran 2> err &&
+	grep -q "the ptrace backend follows only a command hotset starts" err &&
+	expect_code 2 hotset record -o p --pid $idle --for 1s -- touch ran 2> err &&
+	test ! -e ran && test ! -e p
+'
+
+test_expect_success NOBODY 'record of a service as nobody: refused, naming the privilege, the command not run' '
+	setpriv --reuid=nobody --regid=nogroup --clear-groups sleep 600 < /dev/null > /dev/null 2>&1 &
+	own=$!
+	end $own
+	for i in $(seq 200); do [ "$(stat -c %u /proc/$own)" = 0 ] || break; sleep 0.05; done &&
+	mkdir -m 777 w && cd w &&
+	expect_code 2 as_nobody "$HOTSET" record -o p --pid $own -- touch ran 2> err &&
+	cat err && grep -q "needs the bpf backend" err && grep -q "root" err &&
+	test ! -e ran && test ! -e p
+'
+
 # ---- real servers ----------------------------------------------------------------
 
 db_test_servers
@@ -236,6 +297,55 @@ test_expect_success ROOT,MARIADB,NOBODY 'as nobody: the server of another user i
 	cg=$(db_cgroups mariadb | head -n 1) &&
 	expect_code 2 as_nobody "$HOTSET" time --cgroup "$cg" -- echo ran > out 2> err &&
 	cat err && grep -q "CAP_SYS_PTRACE" err && test ! -s out
+'
+
+# pages_under PROFILE DIR [trace]: the pages the profile lists for the files
+# under DIR; with "trace", those its trace reads, repeats included
+pages_under() {
+	hotset show -J --trace "$1" > show.json &&
+	if [ "${3:-}" = trace ]; then
+		json show.json "sum(l - f + 1 for i, f, l in j[\"trace\"] if j[\"files\"][i][\"path\"].startswith(\"$2/\"))"
+	else
+		json show.json "sum(f[\"pages\"] for f in j[\"files\"] if f[\"path\"].startswith(\"$2/\"))"
+	fi
+}
+
+# recorded NAME FILE COUNT OPTION ARG: under hotset record OPTION ARG,
+# scan.sql through NAME's client, its data evicted first: the profile lists
+# FILE (the table) and none of the client's files; with COUNT "pages", the
+# pages it lists under the data directory are at least 95% of what the
+# server read from the disk (its /proc/PID/io, as time measures it, from a
+# cold cache); with "trace", the pages its trace reads there (O_DIRECT:
+# every read goes to the disk, repeats included); with "some", at least
+# half of FILE
+recorded() {
+	local name=$1 file=$2 count=$3 dir table got disk
+	shift 3
+	dir=$(db_datadir "$name") && db_client "$name" &&
+	hotset evict -q "$dir" &&
+	hotset record -q -J --report r.json --trace -o p "$@" -- "${DB_CLIENT[@]}" < "$TRASH/scan.sql" > out &&
+	rschema r.json && table=$(pages p "$file") &&
+	disk=$(json r.json "j[\"service\"][\"disk_read_bytes\"] // 4096") &&
+	case $count in
+	pages|trace) got=$(pages_under p "$dir" $count) ;;
+	some) got=$((table * 2)) disk=$(($(stat -c %s "$file") / 4096)) ;;
+	esac &&
+	echo "$name $*: $table pages of $file; $count: $got against $disk" &&
+	test "$table" -gt 0 && test $((got * 100)) -ge $((disk * 95)) &&
+	! hotset show --files p | grep -q "bin/mariadb$\|bin/psql$"
+}
+
+test_expect_success ROOT,BPF,MARIADB,PYTHON 'record --cgroup and --pid of MariaDB (fsync and O_DIRECT): the table the server read, not the client' '
+	retry recorded mariadb "$(db_datadir mariadb)/hs/reports.ibd" pages --cgroup "$(db_cgroups mariadb | head -n 1)" &&
+	ibd=$(db_datadir mariadb-direct)/hs/reports.ibd &&
+	retry recorded mariadb-direct "$ibd" trace --cgroup "$(db_cgroups mariadb-direct | head -n 1)" &&
+	hotset show -v p | grep "reports.ibd" &&
+	retry recorded mariadb-direct "$ibd" trace --pid "$(db_pid mariadb-direct)"
+'
+
+test_expect_success ROOT,BPF,POSTGRES,PYTHON 'record --cgroup of PostgreSQL: the backend the postmaster starts for the session is followed' '
+	rel=$(db_sql postgres "SELECT pg_relation_filepath('"'"'reports'"'"')") &&
+	retry recorded postgres "$(db_datadir postgres)/$rel" some --cgroup "$(db_cgroups postgres | head -n 1)"
 '
 
 for name in mariadb mariadb-direct postgres; do db_stop "$name"; done

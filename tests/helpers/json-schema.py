@@ -18,6 +18,9 @@
 
 A section's table rows are "| `key` | type | meaning |", with "\\|" for a
 "|" inside a cell; "report" and "format" are implied in every section.
+An object whose keys another report documents already is written once:
+"| `service.*` | =time.service | ... |" gives `service` the keys of
+`service` in the section "time".
 Prints every difference, naming the report, the key and where it is, and
 exits 1 if there is any (2 if DOC or FILE cannot be read).
 """
@@ -45,7 +48,7 @@ def cells(line):
 
 def parse(doc_path):
     """{section: root Node}; exits 2 on a malformed row."""
-    sections, name, errors = {}, None, []
+    sections, name, errors, refs = {}, None, [], []
     with open(doc_path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     for n, line in enumerate(lines, 1):
@@ -61,6 +64,9 @@ def parse(doc_path):
             errors.append("%s: a key row needs 3 cells: | `key` | type | meaning |" % where)
             continue
         key, typ = c[0].strip("`"), c[1].replace(" ", "")
+        if key.endswith(".*") and typ.startswith("="):
+            refs.append((name, key[:-2], typ[1:], where))
+            continue
         types = set(typ.split("|"))
         nullable = "null" in types
         types.discard("null")
@@ -88,6 +94,18 @@ def parse(doc_path):
             elif child.types is None:
                 child.types = {"array" if elem else "object"}   # implied by "a[].b" or "a.b"
             node = child
+    for name, key, ref, where in refs:
+        node, target = sections.get(name), None
+        section, _, path = ref.partition(".")
+        for part in key.split("."):
+            node = node.keys.get(part) if node else None
+        target = sections.get(section)
+        for part in path.split("."):
+            target = target.keys.get(part) if target else None
+        if node is None or target is None:
+            errors.append("%s: `%s.*`: needs a row for `%s` and a documented `%s`" % (where, key, key, ref))
+        else:
+            node.keys = target.keys
     for root in sections.values():
         root.keys.setdefault("report", Node({"string"}))
         root.keys.setdefault("format", Node({"int"}))

@@ -23,17 +23,27 @@
 
 /* hs_job_failure_code()'s code for hotset's own failure: nothing was run */
 #define RECORD_FAILED 125
+/* a service that is not there, or cannot be followed: the user's to fix, as time says */
+#define SERVICE_FAILED 2
 
 /*
  * The memory cgroup the job is charged in: hotset's own, which it inherits
  * (v1), or the parent of the usage cgroup it is moved into (v2), both
  * where the command was started from. Malloc'd (it is large), or NULL.
  */
-static struct hs_memcg *job_memcg(void)
+static struct hs_memcg *job_memcg(const struct hs_service *svc)
 {
 	struct hs_memcg *m = malloc(sizeof(*m));
+	pid_t *pids = NULL;
+	size_t cap = 0;
+	int pid = 0;
 
-	if (m && hs_memcg_of(0, m)) {
+	/* a service's: where its first process is charged */
+	if (svc && m) {
+		pid = hs_service_pids(svc, &pids, &cap) > 0 ? pids[0] : -1;
+		free(pids);
+	}
+	if (m && (pid < 0 || hs_memcg_of(pid, m))) {
 		free(m);
 		m = NULL;
 	}
@@ -68,7 +78,7 @@ int hs_record_command(struct hs_record_run *r)
 {
 	struct hs_profile_header h;
 	struct hs_error err = { 0 };
-	struct hs_usage_probe *meter;
+	struct hs_usage_probe *meter = NULL;
 	struct hs_memcg *memcg;
 	char cwd[4096], holder[PATH_MAX];
 	int rc;
@@ -87,18 +97,34 @@ int hs_record_command(struct hs_record_run *r)
 		snprintf(r->msg, sizeof(r->msg), "cannot start recording: %s", strerror(-rc));
 		return -1;
 	}
-	if ((rc = hs_usage_begin_timeline(&meter, r->timeline))) {
+	/* no command: a service watched for a while, and nothing of the caller's to measure */
+	if (r->o.argv && (rc = hs_usage_begin_timeline(&meter, r->timeline))) {
 		snprintf(r->msg, sizeof(r->msg), "cannot measure the command: %s", strerror(-rc));
 		return -1;
 	}
-	r->o.cgroup_procs = hs_usage_cgroup_procs(meter);
-	memcg = job_memcg();
+	r->o.cgroup_procs = r->o.argv ? hs_usage_cgroup_procs(meter) : NULL;
+	memcg = job_memcg(r->o.service);
+	if (r->o.service && (rc = hs_service_begin(r->o.service, &r->service_probe, &err))) {
+		snprintf(r->msg, sizeof(r->msg), "%s", err.msg);
+		r->code = SERVICE_FAILED;
+		goto not_run;
+	}
 	if (r->starting)
 		r->starting(r->ctx, r->o.cgroup_procs);
 	rc = hs_record_run(&r->o, r->rec, &r->res, &err);
+	if (r->service_probe) {
+		hs_service_end(r->service_probe, &r->service);
+		r->service_probe = NULL;
+		r->service_known = !rc && !r->res.exec_error;
+	}
 	if (rc || r->res.exec_error) {
+		/* a service that cannot be recorded is the user's to fix, as one that is not there */
+		if (rc && r->o.service)
+			r->code = SERVICE_FAILED;
+not_run:
 		free(memcg);
-		hs_usage_end(meter, 0, NULL);
+		if (meter)
+			hs_usage_end(meter, 0, NULL);
 		r->backend = r->res.backend;
 		if (rc) {
 			snprintf(r->msg, sizeof(r->msg), "cannot record: %s",
@@ -111,8 +137,10 @@ int hs_record_command(struct hs_record_run *r)
 		return -1;
 	}
 	r->backend = r->res.backend;
-	hs_usage_add_helper(meter, &r->res.helper);
-	hs_usage_end(meter, r->res.still_running, &r->u);
+	if (meter) {
+		hs_usage_add_helper(meter, &r->res.helper);
+		hs_usage_end(meter, r->res.still_running, &r->u);
+	}
 	hs_profile_header_init(&h, "record");
 	snprintf(h.backend, sizeof(h.backend), "%s", hs_record_backend_name(r->res.backend));
 	if (r->res.mmap_pages)
@@ -120,10 +148,16 @@ int hs_record_command(struct hs_record_run *r)
 	h.command = r->command;
 	h.cwd = getcwd(cwd, sizeof(cwd));
 	/* what the run cost, for the memory a re-run needs (curve --mem-request) */
-	h.max_rss_known = r->u.max_rss_bytes > 0;
-	h.max_rss = r->u.max_rss_bytes;
-	h.write_bytes_known = r->u.io_known;
-	h.write_bytes = r->u.write_bytes_disk;
+	if (!r->o.service) {
+		h.max_rss_known = r->u.max_rss_bytes > 0;
+		h.max_rss = r->u.max_rss_bytes;
+		h.write_bytes_known = r->u.io_known;
+		h.write_bytes = r->u.write_bytes_disk;
+	} else if (r->service_known) {
+		/* the service's, not the client's; its peak memory is not measured: unknown */
+		h.write_bytes_known = r->service.io_known && !r->service.io_partial;
+		h.write_bytes = r->service.write_bytes;
+	}
 	/* where it was charged, and the limit then, for doctor -p */
 	if (memcg) {
 		h.memcg_version = memcg->version;

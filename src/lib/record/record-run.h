@@ -30,7 +30,11 @@ struct hs_record_run {
 	/* out */
 	struct hs_recording *rec;	/* release with hs_record_run_release() */
 	struct hs_record_result res;
-	struct hs_usage u;
+	struct hs_usage u;		/* the command's (none without one: zeroed) */
+	/* with r->o.service: what the service did in the window (hs_service_usage) */
+	bool service_known;
+	struct hs_service_usage service;
+	struct hs_service_probe *service_probe;	/* private */
 	int save_rc;			/* 0 when the profile was written, else -errno */
 	enum hs_record_backend backend;	/* the backend that ran, or the one asked for */
 	int code;			/* when the job did not run: hotset's exit status */
@@ -39,10 +43,13 @@ struct hs_record_run {
 };
 
 /*
- * Run r->o.argv as record does. Returns 0 when the job ran: r->save_rc
+ * Run r->o.argv as record does (with r->o.service, record the service
+ * while it runs, or for r->o.for_ns without a command; see
+ * hs_record_opts). Returns 0 when the job ran: r->save_rc
  * says whether the profile was written (if not, r->msg says so, as an
  * error to show), and r->res.lost_events what it misses. Returns -1 when
- * the job did not run: r->msg and r->code (125 to 127) say why.
+ * the job did not run: r->msg and r->code (125 to 127; 2 when the
+ * service is not there or cannot be recorded) say why.
  */
 int hs_record_command(struct hs_record_run *r);
 

@@ -49,6 +49,18 @@ int hs_record_run(const struct hs_record_opts *o, struct hs_recording *rec,
 		b = hs_record_bpf_probe(NULL) == 0 ? HS_BACKEND_BPF : HS_BACKEND_PTRACE;
 	memset(res, 0, sizeof(*res));
 	res->backend = b;
+	if (o->service && b != HS_BACKEND_BPF) {
+		struct hs_error why = { 0 };
+
+		/* a running process cannot be made to stop at its calls, as the job's are */
+		if (o->backend == HS_BACKEND_PTRACE)
+			return hs_error_set(err, EOPNOTSUPP, "the ptrace backend follows only a "
+					    "command hotset starts: recording a running service "
+					    "needs the bpf backend");
+		hs_record_bpf_probe(&why);
+		return hs_error_set(err, EPERM, "recording a running service needs the bpf "
+				    "backend, which cannot run here: %s", why.msg);
+	}
 	if (b == HS_BACKEND_BPF)
 		return hs_record_bpf(o, rec, res, err);
 	return hs_record_ptrace(o, rec, res, err);

@@ -19,10 +19,12 @@
 #define HOTSET_RECORD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "base/hotset.h"
 #include "record/recording.h"
+#include "job/service.h"
 #include "job/usage.h"
 
 enum hs_record_backend {
@@ -39,6 +41,19 @@ int hs_record_backend_parse(const char *s, enum hs_record_backend *b);
 
 struct hs_record_opts {
 	char *const *argv;	/* the command; argv[0] is looked up in PATH */
+	/*
+	 * If set, what is recorded is this service's reading (its processes
+	 * now, those that join it and those they start), not the command's:
+	 * the command (the client) runs unrecorded, and its run is the
+	 * window. With no command (argv NULL), the window is for_ns (0: no
+	 * limit) and ends early when stop_fd (if >= 0) becomes readable.
+	 * The bpf backend only: ptrace follows only what hotset starts.
+	 */
+	const struct hs_service *service;
+	uint64_t for_ns;
+	int stop_fd;
+	/* with a service, told (ctx below) once it is followed, before the command starts; may be NULL */
+	void (*following)(void *ctx);
 	enum hs_record_backend backend;
 	const char *cgroup_procs;	/* if set, the job joins this cgroup first */
 	/* The recording keeps a trace: every access must reach it, in order
@@ -56,6 +71,7 @@ struct hs_record_result {
 	int exec_error;		/* -errno if the command did not start, else 0 */
 	const char *exec_stage;	/* with exec_error: "exec", "setup" or "cgroup" */
 	int still_running;	/* descendants left running when it ended */
+	size_t service_procs;	/* a service: the processes followed (at the start, joined, started) */
 	unsigned long long lost_events;	/* accesses the backend could not see */
 	const char *mmap_pages;	/* "faulted" or "touched": what mapped pages mean */
 	/* the job as a helper process reaped it, if one did (hs_usage_add_helper) */

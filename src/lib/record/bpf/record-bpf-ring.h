@@ -37,6 +37,13 @@ enum hs_bpf_event_type {
 #define HS_BPF_OUTPUT	(1u << 8)	/* created or truncated by the job */
 /* HS_BPF_EXEC too: mapped with PROT_EXEC (a shared library) */
 
+/*
+ * A process's state in the `tracked` map (its value). User space adds the
+ * processes of a service it records as active: they are past their exec.
+ */
+#define HS_BPF_TRACK_ARMED	1	/* the job's first process before its exec: hotset's code */
+#define HS_BPF_TRACK_ACTIVE	2	/* every page it reads is recorded */
+
 /* Kinds of HS_BPF_PATH events, from the most trusted to the least. */
 enum hs_bpf_path_kind {
 	HS_BPF_PATH_OPENED = 1,	/* from a struct file: dentries and mounts up to

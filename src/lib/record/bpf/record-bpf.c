@@ -409,6 +409,150 @@ static void warn_missed(const struct hs_record_opts *o, const struct bpf_events_
 		      "tracepoint)");
 }
 
+/* ---- a running service ---------------------------------------------------------- */
+
+/* /proc/self/ns/pid's inode in the machine's own pid namespace (PROC_PID_INIT_INO) */
+#define INIT_PID_NS_INO 0xEFFFFFFCu
+#define REFRESH_NS 100000000u	/* how often the service's processes are listed again */
+
+/*
+ * The kernel side knows processes by their pids in the machine's pid
+ * namespace; /proc shows hotset's. They are the same only in the first.
+ */
+static int check_pid_namespace(struct hs_error *err)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != INIT_PID_NS_INO)
+		return hs_error_set(err, EOPNOTSUPP, "hotset runs in a pid namespace of its own, "
+				    "whose pids the kernel side cannot match: record a service "
+				    "from the machine's pid namespace");
+	return 0;
+}
+
+/*
+ * Follow the service's processes that are not followed yet: those there at
+ * the start, then those that joined its cgroup since (a process it starts
+ * is followed by the kernel side from its fork). Returns how many it has
+ * now, or -errno. A pid listed here that ends before it is added stays in
+ * the map until the run ends: harmless, unless the pid is reused meanwhile.
+ */
+static ssize_t follow_members(const struct hs_service *svc, int map_fd, pid_t **pids,
+			      size_t *cap, size_t *followed, uint64_t *untracked)
+{
+	uint8_t active = HS_BPF_TRACK_ACTIVE;
+	ssize_t n = hs_service_pids(svc, pids, cap);
+
+	for (ssize_t i = 0; i < n; i++) {
+		uint32_t key = (uint32_t)(*pids)[i];
+
+		if (!bpf_map_update_elem(map_fd, &key, &active, BPF_NOEXIST))
+			++*followed;
+		else if (errno != EEXIST)
+			++*untracked;	/* the map is full (E2BIG): what it reads is lost */
+	}
+	return n;
+}
+
+/*
+ * Take the events until the window ends: the client's first process exits
+ * (job), or else for_ns passes or stop_fd becomes readable. The service's
+ * members are listed again every REFRESH_NS. 0 or -errno.
+ */
+static int follow_service(struct ring_buffer *rb, const struct hs_record_opts *o, int map_fd,
+			  const struct hs_job *job, int pidfd, size_t *followed,
+			  uint64_t *untracked, struct hs_error *err)
+{
+	struct pollfd pfd[2];
+	uint64_t now = hs_monotonic_ns(), next = now + REFRESH_NS;
+	uint64_t end = !job && o->for_ns ? now + o->for_ns : UINT64_MAX;
+	size_t cap = 0;
+	pid_t *pids = NULL;
+	int rc = 0;
+
+	pfd[0] = (struct pollfd){ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = job ? pidfd : o->stop_fd, .events = POLLIN };
+	for (;;) {
+		uint64_t until = next < end ? next : end;
+		int ms = until > now ? (int)((until - now + 999999) / 1000000) : 0;
+
+		pfd[1].revents = 0;
+		if (poll(pfd, pfd[1].fd >= 0 ? 2 : 1, ms) < 0 && errno != EINTR) {
+			rc = hs_error_set(err, errno, "poll: %s", strerror(errno));
+			break;
+		}
+		ring_buffer__consume(rb);
+		if (job ? job_exited(job, pidfd, &pfd[1]) : pfd[1].revents != 0)
+			break;
+		if ((now = hs_monotonic_ns()) >= end)
+			break;
+		if (now >= next) {
+			follow_members(o->service, map_fd, &pids, &cap, followed, untracked);
+			next = now + REFRESH_NS;
+		}
+	}
+	free(pids);
+	return rc;
+}
+
+/*
+ * Record the service o->service while o->argv (if any) runs unrecorded:
+ * the window of hs_record_opts. The programs are loaded; res and the
+ * events are the caller's.
+ */
+static int record_service(const struct hs_record_opts *o, struct record_bpf *skel,
+			  struct ring_buffer *rb, struct hs_record_result *res,
+			  struct hs_error *err)
+{
+	struct hs_job_spec spec = { .argv = o->argv, .cgroup_procs = o->cgroup_procs };
+	struct hs_job job = { .pid = -1, .status_fd = -1 };
+	int map_fd = bpf_map__fd(skel->maps.tracked), pidfd = -1, rc, running;
+	uint64_t untracked = 0;
+	size_t cap = 0, followed = 0;
+	pid_t *pids = NULL;
+	ssize_t n;
+
+	/* the service's processes first: what they read for the client from its start is theirs */
+	n = follow_members(o->service, map_fd, &pids, &cap, &followed, &untracked);
+	free(pids);
+	if (n < 0)
+		return hs_error_set(err, -n, "cannot list the processes of %s %s: %s",
+				    hs_service_option(o->service->kind), o->service->arg,
+				    strerror((int)-n));
+	if (n == 0)
+		return hs_error_set(err, ESRCH, "%s %s holds no process",
+				    hs_service_option(o->service->kind), o->service->arg);
+	if (o->following)
+		o->following(o->ctx);
+	if (o->argv) {
+		hs_job_become_subreaper();
+		if ((rc = hs_job_start(&spec, &job)))
+			return hs_error_set(err, -rc, "cannot start %s: %s", o->argv[0],
+					    strerror(-rc));
+		hs_job_forward_signals(job.pid);
+#ifdef SYS_pidfd_open
+		pidfd = (int)syscall(SYS_pidfd_open, job.pid, 0);
+#endif
+		res->exec_error = hs_job_exec_result(&job, &res->exec_stage);
+	}
+	rc = follow_service(rb, o, map_fd, o->argv ? &job : NULL, pidfd, &followed, &untracked,
+			    err);
+	if (o->argv) {
+		running = hs_job_wait_all(&job, &res->wait_status);
+		res->still_running = running > 0 ? running : 0;
+		if (running < 0 && !rc)
+			rc = hs_error_set(err, -running, "cannot wait for %s: %s", o->argv[0],
+					  strerror(-running));
+		hs_job_stop_forwarding();
+		close(job.status_fd);
+		if (pidfd >= 0)
+			close(pidfd);
+	}
+	res->service_procs = followed;
+	skel->bss->untracked += untracked;
+	return rc;
+}
+
 int hs_record_bpf(const struct hs_record_opts *o, struct hs_recording *rec,
 		  struct hs_record_result *res, struct hs_error *err)
 {
@@ -443,6 +587,18 @@ int hs_record_bpf(const struct hs_record_opts *o, struct hs_recording *rec,
 		goto out;
 	}
 	maps_not_inherited();
+	if (o->service) {
+		if (!(rc = check_pid_namespace(err)) &&
+		    !(rc = record_service(o, skel, rb, res, err))) {
+			stop_recording(skel, rb, s, &counts, res);
+			if (counts.error)
+				rc = hs_error_set(err, -counts.error, "cannot record: %s",
+						  strerror(-counts.error));
+			else
+				warn_missed(o, &counts, false, have_dio);
+		}
+		goto out;
+	}
 	if ((rc = hs_job_gate_init(&hold))) {
 		rc = hs_error_set(err, -rc, "cannot make a pipe: %s", strerror(-rc));
 		goto out;

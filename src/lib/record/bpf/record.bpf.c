@@ -134,15 +134,15 @@ volatile __u32 hold_dev;
 
 /* ---- maps ------------------------------------------------------------------------ */
 
-#define TRACK_ARMED	1	/* first process before its exec: runs hotset's code */
-#define TRACK_ACTIVE	2
+#define TRACK_ARMED	HS_BPF_TRACK_ARMED
+#define TRACK_ACTIVE	HS_BPF_TRACK_ACTIVE
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 8192);	/* processes alive at once */
 	__uint(map_flags, BPF_F_NO_PREALLOC);	/* preallocation costs at load */
 	__type(key, __u32);	/* tgid */
-	__type(value, __u8);	/* TRACK_* */
+	__type(value, __u8);	/* TRACK_*; user space adds a service's processes */
 } tracked SEC(".maps");
 
 /*
