@@ -18,7 +18,8 @@
 
 static const char usage[] =
 	"usage: hotset doctor [-q] [-J] [-o REPORT.html] [--profile-output PROFILE]\n"
-	"                     [--backend auto|ptrace|bpf] [--] CMD [ARGS...]\n"
+	"                     [--backend auto|ptrace|bpf] [--pid PID|--cgroup PATH|--unit NAME]\n"
+	"                     [--] CMD [ARGS...]\n"
 	"       hotset doctor [-q] [-J] [-o REPORT.html] [--cgroup CGROUP] -p PROFILE\n"
 	"\n"
 	"Say why a job waits for the disk, and what to do about it. The first form\n"
@@ -32,7 +33,11 @@ static const char usage[] =
 	"  -p, --profile PROFILE  diagnose this profile (recorded with --trace for the\n"
 	"                         memory a re-run needs), without running anything\n"
 	"      --cgroup CGROUP    with -p: diagnose the memory cgroup CGROUP (\"/a/b\", or\n"
-	"                         its directory) instead of the profile's\n"
+	"                         its directory) instead of the profile's; with CMD:\n"
+	"                         the service whose processes do CMD's work (as record\n"
+	"                         --cgroup): its reads, waits and memory are diagnosed\n"
+	"      --pid PID          with CMD: the service is process PID and its children\n"
+	"      --unit NAME        with CMD: the service is systemd unit NAME's cgroup\n"
 	"      --profile-output PROFILE\n"
 	"                         where to write CMD's profile (default: hotset.profile)\n"
 	"      --backend NAME     how to follow CMD: auto, ptrace or bpf (as record)\n"
@@ -54,6 +59,8 @@ const struct cmd cmd_doctor;
 struct args {
 	bool json, quiet;
 	const char *html, *out;		/* -o, --profile-output */
+	struct service_opts so;		/* --pid, --unit, and --cgroup with CMD */
+	struct hs_service service;
 };
 
 /* The options into d->o and a. Returns -1 to go on, else the exit status (after saying why). */
@@ -65,9 +72,12 @@ static int parse_options(int argc, char **argv, struct hs_doctor_opts *o, struct
 		{ "output", required_argument, NULL, 'o' },
 		{ "backend", required_argument, NULL, OPT_BACKEND },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "unit", required_argument, NULL, OPT_UNIT },
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
+	bool named;
 	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, "+" OPTS_START "p:o:", longopts, NULL)) != -1) {
@@ -78,7 +88,13 @@ static int parse_options(int argc, char **argv, struct hs_doctor_opts *o, struct
 			break;
 		case OPT_PROFILE_OUTPUT: a->out = optarg; break;
 		case 'o': a->html = optarg; break;
-		case OPT_CGROUP: o->cgroup = optarg; break;
+		case OPT_CGROUP: case OPT_PID: case OPT_UNIT:
+			/* --cgroup: with -p, the cgroup to diagnose; with CMD, the service */
+			if (opt == OPT_CGROUP)
+				o->cgroup = optarg;
+			if ((rc = option_service(&cmd_doctor, opt, optarg, &a->so)))
+				return rc;
+			break;
 		case OPT_BACKEND:
 			if (hs_record_backend_parse(optarg, &o->backend))
 				return usage_error(&cmd_doctor, "--backend is auto, ptrace or bpf");
@@ -96,13 +112,19 @@ static int parse_options(int argc, char **argv, struct hs_doctor_opts *o, struct
 				   "file, not standard input");
 	if (!o->profile && optind >= argc)
 		return usage_error(&cmd_doctor, "give the command to diagnose after --, or -p PROFILE");
-	if (o->cgroup && !o->profile)
-		return usage_error(&cmd_doctor, "--cgroup goes with -p: CMD is diagnosed where it runs");
+	if (o->profile && a->so.kind && a->so.kind != HS_SERVICE_CGROUP)
+		return usage_error(&cmd_doctor, "%s names the service of a CMD: -p diagnoses a "
+				   "profile", hs_service_option(a->so.kind));
 	if (a->html && !*a->html)
 		return usage_error(&cmd_doctor, "an empty -o FILE names no file");
 	if (!o->profile) {
 		o->argv = argv + optind;
 		o->profile = a->out ? a->out : "hotset.profile";
+		o->cgroup = NULL;
+		/* a service that is not there costs no run of CMD */
+		if ((rc = option_service_resolve(&cmd_doctor, &a->so, true, &a->service, &named)))
+			return rc;
+		o->service = named ? &a->service : NULL;
 	}
 	return -1;
 }

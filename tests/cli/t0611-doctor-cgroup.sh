@@ -90,7 +90,8 @@ test_expect_success MEMCG 'doctor --cgroup: the cgroup named, by name or directo
 	check_eq "$(json e.json "j[\"cgroup\"]")" "/$top/job" &&
 	expect_code 2 hotset doctor -p s.prof --cgroup /$top/no-such 2> err &&
 	grep -q "no such memory cgroup" err &&
-	expect_code 2 hotset doctor --cgroup /$top -- true 2> err && grep -q "goes with -p" err
+	expect_code 2 hotset doctor --cgroup /$top -- touch ran 2> err && grep -q "holds no process" err &&
+	test ! -e ran && expect_code 2 hotset doctor --pid $$ -p s.prof 2> err && grep -q "names the service of a CMD" err
 '
 
 # A snapshot says nothing of a job: doctor looks at its own cgroup, and says why.

@@ -203,6 +203,16 @@ test_expect_success ROOT,BPF,PYTHON 'record --pid without a command: --for, or u
 	check_eq "$(json r.json "(j[\"exit_status\"], j[\"files\"], j[\"wall_seconds\"])")" "(0, 0, None)"
 '
 
+test_expect_success ROOT,BPF,PYTHON 'doctor --pid: the service'"'"'s reads, in its memory cgroup, the client'"'"'s status kept' '
+	head -c $((2 << 20)) /dev/urandom > f && sync f && cold f &&
+	service "$PWD/f"
+	svc=$!
+	end $svc
+	expect_code 4 hotset doctor -J --profile-output p --pid $svc -- sh -c "$job" 4 > d.json &&
+	check_eq "$(json d.json "(j[\"cgroup_source\"], j[\"cgroup\"])")" "('"'"'service'"'"', '"'"'$(sed -n "s/^[0-9]*:memory:\(.*\)/\1/p" /proc/$svc/cgroup)'"'"')" &&
+	check_eq "$(pages p "$PWD/f")" 512
+'
+
 test_expect_success PYTHON 'record of a service: not there, or not recordable here, is exit 2 and the command not run' '
 	expect_code 2 hotset record -o p --cgroup /hotset-no-such-cgroup.$$ -- touch ran 2> err &&
 	grep -q "no such cgroup" err &&
@@ -341,6 +351,16 @@ test_expect_success ROOT,BPF,MARIADB,PYTHON 'record --cgroup and --pid of MariaD
 	retry recorded mariadb-direct "$ibd" trace --cgroup "$(db_cgroups mariadb-direct | head -n 1)" &&
 	hotset show -v p | grep "reports.ibd" &&
 	retry recorded mariadb-direct "$ibd" trace --pid "$(db_pid mariadb-direct)"
+'
+
+test_expect_success ROOT,BPF,MARIADB,PYTHON 'doctor --cgroup of MariaDB: the server'"'"'s cgroup, limit and disk reads are the diagnosis'"'"'s' '
+	cg=$(db_cgroups mariadb | head -n 1) && db_client mariadb &&
+	hotset evict -q "$(db_datadir mariadb)" &&
+	# the diagnosis goes to standard output, after what the client printed there
+	hotset doctor -J --profile-output p --cgroup "$cg" -- sh -c "\"\$@\" > /dev/null" sh "${DB_CLIENT[@]}" < "$TRASH/scan.sql" > d.json &&
+	check_eq "$(json d.json "(j[\"cgroup_source\"], j[\"cgroup\"], j[\"cgroup_memory_limit_bytes\"])")" "('"'"'service'"'"', '"'"'/${cg##*/}'"'"', $LIMIT)" &&
+	json d.json "[f for f in j[\"findings\"] if f[\"id\"] == \"io-wait\"]" | grep -q "service" &&
+	test "$(pages p "$(db_datadir mariadb)/hs/reports.ibd")" -gt 0
 '
 
 test_expect_success ROOT,BPF,POSTGRES,PYTHON 'record --cgroup of PostgreSQL: the backend the postmaster starts for the session is followed' '

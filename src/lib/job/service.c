@@ -885,3 +885,14 @@ done:
 	probe_free(p);
 	return 0;
 }
+
+int hs_service_memcg(const struct hs_service *s, struct hs_memcg *m)
+{
+	pid_t *pids = NULL;
+	size_t cap = 0;
+	ssize_t n = hs_service_pids(s, &pids, &cap);
+	int rc = n < 0 ? (int)n : n == 0 ? -ESRCH : hs_memcg_of(pids[0], m);
+
+	free(pids);
+	return rc;
+}

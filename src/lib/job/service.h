@@ -71,6 +71,14 @@ int hs_service_resolve(enum hs_service_kind kind, const char *arg, struct hs_ser
  */
 ssize_t hs_service_pids(const struct hs_service *s, pid_t **pids, size_t *cap);
 
+/*
+ * The memory cgroup the service is charged in (that of its first process
+ * now) into *m, as hs_memcg_of() gives it. Returns 0, -ESRCH (it holds no
+ * process), or hs_memcg_of()'s -errno.
+ */
+struct hs_memcg;
+int hs_service_memcg(const struct hs_service *s, struct hs_memcg *m);
+
 /* ---- what a service did while a job ran ------------------------------------ */
 
 struct hs_service_probe;

@@ -59,7 +59,7 @@ const char *hs_cgroup_source_name(enum hs_cgroup_source s)
 {
 	static const char *const names[] = {
 		[HS_CG_RUN] = "run", [HS_CG_PROFILE] = "profile", [HS_CG_OPTION] = "option",
-		[HS_CG_OWN] = "own",
+		[HS_CG_OWN] = "own", [HS_CG_SERVICE] = "service",
 	};
 
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "own";
@@ -423,6 +423,7 @@ static void find_cgroup(facts *in, struct hs_diagnosis *d)
 		[HS_CG_RUN] = "the job ran in it, and was charged there",
 		[HS_CG_PROFILE] = "the profile recorded it: the job was charged there",
 		[HS_CG_OPTION] = "as --cgroup asked",
+		[HS_CG_SERVICE] = "the service's: it did the job's reading, and was charged there",
 		[HS_CG_OWN] = "doctor's own: the profile does not say where the job ran (recorded "
 			      "before hotset wrote it, or a snapshot); give --cgroup to diagnose the job's",
 	};
@@ -485,7 +486,13 @@ static void find_io(facts *in, struct hs_diagnosis *d)
 	dg_figure_d(f, "wall_seconds", "seconds", true, u->wall_s);
 	dg_figure_d(f, "io_wait_fraction", "share", true, io_fraction(in));
 	dg_figure_u(f, "disk_read_bytes", "bytes", u->io_known, u->read_bytes_disk);
-	dg_evidence(f, "io_wait_seconds = %.3f (PSI \"some\" of the job's cgroup)", u->io_wait_s);
+	if (in->service)
+		dg_evidence(f, "io_wait_seconds = %.3f: the service's (%s) while the job ran, %s",
+			    u->io_wait_s, in->service, u->pressure == HS_PRESSURE_JOB_CGROUP ?
+			    "PSI \"some\" of its cgroup" : "its threads' delay accounting, at most the "
+			    "wall time");
+	else
+		dg_evidence(f, "io_wait_seconds = %.3f (PSI \"some\" of the job's cgroup)", u->io_wait_s);
 	dg_evidence(f, "wall_seconds = %.3f", u->wall_s);
 	if (u->io_known)
 		dg_evidence(f, "disk_read_bytes = %llu (%s read from the disk)",

@@ -57,6 +57,7 @@ enum hs_cgroup_source {
 	HS_CG_PROFILE,		/* the profile's memory-cgroup: the job was charged there */
 	HS_CG_OPTION,		/* the caller's choice (doctor --cgroup) */
 	HS_CG_OWN,		/* the caller's own: nothing says where the job ran */
+	HS_CG_SERVICE,		/* the service's, which did the job's reading under doctor */
 };
 
 /* "run", "profile", "option", "own". */
@@ -70,6 +71,8 @@ struct hs_diag_facts {
 	/* the run (ran), or what the profile recorded of one (NULL: nothing) */
 	bool ran;
 	const struct hs_usage *run;
+	/* "--cgroup X" when run is a service's figures in the window of the job, or NULL */
+	const char *service;
 	const struct hs_usage *recorded;
 
 	/* the profile: counts, largest directories, curve, residency now */

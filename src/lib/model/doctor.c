@@ -70,7 +70,11 @@ static int pick_cgroup(struct hs_doctor *d)
 {
 	struct hs_diag_facts *in = &d->in;
 
-	if (d->o.cgroup) {
+	if (d->o.service) {
+		/* the service's: it did the reading, under its own limit */
+		in->cg_source = HS_CG_SERVICE;
+		in->memcg_rc = hs_service_memcg(d->o.service, &d->memcg0);
+	} else if (d->o.cgroup) {
 		in->cg_source = HS_CG_OPTION;
 		if ((in->memcg_rc = hs_memcg_named(0, d->o.cgroup, &d->memcg0))) {
 			d->failed = HS_DOCTOR_CGROUP;
@@ -115,7 +119,8 @@ static void snapshot_machine(struct hs_doctor *d, bool after)
 		rc = hs_vmstat_read(&in->vm1);
 		in->vm_ok = in->vm_ok && !rc;
 		/* the limits and use as the run left them */
-		if (!in->memcg_rc && !hs_memcg_of(0, &d->memcg1))
+		if (!in->memcg_rc && !(d->o.service ? hs_service_memcg(d->o.service, &d->memcg1) :
+				       hs_memcg_of(0, &d->memcg1)))
 			in->memcg1 = &d->memcg1;
 		if (in->ndamon && read_damon(d->damon1) == in->ndamon)
 			in->damon1 = d->damon1;
@@ -261,6 +266,38 @@ static int read_profile(struct hs_doctor *d)
 }
 
 /*
+ * The run as the diagnosis sees it when a service did the job's work: the
+ * client's window, the service's CPU, disk bytes and I/O wait in it. Its
+ * wait from delay accounting is thread-seconds: capped at the window, as
+ * the "some" of PSI is.
+ */
+static void service_run(struct hs_doctor *d)
+{
+	const struct hs_service_usage *s = &d->run.service;
+	struct hs_usage *u = &d->svc_run;
+
+	memset(u, 0, sizeof(*u));
+	u->wall_s = d->run.o.argv ? d->run.u.wall_s : s->wall_s;
+	u->user_s = s->user_s;
+	u->sys_s = s->sys_s;
+	u->io_known = s->io_known;
+	u->read_bytes_disk = s->read_bytes;
+	u->write_bytes_disk = s->write_bytes;
+	if (s->wait != HS_SERVICE_WAIT_UNKNOWN) {
+		/* PSI of its cgroup is the job-cgroup kind of figure; delay accounting stands in for it */
+		u->pressure = s->wait == HS_SERVICE_WAIT_PSI ? HS_PRESSURE_JOB_CGROUP :
+			      HS_PRESSURE_OWN_CGROUP;
+		u->io_wait_s = s->io_wait_s < u->wall_s ? s->io_wait_s : u->wall_s;
+	}
+	for (int i = 0; i < s->nnotes && u->nnotes < HS_USAGE_NOTES; i++)
+		snprintf(u->notes[u->nnotes++], sizeof(u->notes[0]), "%s", s->notes[i]);
+	snprintf(d->service_name, sizeof(d->service_name), "%s %s",
+		 hs_service_option(d->o.service->kind), d->o.service->arg);
+	d->in.service = d->service_name;
+	d->in.run = u;
+}
+
+/*
  * Record the job as record does, the machine read before and after it.
  * Returns 0 when it ran and its profile was written, else -errno with
  * d->failed set (d->run says why).
@@ -270,6 +307,7 @@ static int run_job(struct hs_doctor *d)
 	struct hs_record_run *r = &d->run;
 
 	r->o.argv = d->o.argv;
+	r->o.service = d->o.service;
 	r->o.backend = d->o.backend;
 	r->o.warn = d->o.warn;
 	r->o.ctx = d->o.ctx;
@@ -286,6 +324,8 @@ static int run_job(struct hs_doctor *d)
 	snapshot_machine(d, true);
 	d->in.ran = true;
 	d->in.run = &r->u;
+	if (d->o.service && r->service_known)
+		service_run(d);
 	hs_record_run_release(r);
 	if (r->save_rc)
 		d->failed = HS_DOCTOR_NOT_SAVED;

@@ -44,6 +44,12 @@ struct hs_doctor_opts {
 	const char *command;		/* argv as the profile's header records it, or NULL */
 	enum hs_record_backend backend;
 	const char *cgroup;		/* without argv: the memory cgroup to diagnose, or NULL */
+	/*
+	 * With argv: the service that does the job's work (record's --pid,
+	 * --cgroup, --unit): its reads are recorded, its figures are the
+	 * run's, its memory cgroup is diagnosed. Or NULL.
+	 */
+	const struct hs_service *service;
 	bool have_keep;			/* hotset keep can be offered as a fix */
 	/* told of what record finds worth a warning; may be NULL */
 	void (*warn)(void *ctx, const char *msg);
@@ -99,6 +105,8 @@ struct hs_doctor {
 	struct hs_memcg_cache *cg0, *cg1;
 	struct hs_damon_scheme damon0[HS_DOCTOR_DAMON], damon1[HS_DOCTOR_DAMON];
 	char balloon_where[PATH_MAX + 64];
+	struct hs_usage svc_run;	/* with o.service: the run as the service made it */
+	char service_name[PATH_MAX + 16];
 };
 
 /*

@@ -29,21 +29,15 @@
 /*
  * The memory cgroup the job is charged in: hotset's own, which it inherits
  * (v1), or the parent of the usage cgroup it is moved into (v2), both
- * where the command was started from. Malloc'd (it is large), or NULL.
+ * where the command was started from; or the service's, whose reading is
+ * recorded. Malloc'd (it is large), or NULL.
  */
 static struct hs_memcg *job_memcg(const struct hs_service *svc)
 {
 	struct hs_memcg *m = malloc(sizeof(*m));
-	pid_t *pids = NULL;
-	size_t cap = 0;
-	int pid = 0;
 
 	/* a service's: where its first process is charged */
-	if (svc && m) {
-		pid = hs_service_pids(svc, &pids, &cap) > 0 ? pids[0] : -1;
-		free(pids);
-	}
-	if (m && (pid < 0 || hs_memcg_of(pid, m))) {
+	if (m && (svc ? hs_service_memcg(svc, m) : hs_memcg_of(0, m))) {
 		free(m);
 		m = NULL;
 	}
