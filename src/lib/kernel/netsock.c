@@ -249,30 +249,36 @@ int hs_unix_each(const char *path, hs_unix_fn fn, void *ctx)
 
 /* ---- unix sockets: sock_diag ------------------------------------------------------ */
 
-/* One unix_diag_msg and its attributes, checked against the message's length. */
-static int diag_message(const struct nlmsghdr *h, hs_unix_fn fn, void *ctx)
+/*
+ * One message's unix_diag_msg and its attributes (len bytes from msg,
+ * header included), checked against its length. Everything is copied out
+ * with memcpy: the buffer need not be aligned, and the path points into it.
+ */
+static int diag_message(const char *msg, size_t len, hs_unix_fn fn, void *ctx)
 {
-	const struct unix_diag_msg *m = NLMSG_DATA(h);
-	size_t left = h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
-	const char *a = (const char *)m + NLMSG_ALIGN(sizeof(*m));
+	struct unix_diag_msg m;
 	struct hs_unix_sock u = { 0 };
+	const char *a = msg + NLMSG_LENGTH(sizeof(m));
+	size_t left;
 
-	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
+	if (len < NLMSG_LENGTH(sizeof(m)))
 		return -EPROTO;
-	u.inode = m->udiag_ino;
-	u.type = m->udiag_type;
-	u.state = m->udiag_state;
-	u.listening = m->udiag_state == 10;	/* TCP_LISTEN, as sock_diag words it */
+	memcpy(&m, msg + NLMSG_HDRLEN, sizeof(m));
+	left = len - NLMSG_LENGTH(sizeof(m));
+	u.inode = m.udiag_ino;
+	u.type = m.udiag_type;
+	u.state = m.udiag_state;
+	u.listening = m.udiag_state == 10;	/* TCP_LISTEN, as sock_diag words it */
 	u.path = "";
 	while (left >= sizeof(struct nlattr)) {
 		struct nlattr at;
-		size_t len, payload;
+		size_t alen, payload;
 
 		memcpy(&at, a, sizeof(at));
-		len = at.nla_len;
-		if (len < sizeof(at) || len > left)
+		alen = at.nla_len;
+		if (alen < sizeof(at) || alen > left)
 			return -EPROTO;
-		payload = len - sizeof(at);
+		payload = alen - sizeof(at);
 		switch (at.nla_type & NLA_TYPE_MASK) {
 		case UNIX_DIAG_NAME:
 			/* an abstract name starts with a NUL, kept: the caller shows it */
@@ -294,11 +300,11 @@ static int diag_message(const struct nlmsghdr *h, hs_unix_fn fn, void *ctx)
 			}
 			break;
 		}
-		len = NLA_ALIGN(len);
-		if (len >= left)
+		alen = NLA_ALIGN(alen);
+		if (alen >= left)
 			break;
-		a += len;
-		left -= len;
+		a += alen;
+		left -= alen;
 	}
 	return fn(ctx, &u);
 }
@@ -325,19 +331,9 @@ int hs_unix_diag_parse(const void *buf, size_t len, hs_unix_fn fn, void *ctx)
 			memcpy(&e, p + NLMSG_HDRLEN, sizeof(e));
 			return e.error < 0 && e.error > -4096 ? e.error : -EPROTO;
 		}
-		if (h.nlmsg_type == SOCK_DIAG_BY_FAMILY) {
-			/* aligned for the attributes' casts: the caller's buffer may not be */
-			union {
-				struct nlmsghdr h;
-				char bytes[8192];
-			} msg;
-
-			if (h.nlmsg_len > sizeof(msg))
-				return -EPROTO;
-			memcpy(msg.bytes, p, h.nlmsg_len);
-			if ((rc = diag_message(&msg.h, fn, ctx)))
-				return rc;
-		}
+		if (h.nlmsg_type == SOCK_DIAG_BY_FAMILY &&
+		    (rc = diag_message(p, h.nlmsg_len, fn, ctx)))
+			return rc;
 		step = NLMSG_ALIGN(h.nlmsg_len);
 		if (step >= len)
 			break;
