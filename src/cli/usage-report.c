@@ -287,51 +287,25 @@ static const char *const peer_where[] = {
 	[HS_PEER_GONE] = "gone", [HS_PEER_REMOTE] = "remote",
 };
 
-/* A unit's name if the cgroup is a system service's ("/system.slice/x.service"), else NULL. */
-static const char *unit_of(const char *cgroup)
-{
-	const char *last = strrchr(cgroup, '/');
-	size_t len;
-
-	if (!last || strncmp(cgroup, "/system.slice/", 14) || last != cgroup + 13)
-		return NULL;
-	len = strlen(++last);
-	return len > 8 && !strcmp(last + len - 8, ".service") ? last : NULL;
-}
-
-/*
- * The command that measures the peer while the job runs again: --unit for
- * a system service, --cgroup for another cgroup, --pid when hotset shares
- * the peer's cgroup (measuring it would measure hotset) or it is unknown.
- * Malloc'd argv (its strings are borrowed or in pid), NULL if there is none.
- */
+/* The command that measures the peer while the job runs again (hs_peer_measure()), or NULL. */
 static char **suggestion(const struct hs_peer *peer, char *const *argv, char pid[16])
 {
-	size_t n = 0, i = 0;
-	const char *unit;
+	const char *opt, *arg;
+	size_t n = 0;
 	char **v;
 
-	if (peer->where != HS_PEER_PROCESS)
+	if (!hs_peer_measure(peer, pid, &opt, &arg))
 		return NULL;
 	while (argv[n])
 		n++;
 	if (!(v = calloc(n + 6, sizeof(*v))))
 		return NULL;
-	v[i++] = "hotset";
-	v[i++] = "time";
-	if (!peer->cgroup[0] || peer->shares_cgroup || !strcmp(peer->cgroup, "/")) {
-		snprintf(pid, 16, "%d", (int)peer->pid);
-		v[i++] = "--pid";
-		v[i++] = pid;
-	} else if ((unit = unit_of(peer->cgroup))) {
-		v[i++] = "--unit";
-		v[i++] = (char *)unit;
-	} else {
-		v[i++] = "--cgroup";
-		v[i++] = (char *)peer->cgroup;
-	}
-	v[i++] = "--";
-	memcpy(v + i, argv, (n + 1) * sizeof(*v));
+	v[0] = "hotset";
+	v[1] = "time";
+	v[2] = (char *)opt;
+	v[3] = (char *)arg;
+	v[4] = "--";
+	memcpy(v + 5, argv, (n + 1) * sizeof(*v));
 	return v;
 }
 

@@ -268,6 +268,33 @@ TEST(a_job_waited_on_a_peer_only_past_both_thresholds_and_while_it_held_it)
 	CHECK(!hs_peer_waited(&u, &peers, &w));
 }
 
+TEST(the_peer_is_measured_by_its_unit_its_cgroup_or_its_pid)
+{
+	struct hs_peer peer = { .where = HS_PEER_PROCESS, .pid = 1234 };
+	const char *opt, *arg;
+	char pid[16];
+
+	snprintf(peer.cgroup, sizeof(peer.cgroup), "/system.slice/mariadb.service");
+	CHECK(hs_peer_measure(&peer, pid, &opt, &arg));
+	CHECK_STR(opt, "--unit");
+	CHECK_STR(arg, "mariadb.service");
+	snprintf(peer.cgroup, sizeof(peer.cgroup), "/system.slice/db/x.service");
+	CHECK(hs_peer_measure(&peer, pid, &opt, &arg));
+	CHECK_STR(opt, "--cgroup");
+	CHECK_STR(arg, "/system.slice/db/x.service");
+	/* hotset in that cgroup: it would measure itself */
+	peer.shares_cgroup = true;
+	CHECK(hs_peer_measure(&peer, pid, &opt, &arg));
+	CHECK_STR(opt, "--pid");
+	CHECK_STR(arg, "1234");
+	peer.shares_cgroup = false;
+	snprintf(peer.cgroup, sizeof(peer.cgroup), "/");
+	CHECK(hs_peer_measure(&peer, pid, &opt, &arg) && !strcmp(opt, "--pid"));
+	/* another user's: nothing to name */
+	peer.where = HS_PEER_HIDDEN;
+	CHECK(!hs_peer_measure(&peer, pid, &opt, &arg));
+}
+
 /* ---- the fuzz corpus ----------------------------------------------------------------------- */
 
 #define LLVMFuzzerTestOneInput fuzz_netsock
@@ -289,5 +316,6 @@ int main(void)
 			 the_kernel_names_the_other_end_of_a_unix_connection,
 			 a_loopback_connection_is_two_lines_whose_addresses_swap,
 			 a_job_waited_on_a_peer_only_past_both_thresholds_and_while_it_held_it,
+			 the_peer_is_measured_by_its_unit_its_cgroup_or_its_pid,
 			 the_fuzz_corpus_goes_through_the_parsers);
 }

@@ -639,3 +639,32 @@ bool hs_peer_waited(const struct hs_usage *u, const struct hs_peers *peers, stru
 	w->peer = &peers->v[0];
 	return true;
 }
+
+/* A unit's name if the cgroup is a system service's ("/system.slice/x.service"), else NULL. */
+static const char *unit_of(const char *cgroup)
+{
+	const char *last = strrchr(cgroup, '/');
+	size_t len;
+
+	if (!last || strncmp(cgroup, "/system.slice/", 14) || last != cgroup + 13)
+		return NULL;
+	len = strlen(++last);
+	return len > 8 && !strcmp(last + len - 8, ".service") ? last : NULL;
+}
+
+bool hs_peer_measure(const struct hs_peer *peer, char pid[16], const char **opt, const char **arg)
+{
+	if (peer->where != HS_PEER_PROCESS)
+		return false;
+	if (!peer->cgroup[0] || peer->shares_cgroup || !strcmp(peer->cgroup, "/")) {
+		snprintf(pid, 16, "%d", (int)peer->pid);
+		*opt = "--pid";
+		*arg = pid;
+	} else if ((*arg = unit_of(peer->cgroup))) {
+		*opt = "--unit";
+	} else {
+		*opt = "--cgroup";
+		*arg = peer->cgroup;
+	}
+	return true;
+}

@@ -117,4 +117,15 @@ struct hs_waited_on {
 /* Returns true and fills *w when the job waited on a peer by the rule above. */
 bool hs_peer_waited(const struct hs_usage *u, const struct hs_peers *peers, struct hs_waited_on *w);
 
+/*
+ * The option of `hotset time` that measures the peer's process while the
+ * job runs again: --unit NAME for a system service's cgroup
+ * ("/system.slice/NAME.service"), --cgroup PATH for another cgroup, --pid
+ * PID when hotset runs in the peer's cgroup (measuring that would measure
+ * hotset too) or the cgroup is unknown. Returns false for a peer that is
+ * no process the caller can name. *opt is a static string; *arg points
+ * into peer, or into pid (the caller's, 16 bytes).
+ */
+bool hs_peer_measure(const struct hs_peer *peer, char pid[16], const char **opt, const char **arg);
+
 #endif
