@@ -1,7 +1,7 @@
 /*
  * peer.c - the other ends of a job's sockets (see peer.h).
  *
- * Every 100 ms the probe lists the job's processes and the sockets in
+ * Every 200 ms the probe lists the job's processes and the sockets in
  * their /proc/PID/fd: that is all a sample costs, a directory read per
  * process, and a job with no socket costs nothing more. A socket seen for
  * the first time is resolved once, at that sample, while both ends still
@@ -35,7 +35,7 @@
 #include "kernel/netsock.h"
 #include "kernel/procfs.h"
 
-#define SAMPLE_NS 100000000ull
+#define SAMPLE_NS 200000000ull	/* 0.2 s: a wait that counts is over 1 s */
 /* sockets followed; more are counted, not resolved */
 #define TRACK_MAX 256
 /* TCP states of /proc/net/tcp that have no other end */

@@ -84,7 +84,7 @@ struct hs_peer_probe;
  * cgroup whose cgroup.procs is procs (the usage probe's,
  * hs_usage_cgroup_procs()), or, with procs NULL, the descendants of this
  * process (hotset is the job's subreaper). Call it just before the job
- * starts. A thread lists them every 100 ms; it blocks all signals, and
+ * starts. A thread lists them every 200 ms; it blocks all signals, and
  * between samples holds no lock but its own. Returns 0 and sets *out
  * (release with hs_peer_end()), or -errno (-ENOMEM, or the thread's).
  */
