@@ -15,10 +15,11 @@ prereq_PYTHON() { command -v python3 > /dev/null; }
 SLOW=$TRASH/bin/slowserver.py
 cp "$TESTS_DIR/helpers/slowserver.py" "$SLOW" && chmod 755 "$SLOW"
 
-# serve KIND WHERE: a server that answers after 2 s, in the background,
+# serve KIND WHERE: a server that answers after 3 s (a client's start, its
+# reads of a cold disk under load, stay well under half of it), in the background,
 # killed when the test's body ends; SERVER its pid, READY what it listens on
 serve() {
-	"$PYTHON" "$SLOW" serve "$1" "$2" 2 ready < /dev/null > /dev/null 2>&1 &
+	"$PYTHON" "$SLOW" serve "$1" "$2" 3 ready < /dev/null > /dev/null 2>&1 &
 	SERVER=$!
 	trap "kill $SERVER 2> /dev/null || :" EXIT
 	local i
@@ -107,7 +108,7 @@ db_test_servers
 
 test_expect_success ROOT,MARIADB 'a MariaDB client waiting on a query: mariadbd named, its pid' '
 	db_client mariadb &&
-	echo "SELECT SLEEP(2);" | hotset time -J -o t.json -- "${DB_CLIENT[@]}" > out &&
+	echo "SELECT SLEEP(3);" | hotset time -J -o t.json -- "${DB_CLIENT[@]}" > out &&
 	schema t.json && cat t.json &&
 	check_eq "$(j "(j[\"waited_on\"][\"peer\"][\"pid\"], j[\"waited_on\"][\"peer\"][\"name\"], j[\"waited_on\"][\"peer\"][\"transport\"])")" "($(db_pid mariadb), '"'"'mariadbd'"'"', '"'"'unix'"'"')" &&
 	check_eq "$(j "j[\"waited_on\"][\"peer\"][\"address\"]")" "${DB_SOCK[mariadb]}"
@@ -116,7 +117,7 @@ test_expect_success ROOT,MARIADB 'a MariaDB client waiting on a query: mariadbd 
 test_expect_success ROOT,POSTGRES 'a PostgreSQL client waiting on a query: its backend named, a child of the postmaster' '
 	db_client postgres &&
 	# the session names its backend: the process at the other end
-	echo "SELECT pg_backend_pid(); SELECT pg_sleep(2);" |
+	echo "SELECT pg_backend_pid(); SELECT pg_sleep(3);" |
 		hotset time -J -o t.json -- "${DB_CLIENT[@]}" > out &&
 	schema t.json && cat t.json out &&
 	check_eq "$(j "(j[\"waited_on\"][\"peer\"][\"pid\"], j[\"waited_on\"][\"peer\"][\"name\"], j[\"waited_on\"][\"peer\"][\"transport\"])")" "($(head -n 1 out), '"'"'postgres'"'"', '"'"'unix'"'"')" &&
