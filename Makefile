@@ -167,7 +167,7 @@ check test:
 #   make fuzz            every target, each for an equal share of FUZZ_SECONDS
 #   make fuzz-NAME       one target, for all of FUZZ_SECONDS
 # A new target: its name in FUZZ_TARGETS, its sources in FUZZ_SRC_NAME.
-FUZZ_TARGETS := profile fdinfo mountinfo psi size names keepstate meminfo jobfile stat
+FUZZ_TARGETS := profile fdinfo mountinfo psi size names keepstate meminfo jobfile stat netsock
 # the profile's reader alone (its writer is not fuzzed: it writes what it is given)
 PROFILE_READ_SRC := src/lib/profile/profile.c src/lib/profile/profile-read.c src/lib/profile/profile-header.c
 FUZZ_SRC_profile := $(PROFILE_READ_SRC) src/lib/base/util.c
@@ -179,6 +179,7 @@ FUZZ_SRC_size := src/cli/output.c src/lib/base/util.c src/lib/profile/profile.c 
 FUZZ_SRC_names := src/lib/cache/names.c
 FUZZ_SRC_keepstate := src/lib/keep/state.c src/lib/base/atomic.c src/lib/base/util.c
 FUZZ_SRC_meminfo := src/lib/kernel/memory.c src/lib/kernel/procfs.c src/lib/base/util.c
+FUZZ_SRC_netsock := src/lib/kernel/netsock.c
 FUZZ_SRC_jobfile := src/lib/queue/jobfile.c src/lib/queue/runstate.c src/lib/base/atomic.c src/lib/base/util.c
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 4096

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "job/job.h"
+#include "job/peer.h"
 #include "options.h"
 #include "job/service.h"
 #include "job/timed.h"
@@ -40,6 +41,9 @@ static const char usage[] =
 	"  -V, --version      show hotset's version\n"
 	"  -h, --help         show this help\n"
 	"\n"
+	"A COMMAND that waits on another process through a socket (a database client)\n"
+	"is told so, with that process, as far as you may see it, and the command that\n"
+	"measures it.\n"
 	"A service that does not exist, holds no process or cannot be read (another\n"
 	"user's, without root) is an error: exit 2, and COMMAND is not run.\n"
 	"Measuring I/O wait needs a cgroup for the job: run as root, or inside a\n"
@@ -56,9 +60,27 @@ struct service_report {
 	const struct hs_service_usage *u;
 };
 
+/* The other ends of the job's sockets (NULL: not watched), and what they say. */
+struct peer_report {
+	struct hs_peer_probe *probe;
+	struct hs_peers peers;
+	bool known;
+	bool waited;
+	struct hs_waited_on w;
+};
+
+/* hs_time_command()'s started: the job's processes are known, the sockets can be watched */
+static void watch_peers(void *ctx, const char *procs)
+{
+	struct peer_report *pr = ctx;
+
+	if (hs_peer_begin(procs, &pr->probe))
+		pr->probe = NULL;	/* nothing said of peers: the rest of the report stands */
+}
+
 static void json_report(FILE *f, char *const *argv, const int *status, int code,
 			const char *error_msg, const struct hs_usage *u,
-			const struct service_report *svc)
+			const struct service_report *svc, const struct peer_report *pr)
 {
 	struct json j;
 
@@ -74,20 +96,25 @@ static void json_report(FILE *f, char *const *argv, const int *status, int code,
 	json_string(&j, "error", error_msg);
 	json_usage(&j, u);
 	json_service(&j, svc->s, svc->u);
+	json_waited_on(&j, pr && pr->waited ? &pr->w : NULL, pr && pr->known ? &pr->peers : NULL,
+		       argv);
 	json_end_object(&j);
 	json_finish(&j);
 }
 
 static void write_report(FILE *f, bool json, bool quiet, char *const *argv, int status,
-			 const struct hs_usage *u, const struct service_report *svc)
+			 const struct hs_usage *u, const struct service_report *svc,
+			 const struct peer_report *pr)
 {
 	if (json) {
-		json_report(f, argv, &status, 0, NULL, u, svc);
+		json_report(f, argv, &status, 0, NULL, u, svc, pr);
 		return;
 	}
 	if (!quiet)
 		print_job_status(f, status);
 	print_usage_report(f, u, !quiet);
+	if (pr->waited)
+		print_waited_on(f, &pr->w, &pr->peers, argv, !quiet);
 	if (svc->s && svc->u)
 		print_service_report(f, svc->s, svc->u, !quiet);
 }
@@ -142,7 +169,7 @@ static int watch(const struct hs_service *s, uint64_t for_ns, const char *output
 	sigprocmask(SIG_SETMASK, &saved, NULL);
 	svc.u = &su;
 	if (json) {
-		json_report(out, none, &(int){ 0 }, 0, NULL, NULL, &svc);
+		json_report(out, none, &(int){ 0 }, 0, NULL, NULL, &svc, NULL);
 	} else {
 		fprintf(out, "%-16s %9.2f s   %s\n", "Watched", su.wall_s,
 			for_ns && su.wall_s * 1e9 >= (double)for_ns ? "as --for asked" : "until a signal");
@@ -172,6 +199,7 @@ static int run_time(int argc, char **argv)
 	struct hs_error err = { 0 };
 	struct hs_job_spec spec = { 0 };
 	struct hs_usage u;
+	struct peer_report pr = { 0 };
 	bool json = false, quiet = false, reported = false, named;
 	int opt, rc, status = 0, code;
 	char msg[PATH_MAX + 128];
@@ -205,7 +233,13 @@ static int run_time(int argc, char **argv)
 		report_close(out, output, EXIT_USAGE);
 		return EXIT_USAGE;
 	}
-	code = hs_time_command(&spec, quiet ? NULL : say_warning, NULL, NULL, &status, &u, msg, sizeof(msg));
+	code = hs_time_command(&spec, quiet ? NULL : say_warning, watch_peers, &pr, &status, &u, msg,
+			       sizeof(msg));
+	if (pr.probe) {
+		hs_peer_end(pr.probe, code ? NULL : &pr.peers);
+		pr.known = !code;
+		pr.waited = !code && hs_peer_waited(&u, &pr.peers, &pr.w);
+	}
 	if (probe) {
 		hs_service_end(probe, code ? NULL : &su);
 		svc.u = code ? NULL : &su;
@@ -215,14 +249,14 @@ static int run_time(int argc, char **argv)
 		goto not_run;
 	/* the probe's cgroup is gone before anything is written: a closed stderr cannot leak it */
 	code = hs_job_exit_code(status);
-	write_report(out, json, quiet, spec.argv, status, &u, &svc);
+	write_report(out, json, quiet, spec.argv, status, &u, &svc, &pr);
 	reported = true;
 	goto close_out;
 
 not_run:	/* the command did not run, or cannot be measured: say why, in JSON too */
 	error("%s", msg);
 	if (json)
-		json_report(out, spec.argv, NULL, code, msg, NULL, &svc);
+		json_report(out, spec.argv, NULL, code, msg, NULL, &svc, NULL);
 close_out:
 	if ((rc = report_close(out, output, code)) != code)
 		return rc;

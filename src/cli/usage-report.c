@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -272,6 +273,160 @@ void json_service(struct json *j, const struct hs_service *s, const struct hs_se
 	json_begin_array(j, "notes");
 	for (int i = 0; i < u->nnotes; i++)
 		json_string(j, NULL, u->notes[i]);
+	json_end_array(j);
+	json_end_object(j);
+}
+
+/* ---- waited on a peer ------------------------------------------------------- */
+
+static const char *const peer_transport[] = {
+	[HS_PEER_UNIX] = "unix", [HS_PEER_TCP] = "tcp", [HS_PEER_TCP6] = "tcp6",
+};
+static const char *const peer_where[] = {
+	[HS_PEER_PROCESS] = "process", [HS_PEER_HIDDEN] = "hidden",
+	[HS_PEER_GONE] = "gone", [HS_PEER_REMOTE] = "remote",
+};
+
+/* The command that measures the peer while the job runs again (hs_peer_measure()), or NULL. */
+static char **suggestion(const struct hs_peer *peer, char *const *argv, char pid[16])
+{
+	const char *opt, *arg;
+	size_t n = 0;
+	char **v;
+
+	if (!hs_peer_measure(peer, pid, &opt, &arg))
+		return NULL;
+	while (argv[n])
+		n++;
+	if (!(v = calloc(n + 6, sizeof(*v))))
+		return NULL;
+	v[0] = "hotset";
+	v[1] = "time";
+	v[2] = (char *)opt;
+	v[3] = (char *)arg;
+	v[4] = "--";
+	memcpy(v + 5, argv, (n + 1) * sizeof(*v));
+	return v;
+}
+
+/* Who the peer is, as far as the user may know: "mariadbd (pid 12, cgroup /x)". */
+static void print_peer_who(FILE *f, const struct hs_peer *p)
+{
+	switch (p->where) {
+	case HS_PEER_PROCESS:
+		print_text(f, p->name, strlen(p->name));
+		fprintf(f, " (pid %d", (int)p->pid);
+		if (p->cgroup[0]) {
+			fprintf(f, ", cgroup ");
+			print_path(f, p->cgroup, strlen(p->cgroup));
+		}
+		fprintf(f, ")");
+		break;
+	case HS_PEER_HIDDEN:
+		if (p->uid_known && p->uid != (uint32_t)geteuid())
+			fprintf(f, "a process of another user (uid %u)", (unsigned)p->uid);
+		else if (p->uid_known)
+			fprintf(f, "a process of uid %u that hotset cannot see", (unsigned)p->uid);
+		else
+			fprintf(f, "a process hotset cannot see");
+		break;
+	case HS_PEER_GONE:
+		fprintf(f, "a process of this machine that hotset could not find (the other end was "
+			   "closed, or is in another network namespace)");
+		break;
+	case HS_PEER_REMOTE:
+		fprintf(f, "another host");
+		break;
+	}
+}
+
+/* Where: "a unix socket /run/x.sock", "a TCP connection to 127.0.0.1:3306". */
+static void print_peer_where(FILE *f, const struct hs_peer *p)
+{
+	if (p->transport == HS_PEER_UNIX) {
+		fprintf(f, "a unix socket");
+		if (p->address[0]) {
+			fputc(' ', f);
+			print_path(f, p->address, strlen(p->address));
+		}
+	} else {
+		fprintf(f, "a TCP connection to %s (from %s)", p->address, p->local);
+	}
+}
+
+void print_waited_on(FILE *f, const struct hs_waited_on *w, const struct hs_peers *peers,
+		     char *const *argv, bool notes)
+{
+	const struct hs_peer *p = w->peer;
+	char pid[16], **cmd = suggestion(p, argv, pid);
+	char *line = cmd ? shell_join(cmd) : NULL;
+
+	fprintf(f, "%-16s %9.2f s   %.0f%% of the wall time %s: on ", "Waited on peer", w->seconds,
+		100.0 * w->share, w->io_wait_known ? "neither on a CPU nor on its disk" :
+		"off a CPU (its I/O wait is unknown)");
+	print_peer_who(f, p);
+	fprintf(f, ", at the other end of ");
+	print_peer_where(f, p);
+	fprintf(f, "\n");
+	if (line)
+		fprintf(f, "%-16s %s\n", "Measure it with", line);
+	else if (p->where == HS_PEER_HIDDEN)
+		fprintf(f, "%-16s run hotset as root, or as that user, to name the process\n",
+			"Measure it");
+	if (peers->n > 1 || peers->more)
+		fprintf(f, "%-16s %zu other peer%s seen (see --json)\n", "", peers->n - 1 + peers->more,
+			plural(peers->n - 1 + peers->more));
+	for (int i = 0; notes && i < peers->nnotes; i++)
+		fprintf(f, "note: %s\n", peers->notes[i]);
+	free(line);
+	free(cmd);
+}
+
+static void json_peer(struct json *j, const char *key, const struct hs_peer *p)
+{
+	bool process = p->where == HS_PEER_PROCESS;
+
+	json_begin_object(j, key);
+	json_string(j, "transport", peer_transport[p->transport]);
+	json_string(j, "where", peer_where[p->where]);
+	json_string(j, "address", p->address);
+	json_string(j, "local_address", p->transport == HS_PEER_UNIX ? NULL : p->local);
+	json_double(j, "held_seconds", p->held_s);
+	json_count(j, "pid", process, (uint64_t)p->pid);
+	json_string(j, "name", process ? p->name : NULL);
+	json_string(j, "cgroup", process && p->cgroup[0] ? p->cgroup : NULL);
+	json_count(j, "uid", p->uid_known, p->uid);
+	json_end_object(j);
+}
+
+void json_waited_on(struct json *j, const struct hs_waited_on *w, const struct hs_peers *peers,
+		    char *const *argv)
+{
+	char pid[16], **cmd;
+
+	if (!w || !peers) {
+		json_null(j, "waited_on");
+		return;
+	}
+	json_begin_object(j, "waited_on");
+	json_double(j, "seconds", w->seconds);
+	json_double(j, "wall_pct", 100.0 * w->share);
+	json_bool(j, "io_wait_known", w->io_wait_known);
+	json_peer(j, "peer", w->peer);
+	json_begin_array(j, "suggested_command");
+	if ((cmd = suggestion(w->peer, argv, pid)))
+		for (char **a = cmd; *a; a++)
+			json_string(j, NULL, *a);
+	json_end_array(j);
+	free(cmd);
+	json_begin_array(j, "peers");
+	for (size_t i = 0; i < peers->n; i++)
+		json_peer(j, NULL, &peers->v[i]);
+	json_end_array(j);
+	json_u64(j, "peers_not_listed", peers->more);
+	json_begin_array(j, "notes");
+	for (int i = 0; i < peers->nnotes; i++)
+		json_string(j, NULL, peers->notes[i]);
 	json_end_array(j);
 	json_end_object(j);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "job/job.h"
+#include "job/peer.h"
 #include "job/service.h"
 #include "job/usage.h"
 #include "record/record-run.h"
@@ -61,6 +62,18 @@ void json_usage(struct json *j, const struct hs_usage *u);
 void print_service_report(FILE *f, const struct hs_service *s, const struct hs_service_usage *u,
 			  bool notes);
 void json_service(struct json *j, const struct hs_service *s, const struct hs_service_usage *u);
+
+/*
+ * The job waited on someone else (hs_peer_waited()): the time, the peer
+ * as far as the caller may know it, and the command that measures the
+ * peer while argv runs again; the notes of what could not be seen if
+ * notes is set. In JSON: the object "waited_on" of docs/json.md, with
+ * every peer seen; null without w.
+ */
+void print_waited_on(FILE *f, const struct hs_waited_on *w, const struct hs_peers *peers,
+		     char *const *argv, bool notes);
+void json_waited_on(struct json *j, const struct hs_waited_on *w, const struct hs_peers *peers,
+		    char *const *argv);
 
 /*
  * --report FILE (time's -o): open it before the job runs, so that a path

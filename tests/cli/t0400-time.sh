@@ -27,8 +27,8 @@ FIGURES='"wall_seconds", "user_seconds", "sys_seconds", "io_wait_seconds", "io_w
  "rchar_bytes", "disk_write_bytes", "wchar_bytes", "still_running", "notes"'
 check_json() {
 	check_eq "$(json "$1" '(
-list(j) == ["report", "format", "command", "exit_status", "signal", "error", '"$FIGURES"', "service"]
-and j["service"] is None
+list(j) == ["report", "format", "command", "exit_status", "signal", "error", '"$FIGURES"', "service", "waited_on"]
+and j["service"] is None and j["waited_on"] is None
 and j["report"] == "time"
 and all(isinstance(j[k], (int, float)) and not isinstance(j[k], bool) and j[k] >= 0
     for k in ("wall_seconds", "user_seconds", "sys_seconds", "exit_status"))

@@ -227,6 +227,63 @@ TEST(fixes_are_argv)
 	CHECK(warm);
 }
 
+/*
+ * A client that waited on its server: a problem named with the peer, and
+ * the fix is the command that measures it, the job's words each one word.
+ * Under the thresholds, or with another user's peer, no fix names a pid.
+ */
+TEST(a_client_waiting_on_its_server_is_told_with_the_command_to_measure_it)
+{
+	static char *const argv[] = { "mariadb", "-e", "SELECT 'a b'", NULL };
+	struct hs_usage run = { .wall_s = 110, .user_s = 2, .sys_s = 1, .io_wait_s = 0.5,
+				.pressure = HS_PRESSURE_JOB_CGROUP };
+	struct hs_peers peers = { .n = 1 };
+	const struct hs_finding *f;
+	const struct hs_fix_step *s = NULL;
+	struct hs_diag_facts in;
+
+	peers.v[0] = (struct hs_peer){ .transport = HS_PEER_UNIX, .where = HS_PEER_PROCESS,
+				       .pid = 1234, .held_s = 109, .uid_known = true };
+	snprintf(peers.v[0].name, sizeof(peers.v[0].name), "mariadbd");
+	snprintf(peers.v[0].cgroup, sizeof(peers.v[0].cgroup), "/system.slice/mariadb.service");
+	snprintf(peers.v[0].address, sizeof(peers.v[0].address), "/run/mysqld/mysqld.sock");
+	facts(&in);
+	res.known.evicted = 0;
+	in.ran = true;
+	in.run = &run;
+	in.peers = &peers;
+	in.argv = argv;
+	hs_diagnose(&in, &dx);
+	CHECK((f = find("waited-on-peer")) && f->severity == HS_SEV_PROBLEM);
+	CHECK(strstr(f->text, "mariadbd (pid 1234, cgroup /system.slice/mariadb.service)"));
+	CHECK(!find("nothing-to-fix"));
+	for (int i = 0; i < dx.nfix; i++)
+		if (dx.fix[i].nsteps && !strcmp(dx.fix[i].step[0].argv[1], "time"))
+			s = &dx.fix[i].step[0];
+	CHECK(s && s->argc == 8 && !strcmp(s->argv[2], "--unit") &&
+	      !strcmp(s->argv[3], "mariadb.service") && !strcmp(s->argv[4], "--") &&
+	      !strcmp(s->argv[7], "SELECT 'a b'"));
+	/* another user's server: named by its uid alone, and no command to run */
+	peers.v[0].where = HS_PEER_HIDDEN;
+	memset(&dx, 0, sizeof(dx));
+	hs_diagnose(&in, &dx);
+	CHECK((f = find("waited-on-peer")) && strstr(f->text, "a process of uid 0") &&
+	      !strstr(f->text, "1234"));
+	for (int i = 0; i < dx.nfix; i++)
+		CHECK(!dx.fix[i].nsteps || strcmp(dx.fix[i].step[0].argv[1], "time"));
+	/* most of the time on the disk: not a peer's doing */
+	run.io_wait_s = 100;
+	memset(&dx, 0, sizeof(dx));
+	hs_diagnose(&in, &dx);
+	CHECK(!find("waited-on-peer"));
+	/* not watched */
+	run.io_wait_s = 0.5;
+	in.peers = NULL;
+	memset(&dx, 0, sizeof(dx));
+	hs_diagnose(&in, &dx);
+	CHECK(!find("waited-on-peer"));
+}
+
 TEST(systemd_escape_as_systemd)
 {
 	char out[256];
@@ -254,5 +311,6 @@ int main(void)
 {
 	return RUN_TESTS(inode_steal_only_when_a_share_of_what_was_lost, global_reclaim_not_damon,
 			 a_parents_limit_filled_by_a_sibling, unseen_first_never_nothing_to_fix,
-			 fixes_are_argv, systemd_escape_as_systemd);
+			 fixes_are_argv,
+			 a_client_waiting_on_its_server_is_told_with_the_command_to_measure_it, systemd_escape_as_systemd);
 }

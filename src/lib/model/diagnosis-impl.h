@@ -95,6 +95,7 @@ struct hs_finding *dg_finding_of(struct hs_diagnosis *d, const char *id);
 void dg_find_machine(facts *in, struct hs_diagnosis *d);
 void dg_find_reclaimers(facts *in, struct hs_diagnosis *d);
 void dg_find_vfs_cache(facts *in, struct hs_diagnosis *d);
+void dg_find_peer(facts *in, struct hs_diagnosis *d);
 void dg_find_lost(facts *in, struct hs_diagnosis *d);
 void dg_recommend_keep(facts *in, struct hs_diagnosis *d);
 void dg_recommend_warm(facts *in, struct hs_diagnosis *d);

@@ -492,3 +492,76 @@ void dg_recommend_warm(facts *in, struct hs_diagnosis *d)
 		dg_fix_end(d, x);
 	}
 }
+
+/* ---- the peer it waited on ---------------------------------------------------- */
+
+/* Who is at the other end, in words: what the caller may know of it, no more. */
+static void peer_words(const struct hs_peer *p, char *out, size_t size)
+{
+	switch (p->where) {
+	case HS_PEER_PROCESS:
+		snprintf(out, size, "%s (pid %d%s%s)", p->name, (int)p->pid,
+			 p->cgroup[0] ? ", cgroup " : "", p->cgroup);
+		break;
+	case HS_PEER_HIDDEN:
+		if (p->uid_known)
+			snprintf(out, size, "a process of uid %u that this user cannot see",
+				 (unsigned)p->uid);
+		else
+			snprintf(out, size, "a process this user cannot see");
+		break;
+	case HS_PEER_GONE:
+		snprintf(out, size, "a process of this machine that could not be found");
+		break;
+	case HS_PEER_REMOTE:
+		snprintf(out, size, "another host");
+		break;
+	}
+}
+
+/*
+ * A client waits on its server: the time the run was neither on a CPU nor
+ * waiting on its disk, and the process at the other end of the socket it
+ * held (hs_peer_waited(): the rule `time` applies). The page cache of the
+ * job is not where its time went; the fix measures the peer while the job
+ * runs again, a command whose words must all fit (else it is not offered).
+ */
+void dg_find_peer(facts *in, struct hs_diagnosis *d)
+{
+	const struct hs_peer *p;
+	struct hs_waited_on w;
+	struct hs_finding *f;
+	struct hs_fix *x;
+	const char *opt, *arg;
+	char who[PATH_MAX + 64], pid[16];
+
+	if (!in->ran || !hs_peer_waited(in->run, in->peers, &w))
+		return;
+	p = w.peer;
+	peer_words(p, who, sizeof(who));
+	f = dg_finding(d, "waited-on-peer", HS_SEV_PROBLEM, "The job spent %.0f%% of its wall time "
+		       "(%.2f s) %s, holding a socket to %s: the work it waits for is done there.",
+		       100 * w.share, w.seconds, w.io_wait_known ? "neither on a CPU nor waiting on "
+		       "its disk" : "off a CPU (its I/O wait is unknown)", who);
+	dg_figure_d(f, "waited_seconds", "seconds", true, w.seconds);
+	dg_figure_d(f, "waited_fraction", "share", true, w.share);
+	dg_figure_u(f, "peer_pid", "count", p->where == HS_PEER_PROCESS, (uint64_t)p->pid);
+	dg_figure_d(f, "peer_held_seconds", "seconds", true, p->held_s);
+	dg_evidence(f, "wall_seconds = %.3f, user_seconds = %.3f, sys_seconds = %.3f",
+		    in->run->wall_s, in->run->user_s, in->run->sys_s);
+	if (w.io_wait_known)
+		dg_evidence(f, "io_wait_seconds = %.3f", in->run->io_wait_s);
+	dg_evidence(f, "%s socket %s%s%s, held %.1f s%s", p->transport == HS_PEER_UNIX ? "unix" :
+		    "TCP", p->address[0] ? p->address : "(unnamed)", p->local[0] ? " from " : "",
+		    p->local, p->held_s, p->uid_known ? "" : "; its owner unknown");
+	if (p->uid_known)
+		dg_evidence(f, "the other end's socket belongs to uid %u", (unsigned)p->uid);
+	if (!in->argv || !hs_peer_measure(p, pid, &opt, &arg))
+		return;
+	x = dg_fix_begin(d, "Measure %s while the job runs again: its I/O wait, disk reads and "
+			 "memory cgroup are where the job's time goes.", who);
+	dg_step(x, NULL, "hotset", "time", opt, arg, "--", NULL);
+	for (char *const *a = in->argv; *a; a++)
+		dg_step_word(x, *a);
+	dg_fix_end(d, x);
+}

@@ -826,6 +826,7 @@ void hs_diagnose(const struct hs_diag_facts *in, struct hs_diagnosis *d)
 	/* the cause before the findings, which say whether they are it */
 	find_cause(in, d);
 	find_io(in, d);
+	dg_find_peer(in, d);
 	find_device(in, d);
 	find_memory(in, d);
 	find_dirs(in, d);

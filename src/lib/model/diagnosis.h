@@ -27,6 +27,7 @@
 #include "model/need.h"
 #include "cache/residency.h"
 #include "profile/tops.h"
+#include "job/peer.h"
 #include "job/usage.h"
 
 /* Why the job's pages were not in the page cache, as far as the figures tell. */
@@ -112,6 +113,14 @@ struct hs_diag_facts {
 	/* DAMON's schemes, before the run (or now) and after it (the same, in order; or NULL) */
 	int ndamon;
 	const struct hs_damon_scheme *damon0, *damon1;
+
+	/*
+	 * The other ends of the run's sockets (hs_peer_end() of a probe begun
+	 * with the run's cgroup.procs), or NULL: not watched; and the job's
+	 * command, for the fix that measures the peer (NULL: no fix).
+	 */
+	const struct hs_peers *peers;
+	char *const *argv;
 
 	int balloon;			/* hs_balloon_probe() */
 	const char *balloon_where;
