@@ -2,11 +2,11 @@
 # hotset time of a client that waits on a server: the report says how long
 # it waited neither on a CPU nor on its disk, names the process at the
 # other end of its socket (unix and TCP, a server of the test's own and
-# real MariaDB and PostgreSQL servers) and the command that measures it;
+# the real MariaDB and PostgreSQL servers of t0955) and the command that
+# measures it, and doctor's finding;
 # a job with no socket, or one that talks only to its own child, says
 # nothing; as nobody, a server of root's is "a process of another user".
 . "$(dirname "$0")/../lib.sh"
-. "$TESTS_DIR/lib-db.sh"
 
 DOC=$TESTS_DIR/../docs/json.md
 schema() { python3 "$TESTS_DIR/helpers/json-schema.py" "$DOC" time "$1"; }
@@ -104,25 +104,12 @@ test_expect_success NOBODY,PYTHON 'as nobody over TCP: the same, from /proc/net/
 
 # ---- real servers ----------------------------------------------------------------
 
-db_test_servers
-
-test_expect_success ROOT,MARIADB 'a MariaDB client waiting on a query: mariadbd named, its pid' '
-	db_client mariadb &&
-	echo "SELECT SLEEP(3);" | hotset time -J -o t.json -- "${DB_CLIENT[@]}" > out &&
-	schema t.json && cat t.json &&
-	check_eq "$(j "(j[\"waited_on\"][\"peer\"][\"pid\"], j[\"waited_on\"][\"peer\"][\"name\"], j[\"waited_on\"][\"peer\"][\"transport\"])")" "($(db_pid mariadb), '"'"'mariadbd'"'"', '"'"'unix'"'"')" &&
-	check_eq "$(j "j[\"waited_on\"][\"peer\"][\"address\"]")" "${DB_SOCK[mariadb]}"
+test_expect_success PYTHON 'doctor of a client of a unix socket server: the finding, and the doctor of the server to run' '
+	serve unix "$PWD/s.sock" &&
+	hotset doctor -J --profile-output p -- "$PYTHON" "$SLOW" client unix "$PWD/s.sock" > d.json &&
+	sed -i "1{/^done\$/d}" d.json &&
+	check_eq "$(json d.json "[f[\"text\"] for f in j[\"findings\"] if f[\"id\"] == \"waited-on-peer\"][0].count(\"(pid $SERVER,\")")" 1 &&
+	check_eq "$(json d.json "[s[\"argv\"][:5] for r in j[\"recommendations\"] for s in r[\"steps\"] if s[\"argv\"][1:2] == [\"doctor\"]][0]")" "['"'"'hotset'"'"', '"'"'doctor'"'"', '"'"'--pid'"'"', '"'"'$SERVER'"'"', '"'"'--'"'"']"
 '
 
-test_expect_success ROOT,POSTGRES 'a PostgreSQL client waiting on a query: its backend named, a child of the postmaster' '
-	db_client postgres &&
-	# the session names its backend: the process at the other end
-	echo "SELECT pg_backend_pid(); SELECT pg_sleep(3);" |
-		hotset time -J -o t.json -- "${DB_CLIENT[@]}" > out &&
-	schema t.json && cat t.json out &&
-	check_eq "$(j "(j[\"waited_on\"][\"peer\"][\"pid\"], j[\"waited_on\"][\"peer\"][\"name\"], j[\"waited_on\"][\"peer\"][\"transport\"])")" "($(head -n 1 out), '"'"'postgres'"'"', '"'"'unix'"'"')" &&
-	check_eq "$(j "j[\"waited_on\"][\"peer\"][\"address\"].startswith(\"${DB_SOCK[postgres]}/\")")" 1
-'
-
-for name in mariadb mariadb-direct postgres; do db_stop "$name"; done
 test_done

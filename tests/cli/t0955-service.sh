@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # hotset time and record --pid/--cgroup/--unit: the figures and the
-# profile of a service hotset did not start (a database server a client sends its job to) over the
+# profile of a service hotset did not start; and time naming the server a
+# client waits on (a database server a client sends its job to) over the
 # client's run: its disk bytes match what its own /proc/PID/io moved, with
 # real MariaDB (fsync and O_DIRECT) and PostgreSQL servers of the test's
 # own (tests/lib-db.sh); the client's exit status is kept; a service that
@@ -366,6 +367,29 @@ test_expect_success ROOT,BPF,MARIADB,PYTHON 'doctor --cgroup of MariaDB: the ser
 test_expect_success ROOT,BPF,POSTGRES,PYTHON 'record --cgroup of PostgreSQL: the backend the postmaster starts for the session is followed' '
 	rel=$(db_sql postgres "SELECT pg_relation_filepath('"'"'reports'"'"')") &&
 	retry recorded postgres "$(db_datadir postgres)/$rel" some --cgroup "$(db_cgroups postgres | head -n 1)"
+'
+
+# ---- time: the server a client waits on (t0430 has the rest) ---------------------
+
+# j EXPR: a Python expression over the report t.json
+j() { json t.json "$1"; }
+pschema() { schema "$1"; }
+test_expect_success ROOT,MARIADB 'a MariaDB client waiting on a query: mariadbd named, its pid' '
+	db_client mariadb &&
+	echo "SELECT SLEEP(3);" | hotset time -J -o t.json -- "${DB_CLIENT[@]}" > out &&
+	pschema t.json && cat t.json &&
+	check_eq "$(j "(j[\"waited_on\"][\"peer\"][\"pid\"], j[\"waited_on\"][\"peer\"][\"name\"], j[\"waited_on\"][\"peer\"][\"transport\"])")" "($(db_pid mariadb), '"'"'mariadbd'"'"', '"'"'unix'"'"')" &&
+	check_eq "$(j "j[\"waited_on\"][\"peer\"][\"address\"]")" "${DB_SOCK[mariadb]}"
+'
+
+test_expect_success ROOT,POSTGRES 'a PostgreSQL client waiting on a query: its backend named, a child of the postmaster' '
+	db_client postgres &&
+	# the session names its backend: the process at the other end
+	echo "SELECT pg_backend_pid(); SELECT pg_sleep(3);" |
+		hotset time -J -o t.json -- "${DB_CLIENT[@]}" > out &&
+	pschema t.json && cat t.json out &&
+	check_eq "$(j "(j[\"waited_on\"][\"peer\"][\"pid\"], j[\"waited_on\"][\"peer\"][\"name\"], j[\"waited_on\"][\"peer\"][\"transport\"])")" "($(head -n 1 out), '"'"'postgres'"'"', '"'"'unix'"'"')" &&
+	check_eq "$(j "j[\"waited_on\"][\"peer\"][\"address\"].startswith(\"${DB_SOCK[postgres]}/\")")" 1
 '
 
 for name in mariadb mariadb-direct postgres; do db_stop "$name"; done

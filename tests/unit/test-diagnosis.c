@@ -258,7 +258,7 @@ TEST(a_client_waiting_on_its_server_is_told_with_the_command_to_measure_it)
 	CHECK(strstr(f->text, "mariadbd (pid 1234, cgroup /system.slice/mariadb.service)"));
 	CHECK(!find("nothing-to-fix"));
 	for (int i = 0; i < dx.nfix; i++)
-		if (dx.fix[i].nsteps && !strcmp(dx.fix[i].step[0].argv[1], "time"))
+		if (dx.fix[i].nsteps && !strcmp(dx.fix[i].step[0].argv[1], "doctor"))
 			s = &dx.fix[i].step[0];
 	CHECK(s && s->argc == 8 && !strcmp(s->argv[2], "--unit") &&
 	      !strcmp(s->argv[3], "mariadb.service") && !strcmp(s->argv[4], "--") &&
@@ -270,7 +270,7 @@ TEST(a_client_waiting_on_its_server_is_told_with_the_command_to_measure_it)
 	CHECK((f = find("waited-on-peer")) && strstr(f->text, "a process of uid 0") &&
 	      !strstr(f->text, "1234"));
 	for (int i = 0; i < dx.nfix; i++)
-		CHECK(!dx.fix[i].nsteps || strcmp(dx.fix[i].step[0].argv[1], "time"));
+		CHECK(!dx.fix[i].nsteps || strcmp(dx.fix[i].step[0].argv[1], "doctor"));
 	/* most of the time on the disk: not a peer's doing */
 	run.io_wait_s = 100;
 	memset(&dx, 0, sizeof(dx));

@@ -558,9 +558,10 @@ void dg_find_peer(facts *in, struct hs_diagnosis *d)
 		dg_evidence(f, "the other end's socket belongs to uid %u", (unsigned)p->uid);
 	if (!in->argv || !hs_peer_measure(p, pid, &opt, &arg))
 		return;
-	x = dg_fix_begin(d, "Measure %s while the job runs again: its I/O wait, disk reads and "
-			 "memory cgroup are where the job's time goes.", who);
-	dg_step(x, NULL, "hotset", "time", opt, arg, "--", NULL);
+	x = dg_fix_begin(d, "Diagnose %s while the job runs again: what it reads, its I/O wait and "
+			 "its memory cgroup are where the job's time goes (recording it needs root; "
+			 "hotset time %s %s measures it without).", who, opt, arg);
+	dg_step(x, NULL, "hotset", "doctor", opt, arg, "--", NULL);
 	for (char *const *a = in->argv; *a; a++)
 		dg_step_word(x, *a);
 	dg_fix_end(d, x);

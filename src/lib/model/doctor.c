@@ -297,6 +297,16 @@ static void service_run(struct hs_doctor *d)
 	d->in.run = u;
 }
 
+/* Just before the job starts: watch the other ends of its sockets (a client waits on a server). */
+static void peers_begin(void *ctx, const char *cgroup_procs)
+{
+	struct hs_doctor *d = ctx;
+
+	/* no probe, no finding: it is no source the diagnosis rests on */
+	if (hs_peer_begin(cgroup_procs, &d->peer_probe))
+		d->peer_probe = NULL;
+}
+
 /*
  * Record the job as record does, the machine read before and after it.
  * Returns 0 when it ran and its profile was written, else -errno with
@@ -305,6 +315,7 @@ static void service_run(struct hs_doctor *d)
 static int run_job(struct hs_doctor *d)
 {
 	struct hs_record_run *r = &d->run;
+	int rc;
 
 	r->o.argv = d->o.argv;
 	r->o.service = d->o.service;
@@ -315,8 +326,22 @@ static int run_job(struct hs_doctor *d)
 	r->command = d->o.command;
 	r->trace = true;		/* the curve needs the trace */
 	r->timeline = &d->tl;
+	/* a service's run is measured already: its client's sockets lead to it */
+	if (!d->o.service) {
+		r->starting = peers_begin;
+		r->ctx = d;
+	}
 	snapshot_machine(d, false);
-	if (hs_record_command(r)) {
+	rc = hs_record_command(r);
+	if (d->peer_probe) {
+		hs_peer_end(d->peer_probe, rc ? NULL : &d->peers);
+		d->peer_probe = NULL;
+		if (!rc) {
+			d->in.peers = &d->peers;
+			d->in.argv = d->o.argv;
+		}
+	}
+	if (rc) {
 		hs_record_run_release(r);
 		d->failed = HS_DOCTOR_NOT_RUN;
 		return -ECHILD;

@@ -25,6 +25,7 @@
 #include "kernel/memory.h"
 #include "cache/residency.h"
 #include "profile/tops.h"
+#include "job/peer.h"
 #include "job/usage.h"
 #include "record/record-run.h"
 #include "model/curve.h"
@@ -106,6 +107,8 @@ struct hs_doctor {
 	struct hs_damon_scheme damon0[HS_DOCTOR_DAMON], damon1[HS_DOCTOR_DAMON];
 	char balloon_where[PATH_MAX + 64];
 	struct hs_usage svc_run;	/* with o.service: the run as the service made it */
+	struct hs_peer_probe *peer_probe;	/* while the job runs */
+	struct hs_peers peers;		/* the other ends of its sockets */
 	char service_name[PATH_MAX + 16];
 };
 
