@@ -64,6 +64,17 @@ print(p.wait(), " ".join(sorted(os.listdir(d))))
 EOF
 chmod 644 "$TRASH/catch.py"
 CATCH=$TRASH/catch.py
+# dead PID: PID has exited (its files closed, its lock gone), a zombie
+# that nobody reaps yet (python3 is gone: it was orphaned) or reaped
+dead() {
+	local i s
+	for i in $(seq 1200); do
+		s=$(sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "/proc/$1/stat" 2> /dev/null)
+		[ -z "$s" ] || [ "$s" = Z ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
 
 # A tree big enough that a snapshot of it writes for a while.
 "$HELPERS/mkfiles" make "$TRASH/tree" 20 1000 0 && chmod -R a+rX "$TRASH/tree"
@@ -93,8 +104,7 @@ test_expect_success PYTHON 'SIGKILL leaves the temporary file; the next write re
 	hotset snapshot -o out/p small &&
 	test -e "out/$tmp" && hotset show out/p > /dev/null &&
 	# killed: its file stays, and goes at the next write of out/p
-	kill -KILL $pid &&
-	for i in $(seq 100); do [ -e /proc/$pid ] || break; sleep 0.05; done &&
+	kill -KILL $pid && dead $pid &&
 	test -e "out/$tmp" &&
 	hotset snapshot -o out/p small &&
 	test ! -e "out/$tmp" &&
@@ -104,8 +114,7 @@ test_expect_success PYTHON 'SIGKILL leaves the temporary file; the next write re
 test_expect_success PYTHON 'record removes a dead writer'"'"'s leftover too' '
 	mkdir out && echo small > small &&
 	python3 "$CATCH" out -- "$HOTSET" snapshot -o out/p "$TRASH/tree" > res &&
-	read -r pid tmp < res && kill -KILL $pid &&
-	for i in $(seq 100); do [ -e /proc/$pid ] || break; sleep 0.05; done &&
+	read -r pid tmp < res && kill -KILL $pid && dead $pid &&
 	hotset record -q --backend=ptrace -o out/p -- cat small > /dev/null &&
 	check_eq "$(ls -A out)" p
 '
