@@ -25,6 +25,12 @@
 #include "options.h"
 #include "record/record-run.h"
 #include "usage-report.h"
+#include "atomic-write.h"
+#include "cmd.h"
+#include "commands.h"
+#include "messages.h"
+#include "output.h"
+#include "signals.h"
 
 static const char usage[] =
 	"usage: hotset doctor [-q] [-J] [-o REPORT.html] [--profile-output PROFILE]\n"

@@ -18,9 +18,12 @@
 #include "keep/keep.h"
 #include "kernel/cgroup.h"
 #include "kernel/psi.h"
-#include "keep-cli.h"
+#include "keep-daemon.h"
+#include "keep-status.h"
 #include "operands.h"
 #include "options.h"
+#include "cmd.h"
+#include "messages.h"
 
 static const char usage[] =
 	"usage: hotset keep [--mode watch|lock] [--budget SIZE] [--interval T] [--state FILE]\n"

@@ -7,8 +7,11 @@
 #define HOTSET_CLI_OPTIONS_H
 
 #include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-#include "cli.h"
+#include "cmd.h"
 
 /*
  * Every command's getopt string starts with OPTS_START (or "+" OPTS_START,
@@ -100,5 +103,11 @@ int option_budget(const struct cmd *cmd, const char *arg, bool page, uint64_t *o
  * many (0 if none is close enough to be meant).
  */
 size_t similar_names(const char *word, const char *const *candidates, size_t n, bool *want);
+
+/* Parse a size such as 512M, 1.5G, 4096 or 10% (of RAM); -1 if invalid. */
+int parse_size(const char *s, uint64_t *out);
+
+/* Parse a duration such as 0.2s, 200ms, 10 (seconds), 5m or 1h into ns; -1 if invalid. */
+int parse_duration(const char *s, uint64_t *ns);
 
 #endif
