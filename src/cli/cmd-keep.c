@@ -17,6 +17,7 @@
 #include "base/atomic.h"
 #include "keep/keep.h"
 #include "kernel/cgroup.h"
+#include "kernel/ioprio.h"
 #include "kernel/psi.h"
 #include "keep-daemon.h"
 #include "keep-status.h"
