@@ -244,8 +244,12 @@ lint_cflags = $(patsubst -I$(BUILD)/bpf,-isystem $(BUILD)/bpf,$(CPPFLAGS)) \
 	$(if $(filter tests/%,$(1)),-Itests/unit -Itests) $(ALL_CFLAGS)
 LINT_TIDY := $(LINT_SRC:%=$(LINT_DIR)/tidy/%.ok)
 
-.PHONY: lint-cppcheck lint-tidy FORCE
-lint: lint-cppcheck lint-tidy
+# scripts/long-functions: no function of the library over 100 lines without
+# a comment that says why it is long
+.PHONY: lint-cppcheck lint-tidy lint-long FORCE
+lint: lint-cppcheck lint-tidy lint-long
+lint-long:
+	scripts/long-functions $(filter src/lib/%,$(LINT_SRC))
 lint-cppcheck: $(LINT_DIR)/cppcheck.ok
 lint-tidy: $(LINT_TIDY)
 

@@ -271,7 +271,7 @@ out:
 	return rc;
 }
 
-/* Options, then --status or keeping: the option loop, a case an option, is most of it. */
+/* Options, then --status or keeping: long because the option loop, a case an option, is most of it. */
 static int run_keep(int argc, char **argv)
 {
 	static const struct option longopts[] = {
