@@ -175,7 +175,7 @@ FUZZ_SRC_fdinfo := src/lib/kernel/procfs.c src/lib/base/util.c
 FUZZ_SRC_mountinfo := src/lib/kernel/procfs.c src/lib/base/util.c
 FUZZ_SRC_psi := src/lib/kernel/psi.c src/lib/kernel/procfs.c src/lib/base/util.c
 FUZZ_SRC_stat := src/lib/kernel/procfs.c src/lib/base/util.c
-FUZZ_SRC_size := src/cli/output.c src/lib/base/util.c src/lib/profile/profile.c src/lib/base/atomic.c
+FUZZ_SRC_size := src/cli/options.c src/cli/messages.c src/cli/output.c src/lib/base/util.c
 FUZZ_SRC_names := src/lib/cache/names.c
 FUZZ_SRC_keepstate := src/lib/keep/state.c src/lib/base/atomic.c src/lib/base/util.c
 FUZZ_SRC_meminfo := src/lib/kernel/memory.c src/lib/kernel/procfs.c src/lib/base/util.c
@@ -245,8 +245,12 @@ lint_cflags = $(patsubst -I$(BUILD)/bpf,-isystem $(BUILD)/bpf,$(CPPFLAGS)) \
 	$(if $(filter tests/%,$(1)),-Itests/unit -Itests) $(ALL_CFLAGS)
 LINT_TIDY := $(LINT_SRC:%=$(LINT_DIR)/tidy/%.ok)
 
-.PHONY: lint-cppcheck lint-tidy FORCE
-lint: lint-cppcheck lint-tidy
+# scripts/long-functions: no function of the library over 100 lines without
+# a comment that says why it is long
+.PHONY: lint-cppcheck lint-tidy lint-long FORCE
+lint: lint-cppcheck lint-tidy lint-long
+lint-long:
+	scripts/long-functions $(filter src/lib/%,$(LINT_SRC))
 lint-cppcheck: $(LINT_DIR)/cppcheck.ok
 lint-tidy: $(LINT_TIDY)
 

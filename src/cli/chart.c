@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "chart.h"
-#include "cli.h"
+#include "output.h"
 
 #define W 720
 #define H 480

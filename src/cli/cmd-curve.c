@@ -12,6 +12,10 @@
 #include "operands.h"
 #include "options.h"
 #include "curve-report.h"
+#include "atomic-write.h"
+#include "cmd.h"
+#include "messages.h"
+#include "output.h"
 
 static const char usage[] =
 	"usage: hotset curve [-q] [-J | --csv] [--svg FILE] [--model MODEL] [--read-ahead SIZE]\n"

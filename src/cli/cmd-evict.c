@@ -9,6 +9,9 @@
 #include "cache/evict.h"
 #include "operands.h"
 #include "options.h"
+#include "cmd.h"
+#include "messages.h"
+#include "output.h"
 
 static const char usage[] =
 	"usage: hotset evict [-v] [-x] [-L] [-q] [--no-writeback] [-J] [-p PROFILE] [PATH...]\n"

@@ -17,10 +17,14 @@
 #include "base/atomic.h"
 #include "keep/keep.h"
 #include "kernel/cgroup.h"
+#include "kernel/ioprio.h"
 #include "kernel/psi.h"
-#include "keep-cli.h"
+#include "keep-daemon.h"
+#include "keep-status.h"
 #include "operands.h"
 #include "options.h"
+#include "cmd.h"
+#include "messages.h"
 
 static const char usage[] =
 	"usage: hotset keep [--mode watch|lock] [--budget SIZE] [--interval T] [--state FILE]\n"
@@ -267,7 +271,7 @@ out:
 	return rc;
 }
 
-/* Options, then --status or keeping: the option loop, a case an option, is most of it. */
+/* Options, then --status or keeping: long because the option loop, a case an option, is most of it. */
 static int run_keep(int argc, char **argv)
 {
 	static const struct option longopts[] = {

@@ -18,6 +18,10 @@
 #include "options.h"
 #include "record/record-run.h"
 #include "usage-report.h"
+#include "cmd.h"
+#include "messages.h"
+#include "output.h"
+#include "signals.h"
 
 static const char usage[] =
 	"usage: hotset record [-o PROFILE] [--trace] [--backend auto|ptrace|bpf] [-q] [-J]\n"

@@ -20,6 +20,10 @@
 #include "options.h"
 #include "run-report.h"
 #include "usage-report.h"
+#include "cmd.h"
+#include "messages.h"
+#include "output.h"
+#include "signals.h"
 
 static const char usage[] =
 	"usage: hotset run [-j N|auto] [--budget SIZE] [--state DIR] [--logs DIR] [--halt]\n"

@@ -20,6 +20,9 @@
 #include "operands.h"
 #include "options.h"
 #include "show-summary.h"
+#include "cmd.h"
+#include "messages.h"
+#include "output.h"
 
 static const char usage[] =
 	"usage: hotset show [-q] [-v] [-J] [--files [--print0]] [--trace] [-p] PROFILE\n"

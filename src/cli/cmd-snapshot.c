@@ -12,6 +12,9 @@
 #include "cache/residency.h"
 #include "operands.h"
 #include "options.h"
+#include "cmd.h"
+#include "messages.h"
+#include "output.h"
 
 static const char usage[] =
 	"usage: hotset snapshot [-v] [-x] [-L] [-q] [-J] -o PROFILE PATH...\n"

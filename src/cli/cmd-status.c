@@ -10,6 +10,9 @@
 #include "fincore-table.h"
 #include "operands.h"
 #include "options.h"
+#include "cmd.h"
+#include "messages.h"
+#include "output.h"
 
 static const char usage[] =
 	"usage: hotset status [-v] [-J] [-q] [-x] [-L] [-j N] [-p PROFILE]\n"

@@ -15,6 +15,10 @@
 #include "job/service.h"
 #include "job/timed.h"
 #include "usage-report.h"
+#include "cmd.h"
+#include "messages.h"
+#include "output.h"
+#include "signals.h"
 
 static const char usage[] =
 	"usage: hotset time [-J] [-o FILE] [-q] [--pid PID|--cgroup PATH|--unit NAME [--for DURATION]] [--] [COMMAND [ARG...]]\n"

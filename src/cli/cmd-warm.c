@@ -10,6 +10,9 @@
 #include "cache/warm.h"
 #include "operands.h"
 #include "options.h"
+#include "cmd.h"
+#include "messages.h"
+#include "output.h"
 
 static const char usage[] =
 	"usage: hotset warm [-p PROFILE] [--budget SIZE] [-v] [-x] [-L] [-q] [-J] [-j N] [PATH...]\n"

@@ -9,7 +9,7 @@
 
 #include "chart.h"
 #include "curve-report.h"
-#include "options.h"
+#include "output.h"
 
 #define CHART_W 64
 #define CHART_H 16

@@ -12,7 +12,7 @@
 
 #include "model/curve.h"
 #include "model/need.h"
-#include "cli.h"
+#include "output.h"
 
 /* What a run of curve asked for and what it found: the reports read it. */
 struct curve_cmd {

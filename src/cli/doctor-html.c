@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "chart.h"
-#include "cli.h"
+#include "output.h"
+#include "doctor-html.h"
 #include "doctor-report.h"
 
 #define TIMELINE_POINTS 600	/* intervals in the HTML timeline: a minute at 100 ms */

@@ -22,7 +22,4 @@ void doctor_json_report(const struct hs_doctor *d, const char *html);
 /* The diagnosis in words on stdout, control bytes escaped. */
 void doctor_print_human(const struct hs_doctor *d);
 
-/* The HTML report of the diagnosis ctx (a struct hs_doctor), for write_atomically(). */
-void doctor_write_html(FILE *f, const void *ctx);
-
 #endif

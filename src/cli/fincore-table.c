@@ -9,6 +9,9 @@
 
 #include "fincore-table.h"
 #include "options.h"
+#include "cmd.h"
+#include "messages.h"
+#include "output.h"
 
 /*
  * The table's columns: fincore's (util-linux 2.40), in its order for

@@ -12,7 +12,8 @@
 #include <stdio.h>
 
 #include "cache/residency.h"
-#include "cli.h"
+#include "cmd.h"
+#include "output.h"
 
 /*
  * What a row of fincore's table says: of a file, or with -c of all of

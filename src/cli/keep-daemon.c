@@ -19,8 +19,10 @@
 
 #include "base/atomic.h"
 #include "kernel/procfs.h"
-#include "keep-cli.h"
-#include "options.h"
+#include "keep-daemon.h"
+#include "cmd.h"
+#include "messages.h"
+#include "output.h"
 
 /*
  * sd_notify(3) without libsystemd: a datagram to $NOTIFY_SOCKET (a path,

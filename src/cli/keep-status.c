@@ -8,8 +8,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "keep-cli.h"
-#include "options.h"
+#include "keep/state.h"
+#include "cmd.h"
+#include "keep-status.h"
+#include "messages.h"
+#include "output.h"
 
 /* A date as --status shows it: UTC, ISO 8601; 0 is "never". */
 static const char *when(int64_t ns, char buf[32])

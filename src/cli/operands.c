@@ -14,6 +14,9 @@
 
 #include "operands.h"
 #include "options.h"
+#include "cmd.h"
+#include "messages.h"
+#include "output.h"
 
 char *absolute_path(const char *path, bool dotdot)
 {

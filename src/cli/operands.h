@@ -10,7 +10,8 @@
 #include <getopt.h>
 
 #include "cache/targets.h"
-#include "cli.h"
+#include "cmd.h"
+#include "output.h"
 
 struct operands {
 	const struct cmd *cmd;

@@ -2,11 +2,16 @@
  * options.c - the end of every option loop (-h, -V, errors) and the
  * suggestions for a mistyped command or option.
  */
+#include <ctype.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysinfo.h>
 
 #include "base/hotset.h"
+#include "cmd.h"
+#include "messages.h"
 #include "options.h"
 
 /* Edit distance with adjacent transpositions ("stauts" is 1 from "status"). */
@@ -220,4 +225,92 @@ int option_budget(const struct cmd *cmd, const char *arg, bool page, uint64_t *o
 		return usage_error(cmd, "--budget takes a size above 0");
 	*out = v;
 	return 0;
+}
+
+/*
+ * NUMBER [K|M|G|T|P|E [i] [B]] or NUMBER %, where NUMBER is DIGITS, or
+ * DIGITS . DIGITS with either DIGITS possibly empty but not both, and
+ * nothing else: strtod would take "1e9", "0x10", "inf" or " 5", which a
+ * user is unlikely to mean as a size and which the man pages do not
+ * define. The whole part is exact to 2^64-1; a fraction needs a unit or
+ * a '%' (bytes come whole), and what it gives is rounded down to a byte.
+ */
+int parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGTPE";
+	const char *p = s, *point, *u;
+	uint64_t whole = 0, v, part;
+	double frac = 0, scale = 1;
+	unsigned shift;
+
+	if (!s || !(isdigit((unsigned char)p[0]) || (p[0] == '.' && isdigit((unsigned char)p[1]))))
+		return -1;
+	for (; isdigit((unsigned char)*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (whole > (UINT64_MAX - d) / 10)
+			return -1;
+		whole = whole * 10 + d;
+	}
+	point = p;
+	if (*p == '.') {
+		for (p++; isdigit((unsigned char)*p); p++)
+			frac += (*p - '0') * (scale /= 10);
+	}
+	if (*p == '%') {
+		struct sysinfo si;
+		double pct = (double)whole + frac;
+
+		if (p[1] || pct > 100 || sysinfo(&si) < 0)
+			return -1;
+		*out = (uint64_t)((double)si.totalram * si.mem_unit * pct / 100.0);
+		return 0;
+	}
+	if (!*p) {
+		if (*point == '.')
+			return -1;	/* bytes come whole */
+		*out = whole;
+		return 0;
+	}
+	if (!(u = strchr(units, toupper((unsigned char)*p))))
+		return -1;
+	shift = 10 * (unsigned)(u - units + 1);
+	p++;
+	/* K, KB, KiB, k, kb, kib */
+	if (*p == 'i' || *p == 'I')
+		p++;
+	if (*p == 'B' || *p == 'b')
+		p++;
+	if (*p || whole > UINT64_MAX >> shift)
+		return -1;
+	v = whole << shift;
+	part = (uint64_t)(frac * (double)((uint64_t)1 << shift));	/* < 2^shift */
+	if (v > UINT64_MAX - part)
+		return -1;
+	*out = v + part;
+	return 0;
+}
+
+int parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "", 1e9 }, { "s", 1e9 }, { "ms", 1e6 }, { "m", 60e9 }, { "h", 3600e9 } };
+	char *end;
+	double v;
+
+	/* digits first: strtod would also take "inf", "nan", hex and a sign */
+	if (!s || !(isdigit((unsigned char)s[0]) || (s[0] == '.' && isdigit((unsigned char)s[1]))))
+		return -1;
+	v = strtod(s, &end);
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (v * units[i].ns >= 1.8e19)
+			return -1;
+		*ns = (uint64_t)(v * units[i].ns);
+		return 0;
+	}
+	return -1;
 }

@@ -7,8 +7,11 @@
 #define HOTSET_CLI_OPTIONS_H
 
 #include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-#include "cli.h"
+#include "cmd.h"
 #include "job/service.h"
 
 /*
@@ -125,5 +128,11 @@ int option_service_resolve(const struct cmd *cmd, const struct service_opts *so,
  * many (0 if none is close enough to be meant).
  */
 size_t similar_names(const char *word, const char *const *candidates, size_t n, bool *want);
+
+/* Parse a size such as 512M, 1.5G, 4096 or 10% (of RAM); -1 if invalid. */
+int parse_size(const char *s, uint64_t *out);
+
+/* Parse a duration such as 0.2s, 200ms, 10 (seconds), 5m or 1h into ns; -1 if invalid. */
+int parse_duration(const char *s, uint64_t *ns);
 
 #endif

@@ -2,18 +2,14 @@
  * output.c - how hotset talks to people and to scripts: readable sizes,
  * residency bars, a progress line on terminals, and streaming JSON.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sysinfo.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "base/atomic.h"
 #include "base/hotset.h"
-#include "profile/profile.h"
+#include "output.h"
 
 /* ---- messages --------------------------------------------------------------- */
 
@@ -237,94 +233,6 @@ void line_write(struct line *l)
 {
 	line_add(l, "\n", 1);
 	line_flush(l);
-}
-
-/*
- * NUMBER [K|M|G|T|P|E [i] [B]] or NUMBER %, where NUMBER is DIGITS, or
- * DIGITS . DIGITS with either DIGITS possibly empty but not both, and
- * nothing else: strtod would take "1e9", "0x10", "inf" or " 5", which a
- * user is unlikely to mean as a size and which the man pages do not
- * define. The whole part is exact to 2^64-1; a fraction needs a unit or
- * a '%' (bytes come whole), and what it gives is rounded down to a byte.
- */
-int parse_size(const char *s, uint64_t *out)
-{
-	static const char units[] = "KMGTPE";
-	const char *p = s, *point, *u;
-	uint64_t whole = 0, v, part;
-	double frac = 0, scale = 1;
-	unsigned shift;
-
-	if (!s || !(isdigit((unsigned char)p[0]) || (p[0] == '.' && isdigit((unsigned char)p[1]))))
-		return -1;
-	for (; isdigit((unsigned char)*p); p++) {
-		unsigned d = (unsigned)(*p - '0');
-
-		if (whole > (UINT64_MAX - d) / 10)
-			return -1;
-		whole = whole * 10 + d;
-	}
-	point = p;
-	if (*p == '.') {
-		for (p++; isdigit((unsigned char)*p); p++)
-			frac += (*p - '0') * (scale /= 10);
-	}
-	if (*p == '%') {
-		struct sysinfo si;
-		double pct = (double)whole + frac;
-
-		if (p[1] || pct > 100 || sysinfo(&si) < 0)
-			return -1;
-		*out = (uint64_t)((double)si.totalram * si.mem_unit * pct / 100.0);
-		return 0;
-	}
-	if (!*p) {
-		if (*point == '.')
-			return -1;	/* bytes come whole */
-		*out = whole;
-		return 0;
-	}
-	if (!(u = strchr(units, toupper((unsigned char)*p))))
-		return -1;
-	shift = 10 * (unsigned)(u - units + 1);
-	p++;
-	/* K, KB, KiB, k, kb, kib */
-	if (*p == 'i' || *p == 'I')
-		p++;
-	if (*p == 'B' || *p == 'b')
-		p++;
-	if (*p || whole > UINT64_MAX >> shift)
-		return -1;
-	v = whole << shift;
-	part = (uint64_t)(frac * (double)((uint64_t)1 << shift));	/* < 2^shift */
-	if (v > UINT64_MAX - part)
-		return -1;
-	*out = v + part;
-	return 0;
-}
-
-int parse_duration(const char *s, uint64_t *ns)
-{
-	static const struct {
-		const char *unit;
-		double ns;
-	} units[] = { { "", 1e9 }, { "s", 1e9 }, { "ms", 1e6 }, { "m", 60e9 }, { "h", 3600e9 } };
-	char *end;
-	double v;
-
-	/* digits first: strtod would also take "inf", "nan", hex and a sign */
-	if (!s || !(isdigit((unsigned char)s[0]) || (s[0] == '.' && isdigit((unsigned char)s[1]))))
-		return -1;
-	v = strtod(s, &end);
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].unit))
-			continue;
-		if (v * units[i].ns >= 1.8e19)
-			return -1;
-		*ns = (uint64_t)(v * units[i].ns);
-		return 0;
-	}
-	return -1;
 }
 
 const char *human_size(uint64_t bytes, char buf[16])
@@ -803,39 +711,4 @@ void json_null(struct json *j, const char *key)
 void json_finish(struct json *j)
 {
 	fputc('\n', j->f);
-}
-
-/* ---- files written whole ------------------------------------------------- */
-
-int write_atomically(const char *path, void (*fn)(FILE *f, const void *ctx), const void *ctx)
-{
-	return write_atomically_mode(path, 0666, fn, ctx);
-}
-
-int write_atomically_mode(const char *path, mode_t mode, void (*fn)(FILE *f, const void *ctx),
-			  const void *ctx)
-{
-	struct hs_atomic_file *af;
-	struct hs_error err = { 0 };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len);
-	int fd, rc = 0;
-
-	if (!mem)
-		return error("%s: %s", path, strerror(errno));
-	fn(mem, ctx);
-	if (fclose(mem) != 0) {
-		free(buf);
-		return error("%s: %s", path, strerror(errno));
-	}
-	if (hs_atomic_open(path, mode, &af, &fd, &err)) {
-		free(buf);
-		return error("%s: cannot write: %s", path, err.msg);
-	}
-	rc = hs_write_all(fd, buf, len);
-	free(buf);
-	if ((rc = hs_atomic_commit(af, rc)))
-		return error("%s: cannot write: %s", path, strerror(-rc));
-	return 0;
 }

@@ -7,8 +7,9 @@
 #include <string.h>
 
 #include "model/curve.h"
-#include "cli.h"
 #include "run-report.h"
+#include "messages.h"
+#include "output.h"
 
 void run_progress(void *ctx, const struct hs_runq *q, bool over)
 {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "show-summary.h"
+#include "output.h"
 
 static int digits(uint64_t v)
 {

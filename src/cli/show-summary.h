@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "profile/summary.h"
-#include "cli.h"
+#include "output.h"
 
 /* As text, after the header: totals, ranges, flags, then the directories and files. */
 void show_summary_print(const struct hs_summary *s, uint32_t ps);

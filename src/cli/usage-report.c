@@ -15,6 +15,9 @@
 #include "base/atomic.h"
 #include "job/job.h"
 #include "usage-report.h"
+#include "cmd.h"
+#include "messages.h"
+#include "output.h"
 
 static double pct(double part, double whole)
 {

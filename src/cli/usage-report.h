@@ -14,7 +14,7 @@
 #include "job/service.h"
 #include "job/usage.h"
 #include "record/record-run.h"
-#include "cli.h"
+#include "output.h"
 
 /*
  * How the job ended, as /usr/bin/time says it ("Command exited with

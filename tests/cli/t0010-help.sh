@@ -40,8 +40,8 @@ test_expect_success 'hotset --help exits 0 and lists the commands on stdout' '
 	done
 '
 
-test_expect_success '--help lists exactly the command table of src/cli/hotset.c' '
-	sed -n -e "/commands\[\] = {/,/};/p" "$ROOT/src/cli/hotset.c" |
+test_expect_success '--help lists exactly the command table of src/cli/commands.c' '
+	sed -n -e "/commands\[.*\] = {/,/};/p" "$ROOT/src/cli/commands.c" |
 		grep -o "&cmd_[a-z0-9_]*" | sed -e "s/^&cmd_//" | sort > table &&
 	test -s table &&
 	commands | sort > listed &&

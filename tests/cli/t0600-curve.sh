@@ -425,4 +425,21 @@ test_expect_success 'bad profiles: missing, a FIFO (never opened), malformed wit
 	expect_code 2 hotset curve bad.prof 2> err && grep -q "^hotset: bad.prof:2: " err
 '
 
+# The kernel model's tables, one counter a block of each file, take 512 KiB
+# a file of 2^50 bytes: with no allocation above 8 MiB, 64 such files make
+# the model fail part-way through its set-up, and what it held is freed.
+test_expect_success ASAN 'the kernel model out of memory as it is set up: an error, and nothing leaked' '
+	{
+		printf "%s\n" "$HEAD" &&
+		for i in $(seq 0 63); do
+			printf "f 8:1 %d 1125899906842624 1.000000000 r 0-0 /data%d\n" $((i + 10)) $i
+		done &&
+		printf "t 0 0\nend 64 0 1\n"
+	} > huge.prof &&
+	expect_code 2 env ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=8 \
+		"$HOTSET" curve --model kernel --read-ahead 128K huge.prof > out 2> err &&
+	grep -q "^hotset: huge.prof: Cannot allocate memory$" err &&
+	! grep -q LeakSanitizer err
+'
+
 test_done

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli/options.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

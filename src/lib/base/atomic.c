@@ -130,6 +130,12 @@ static void shown_add(char *shown, const char *comp, size_t len)
  * link: fills *w (w->dir to be closed by the caller) and returns 0, or
  * -errno with err filled. With WALK_LAST the last component is left for
  * the caller (w->name, w->exists, w->st); a link there is followed too.
+ *
+ * It is long because it is the kernel's walk done by hand, a component at
+ * a time, and each step works on the state of the walk as a whole: the
+ * directory held, the name shown in messages, the rest of the path (which
+ * a link's text replaces in place) and the count of links followed. Split
+ * into functions, each would take and give back all of it.
  */
 static int walk(const char *path, enum walk_how how, mode_t dmode, struct where *w,
 		struct hs_error *err)

@@ -162,7 +162,6 @@ int hs_targets_profile_select(struct hs_profile_reader *r, hs_target_select_fn s
 		struct hs_target t = { 0 };
 		struct hs_safe_result found;
 		struct hs_safe_id want;
-		const char *pseudo;
 		struct stat st;
 		int fd;
 
@@ -191,7 +190,7 @@ int hs_targets_profile_select(struct hs_profile_reader *r, hs_target_select_fn s
 				warn_entry(warn_fn, ctx, it.file.path, fd, &found, &st);
 			continue;
 		}
-		if ((pseudo = targets_pseudo_fs(&fs, fd, st.st_dev))) {
+		if (targets_pseudo_fs(&fs, fd, st.st_dev)) {
 			if (warn_fn)
 				warn_fn(ctx, it.file.path, 0, "is on a pseudo-filesystem, never read");
 			close(fd);

@@ -35,6 +35,7 @@
  * both lanes, or io_uring reads (HAVE_URING), which did no better than
  * the default here (buffered io_uring reads of cold pages).
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -170,6 +171,7 @@ static void willneed_wait_oldest(struct worker *k)
 {
 	struct item it = k->pend[k->phead];
 
+	assert(k->lane->depth > 0);	/* warm.c sets each lane's at 1 at least */
 	k->phead = (k->phead + 1) % k->lane->depth;
 	k->plen--;
 	k->pend_bytes -= it.len;

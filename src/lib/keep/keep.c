@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -264,12 +263,6 @@ static void read_signal(struct hs_keep *k)
 			k->stop_signal = (int)si.ssi_signo;
 		}
 	}
-}
-
-int hs_ioprio_idle(void)
-{
-	/* ioprio_set(IOPRIO_WHO_PROCESS, this thread, IOPRIO_CLASS_IDLE) */
-	return syscall(SYS_ioprio_set, 1, 0, 3 << 13) < 0 ? -errno : 0;
 }
 
 static uint64_t earliest(uint64_t a, uint64_t b)

@@ -174,10 +174,4 @@ const struct hs_keep_state *hs_keep_state(const struct hs_keep *k);
 
 void hs_keep_free(struct hs_keep *k);
 
-/*
- * Set the calling thread's I/O priority to the idle class (threads it
- * starts afterwards inherit it). Returns 0 or -errno.
- */
-int hs_ioprio_idle(void);
-
 #endif

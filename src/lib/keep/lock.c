@@ -27,6 +27,7 @@
 
 #include "base/u64map.h"
 #include "keep/keeper.h"
+#include "kernel/ioprio.h"
 #include "kernel/procfs.h"
 
 /* The fix for a lock refused for its size, said with every such error. */
@@ -323,17 +324,6 @@ static void lock_readahead(struct hs_keep *k, uint64_t pages)
 	}
 }
 
-/* ioprio_get/set of this thread (IOPRIO_WHO_PROCESS, 0) */
-static int ioprio_get_self(void)
-{
-	return (int)syscall(SYS_ioprio_get, 1, 0);
-}
-
-static void ioprio_set_self(int prio)
-{
-	syscall(SYS_ioprio_set, 1, 0, prio);
-}
-
 /*
  * Map and lock the pending files, in profile order. The first locking is
  * the user's asking, as `hotset warm` is: at the device's speed and the
@@ -360,8 +350,8 @@ void keep_lock_pending(struct hs_keep *k, uint64_t period)
 	}
 	if (k->initial) {
 		allowance = HS_KEEP_LOCK_BURST / ps;
-		if ((prio = ioprio_get_self()) >= 0)
-			ioprio_set_self(0);	/* IOPRIO_CLASS_NONE: as the process's nice says */
+		if ((prio = hs_ioprio_get()) >= 0)
+			hs_ioprio_set(HS_IOPRIO_NONE);	/* as the process's nice says */
 	} else if (keep_reads_wait(k, began)) {
 		return;
 	} else if (k->sched.trickle) {
@@ -390,7 +380,7 @@ void keep_lock_pending(struct hs_keep *k, uint64_t period)
 			k->pend[kept++] = k->pend[i];
 	k->npend = kept;
 	if (prio >= 0)
-		ioprio_set_self(prio);
+		hs_ioprio_set(prio);
 	/* done, or stuck on files that cannot be opened now: those wait for the rate's passes */
 	if (!k->npend || !pages)
 		k->initial = false;

@@ -234,6 +234,7 @@ static int profile_load_open(struct hs_keep *k, size_t i, struct hs_profile_read
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), rc;
 
+	*r = NULL;	/* hs_profile_close() of it is safe on every path */
 	if (fd < 0)
 		return hs_error_set(err, errno, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0)
@@ -265,7 +266,7 @@ int keep_set_load(struct hs_keep *k, struct kset *s, struct hs_error *err)
 	for (size_t i = 0; i < k->o.nprofiles; i++)
 		s->powner[i] = SIZE_MAX;	/* not loaded: the budget was spent before it */
 	for (size_t i = 0; i < k->o.nprofiles && !rc; i++) {
-		struct hs_profile_reader *r;
+		struct hs_profile_reader *r = NULL;
 		struct hs_error e = { 0 };
 
 		if ((rc = profile_load_open(k, i, &r, &l.owner, err)))

@@ -347,11 +347,14 @@ int hs_keep_state_dir(bool create, char **dir, struct hs_error *err)
 		if (asprintf(dir, "%s/hotset", run) < 0)
 			*dir = NULL;
 	} else {
-		return hs_error_set(err, ENOENT, "no default state file: XDG_RUNTIME_DIR is not set; "
-				    "give --state FILE");
+		hs_error_set(err, ENOENT, "no default state file: XDG_RUNTIME_DIR is not set; "
+			     "give --state FILE");
+		return -ENOENT;	/* plainly not 0: the callers use *dir on 0 */
 	}
-	if (!*dir)
-		return hs_error_set(err, ENOMEM, "out of memory");
+	if (!*dir) {
+		hs_error_set(err, ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
 	/* the user's alone: its states tell what files are kept */
 	if (create && mkdir(*dir, 0700) < 0 && errno != EEXIST) {
 		int rc = hs_error_set(err, errno, "cannot create %s: %s; give --state FILE", *dir,

@@ -685,16 +685,15 @@ int hs_curve_kernel_from_profile(struct hs_profile_reader *r, const struct hs_cu
 {
 	struct hs_curve_kfile *files = NULL;
 	size_t nfiles = 0;
-	struct model m = { 0 };
-	bool inited = false;
+	struct model m = { 0 };	/* ck_model_free() of it is safe whatever happens */
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if ((rc = read_files(r, o, &files, &nfiles, err)))
 		return rc;
+	/* a failed ck_model_init() may hold some of its tables: freed below all the same */
 	if ((rc = ck_model_init(&m, files, nfiles, o)))
 		goto fail;
-	inited = true;
 	m.expect = hs_profile_totals(r)->trace_lines;	/* a run a line at least */
 	if ((rc = read_trace(r, &m, o, err)))
 		goto out;
@@ -715,8 +714,7 @@ int hs_curve_kernel_from_profile(struct hs_profile_reader *r, const struct hs_cu
 fail:
 	hs_error_set(err, -rc, "%s", strerror(-rc));
 out:
-	if (inited)
-		ck_model_free(&m);
+	ck_model_free(&m);
 	free(files);
 	if (rc)
 		hs_curve_release(out);

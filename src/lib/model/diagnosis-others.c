@@ -367,6 +367,7 @@ void dg_find_lost(facts *in, struct hs_diagnosis *d)
 	static const char *const by[] = {
 		[HS_CAUSE_SHARED] = "by other processes under its memory limit, which was full",
 		[HS_CAUSE_MACHINE] = "by reclaim, the machine being short of memory",
+		/* NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one sentence, cut for its length */
 		[HS_CAUSE_DAMON] = "while its cgroup had room and the machine memory to spare: by a "
 				   "proactive reclaimer (DAMON)",
 		[HS_CAUSE_UNKNOWN] = "by reclaim; which reclaimer, the figures do not tell",

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "base/atomic.h"
+#include "kernel/ioprio.h"
 #include "kernel/procfs.h"
 #include "profile/profile.h"
 #include "cache/warm.h"
@@ -34,7 +35,6 @@
 #include "job/timed.h"
 #include "record/record-run.h"
 #include "model/curve.h"
-#include "keep/keep.h"		/* hs_ioprio_idle() */
 #include "queue/queue.h"
 
 #ifndef P_PIDFD

@@ -169,12 +169,43 @@ static double room_in(const struct hs_sched *s, const struct hs_sched_job *jobs,
 	return best;
 }
 
+/* What runs now, as hs_sched_next() weighs a pending job against it. */
+struct running {
+	unsigned n;		/* jobs running */
+	double cpus;		/* the CPUs they take */
+	uint64_t used;		/* the memory charged to those whose history is known */
+	bool unknown;		/* one of them has no history: its memory is unknown */
+	bool all_cpu_bound;	/* each of them is known and CPU-bound */
+};
+
+static void tally_running(const struct hs_sched *s, const struct hs_sched_job *jobs, size_t n,
+			  struct running *r)
+{
+	*r = (struct running){ .all_cpu_bound = true };
+	for (size_t i = 0; i < n; i++) {
+		/* what the queue knows, never a file's text: parsed and checked before */
+		assert((unsigned)jobs[i].state <= HS_Q_DONE);
+		assert(!jobs[i].known || (jobs[i].cpu >= 0 && jobs[i].wall >= 0));
+		if (jobs[i].state != HS_Q_RUNNING)
+			continue;
+		r->n++;
+		r->cpus += cpus_of(s, &jobs[i]);
+		if (!jobs[i].known)
+			r->unknown = true, r->all_cpu_bound = false;
+		else {
+			r->used = add(r->used, charge(s, &jobs[i]));
+			r->all_cpu_bound &= jobs[i].cpu_bound;
+		}
+	}
+}
+
 ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_t n)
 {
-	unsigned running = 0;
-	bool unknown_running = false, all_cpu_bound = true, high_pressure;
-	uint64_t used = 0, reserved = 0;
-	double cpu_used = 0;
+	struct running r;
+	unsigned running;
+	bool unknown_running, all_cpu_bound, high_pressure;
+	uint64_t used, reserved = 0;
+	double cpu_used;
 	bool held = false;	/* a job waits for memory: later ones must fit beside it */
 	bool alone_held = false;	/* that job has no history: no one passes */
 	double room = -1;	/* seconds until there is room for the held job, or -1 */
@@ -183,21 +214,9 @@ ssize_t hs_sched_next(const struct hs_sched *s, struct hs_sched_job *jobs, size_
 
 	assert(n == 0 || jobs);
 	assert(s->slots || s->cpus >= 0);
-	for (size_t i = 0; i < n; i++) {
-		/* what the queue knows, never a file's text: parsed and checked before */
-		assert((unsigned)jobs[i].state <= HS_Q_DONE);
-		assert(!jobs[i].known || (jobs[i].cpu >= 0 && jobs[i].wall >= 0));
-		if (jobs[i].state != HS_Q_RUNNING)
-			continue;
-		running++;
-		cpu_used += cpus_of(s, &jobs[i]);
-		if (!jobs[i].known)
-			unknown_running = true, all_cpu_bound = false;
-		else {
-			used = add(used, charge(s, &jobs[i]));
-			all_cpu_bound &= jobs[i].cpu_bound;
-		}
-	}
+	tally_running(s, jobs, n, &r);
+	running = r.n, cpu_used = r.cpus, used = r.used;
+	unknown_running = r.unknown, all_cpu_bound = r.all_cpu_bound;
 	high_pressure = s->pressure_known && s->io_pressure > HS_SCHED_IO_PRESSURE;
 	for (size_t i = 0; i < n; i++) {
 		struct hs_sched_job *j = &jobs[i];

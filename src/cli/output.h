@@ -1,67 +1,16 @@
 /*
- * cli.h - what the hotset commands share: the command table entry, exit
- * codes, messages, and output helpers (JSON, sizes, bars, progress).
- *
- * The library never prints; everything a user sees is written here.
+ * output.h - how hotset talks to people and to scripts (output.c): message
+ * lines, escaped paths, sizes, bars, util-linux's tables, progress on a
+ * terminal, and streaming JSON. It prints what it is given and knows no
+ * command.
  */
-#ifndef HOTSET_CLI_H
-#define HOTSET_CLI_H
+#ifndef HOTSET_CLI_OUTPUT_H
+#define HOTSET_CLI_OUTPUT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <sys/types.h>
-
-/* Exit codes that scripts can rely on (see hotset(1), EXIT STATUS). */
-enum {
-	EXIT_OK = 0,
-	EXIT_PARTIAL = 1,	/* some operands failed; the rest was done */
-	EXIT_USAGE = 2,		/* bad command line or unreadable profile */
-	EXIT_FAILED = 2,	/* the command failed (a profile cannot be written): as a usage error, README */
-	EXIT_HOTSET = 125,	/* record/time: hotset itself failed */
-	EXIT_NOEXEC = 126,	/* record/time: command cannot be executed */
-	EXIT_NOTFOUND = 127,	/* record/time: command not found */
-};
-
-struct cmd {
-	const char *name;
-	int (*run)(int argc, char **argv);
-	const char *summary;	/* one line, for `hotset --help` */
-	const char *usage;	/* synopsis and options, for CMD --help */
-};
-
-extern const struct cmd cmd_record, cmd_show, cmd_snapshot, cmd_status, cmd_warm,
-	cmd_evict, cmd_time, cmd_curve, cmd_doctor, cmd_keep, cmd_run;
-
-/* The table, in the order `hotset --help` lists it; NULL-terminated. */
-extern const struct cmd *const commands[];
-const struct cmd *find_command(const char *name);
-
-/* ---- messages: "hotset: ..." on stderr ---------------------------------- */
-void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Print an error; returns -1 so that callers can `return error(...)`. */
-int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-_Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Print "usage: ..." for cmd with a reason and return EXIT_USAGE. */
-int usage_error(const struct cmd *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* Print cmd's usage to stdout and return EXIT_OK (for --help). */
-int print_usage(const struct cmd *cmd);
-
-/* Flush stdout and turn a write error into an error message; returns the
- * exit code to use (code, or EXIT_PARTIAL/EXIT_HOTSET if stdout failed). */
-int finish_stdout(int code);
-/* The exit code that mirrors the job's wait status; killed by a signal,
- * hotset raises it instead of returning (see hotset.c). */
-int exit_as_job(int wait_status);
-/*
- * Make each catchable signal that would end hotset (SIGHUP, SIGINT, SIGQUIT,
- * SIGTERM, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM,
- * SIGPROF, SIGIO, SIGPWR) first remove the temporary files of the files
- * being written (hs_atomic_cleanup()). A signal ignored or handled is left
- * alone; a handler installed later replaces this one for its signal.
- */
-void catch_fatal_signals(void);
 
 /*
  * A message line for stderr, built whole and written with one write(2):
@@ -85,14 +34,6 @@ void line_add_path(struct line *l, const char *path, size_t len);
 void line_add_text(struct line *l, const char *text, size_t len);
 /* Add a newline and write the line to stderr (errors are ignored: stderr is the last resort). */
 void line_write(struct line *l);
-
-/* ---- options ------------------------------------------------------------ */
-
-/* Parse a size such as 512M, 1.5G, 4096 or 10% (of RAM); -1 if invalid. */
-int parse_size(const char *s, uint64_t *out);
-
-/* Parse a duration such as 0.2s, 200ms, 10 (seconds), 5m or 1h into ns; -1 if invalid. */
-int parse_duration(const char *s, uint64_t *ns);
 
 /* ---- human output -------------------------------------------------------- */
 
@@ -217,19 +158,6 @@ void progress_start(struct progress *p, const char *label, uint64_t total, bool 
 void progress_update(struct progress *p, uint64_t done, const char *unit);
 void progress_end(struct progress *p);
 
-/* ---- files written whole ------------------------------------------------- */
-
-/*
- * Write what fn prints to f into path as profiles are written (whole, then
- * renamed into place, never through another user's link nor over anything
- * but a regular file: hs_atomic_open(); "-" is standard output). A new
- * file gets mode 0666 less the umask (write_atomically_mode(): the mode
- * given). Returns 0, or -1 after printing an error naming path.
- */
-int write_atomically(const char *path, void (*fn)(FILE *f, const void *ctx), const void *ctx);
-int write_atomically_mode(const char *path, mode_t mode, void (*fn)(FILE *f, const void *ctx),
-			  const void *ctx);
-
 /* ---- JSON ----------------------------------------------------------------- */
 
 /*
@@ -271,5 +199,6 @@ void json_bool(struct json *j, const char *key, bool v);
 void json_null(struct json *j, const char *key);
 /* Terminate the document with a newline. */
 void json_finish(struct json *j);
+
 
 #endif

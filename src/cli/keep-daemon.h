@@ -1,10 +1,10 @@
 /*
- * keep-cli.h - the parts of `hotset keep` beside cmd-keep.c's options:
- * the keeper's log lines and readiness, its pid file, log and going to
- * the background (keep-daemon.c); --status's report (keep-status.c).
+ * keep-daemon.h - the keeper of `hotset keep` as cmd-keep.c runs it
+ * (keep-daemon.c): its log lines and readiness, its pid file, log and
+ * going to the background. --status's report is keep-status.h's.
  */
-#ifndef HOTSET_CLI_KEEP_H
-#define HOTSET_CLI_KEEP_H
+#ifndef HOTSET_CLI_KEEP_DAEMON_H
+#define HOTSET_CLI_KEEP_DAEMON_H
 
 #include <stdbool.h>
 
@@ -41,11 +41,5 @@ int keep_daemonize(struct keep *c, bool quiet, const char *log);
 
 /* A state keep can write, in a safe directory: 0, or -1 said why. */
 int keep_state_check(const char *state, const char *own_log);
-
-/*
- * --status: print the state at state (or, if it has none, at alt, when
- * not NULL), in words or as JSON. Returns the exit status.
- */
-int keep_status(const char *state, const char *alt, bool json);
 
 #endif
