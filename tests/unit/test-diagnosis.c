@@ -254,8 +254,8 @@ TEST(a_client_waiting_on_its_server_is_told_with_the_command_to_measure_it)
 	in.peers = &peers;
 	in.argv = argv;
 	hs_diagnose(&in, &dx);
-	CHECK((f = find("waited-on-peer")) && f->severity == HS_SEV_PROBLEM);
-	CHECK(strstr(f->text, "mariadbd (pid 1234, cgroup /system.slice/mariadb.service)"));
+	CHECK((f = find("waited-on-peer")) && f->severity == HS_SEV_PROBLEM &&
+	      strstr(f->text, "mariadbd (pid 1234, cgroup /system.slice/mariadb.service)"));
 	CHECK(!find("nothing-to-fix"));
 	for (int i = 0; i < dx.nfix; i++)
 		if (dx.fix[i].nsteps && !strcmp(dx.fix[i].step[0].argv[1], "doctor"))

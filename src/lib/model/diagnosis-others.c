@@ -562,7 +562,7 @@ void dg_find_peer(facts *in, struct hs_diagnosis *d)
 	x = dg_fix_begin(d, "Diagnose %s while the job runs again: what it reads, its I/O wait and "
 			 "its memory cgroup are where the job's time goes (recording it needs root; "
 			 "hotset time %s %s measures it without).", who, opt, arg);
-	dg_step(x, NULL, "hotset", "doctor", opt, arg, "--", NULL);
+	dg_step(x, NULL, "hotset", "doctor", opt, arg, "--", (char *)NULL);
 	for (char *const *a = in->argv; *a; a++)
 		dg_step_word(x, *a);
 	dg_fix_end(d, x);

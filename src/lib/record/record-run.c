@@ -68,6 +68,47 @@ static int save(struct hs_recording *rec, const char *out, const struct hs_profi
 	return rc;
 }
 
+/*
+ * The profile's header for r's run: the backend, the command, what the run
+ * cost (for the memory a re-run needs) and where it was charged (for
+ * doctor -p). cwd and holder are the caller's storage for two of its strings.
+ */
+static void fill_header(const struct hs_record_run *r, const struct hs_memcg *memcg,
+			struct hs_profile_header *hp, char *cwd, size_t cwd_len, char *holder,
+			size_t holder_len)
+{
+	hs_profile_header_init(hp, "record");
+	snprintf(hp->backend, sizeof(hp->backend), "%s", hs_record_backend_name(r->res.backend));
+	if (r->res.mmap_pages)
+		snprintf(hp->mmap_pages, sizeof(hp->mmap_pages), "%s", r->res.mmap_pages);
+	hp->command = r->command;
+	hp->cwd = getcwd(cwd, cwd_len);
+	/* what the run cost, for the memory a re-run needs (curve --mem-request) */
+	if (!r->o.service) {
+		hp->max_rss_known = r->u.max_rss_bytes > 0;
+		hp->max_rss = r->u.max_rss_bytes;
+		hp->write_bytes_known = r->u.io_known;
+		hp->write_bytes = r->u.write_bytes_disk;
+	} else if (r->service_known) {
+		/* the service's, not the client's; its peak memory is not measured: unknown */
+		hp->write_bytes_known = r->service.io_known && !r->service.io_partial;
+		hp->write_bytes = r->service.write_bytes;
+	}
+	/* where it was charged, and the limit then, for doctor -p */
+	if (memcg) {
+		hp->memcg_version = memcg->version;
+		hp->memcg = memcg->name;
+		hp->memcg_limit_known = memcg->limit_known;
+		hp->memcg_limit = memcg->limit;
+		if (memcg->lowest >= 0)
+			hp->memcg_limit_holder = hs_memcg_level_name(memcg, memcg->lowest, holder,
+								   holder_len);
+	}
+	/* a profile, or a trace, short of what was lost says so itself */
+	hp->lost_events_known = true;
+	hp->lost_events = r->res.lost_events;
+}
+
 int hs_record_command(struct hs_record_run *r)
 {
 	struct hs_profile_header h;
@@ -135,36 +176,7 @@ not_run:
 		hs_usage_add_helper(meter, &r->res.helper);
 		hs_usage_end(meter, r->res.still_running, &r->u);
 	}
-	hs_profile_header_init(&h, "record");
-	snprintf(h.backend, sizeof(h.backend), "%s", hs_record_backend_name(r->res.backend));
-	if (r->res.mmap_pages)
-		snprintf(h.mmap_pages, sizeof(h.mmap_pages), "%s", r->res.mmap_pages);
-	h.command = r->command;
-	h.cwd = getcwd(cwd, sizeof(cwd));
-	/* what the run cost, for the memory a re-run needs (curve --mem-request) */
-	if (!r->o.service) {
-		h.max_rss_known = r->u.max_rss_bytes > 0;
-		h.max_rss = r->u.max_rss_bytes;
-		h.write_bytes_known = r->u.io_known;
-		h.write_bytes = r->u.write_bytes_disk;
-	} else if (r->service_known) {
-		/* the service's, not the client's; its peak memory is not measured: unknown */
-		h.write_bytes_known = r->service.io_known && !r->service.io_partial;
-		h.write_bytes = r->service.write_bytes;
-	}
-	/* where it was charged, and the limit then, for doctor -p */
-	if (memcg) {
-		h.memcg_version = memcg->version;
-		h.memcg = memcg->name;
-		h.memcg_limit_known = memcg->limit_known;
-		h.memcg_limit = memcg->limit;
-		if (memcg->lowest >= 0)
-			h.memcg_limit_holder = hs_memcg_level_name(memcg, memcg->lowest, holder,
-								   sizeof(holder));
-	}
-	/* a profile, or a trace, short of what was lost says so itself */
-	h.lost_events_known = true;
-	h.lost_events = r->res.lost_events;
+	fill_header(r, memcg, &h, cwd, sizeof(cwd), holder, sizeof(holder));
 	r->save_rc = save(r->rec, r->out, &h);
 	free(memcg);
 	/*
