@@ -163,7 +163,7 @@ TEST(the_kernel_names_the_other_end_of_a_unix_connection)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int srv, cli, acc;
-	struct stat st_cli, st_acc;
+	struct stat st_cli = { 0 }, st_acc = { 0 };
 	struct found f = { 0 };
 	int rc;
 
@@ -213,7 +213,7 @@ TEST(a_loopback_connection_is_two_lines_whose_addresses_swap)
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
 	int srv, cli, acc;
-	struct stat st_cli, st_acc;
+	struct stat st_cli = { 0 }, st_acc = { 0 };
 	struct tcp_found a = { 0 }, b = { 0 };
 
 	CHECK((srv = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);

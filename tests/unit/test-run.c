@@ -589,6 +589,8 @@ TEST(a_command_is_a_queue_of_one_job_named_after_it)
 
 	CHECK(hs_runq_add_command(&q, cmd, NULL) == 0);
 	CHECK_EQ_U64(q.jf.n, 1);
+	if (q.jf.n != 1 || !q.jf.jobs)
+		return;
 	CHECK_STR(q.jf.jobs[0].name, "my_tool_1");	/* its basename, bytes a name cannot hold as _ */
 	CHECK_STR(q.jf.jobs[0].command, "/usr/bin/my tool+1 -x");
 	CHECK_STR(q.jobfile, "-");

@@ -344,10 +344,9 @@ static void name_holder(const struct hs_peer_probe *p, struct hs_peer *peer, con
 {
 	char path[64], buf[4096];
 	struct stat st;
-	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)peer->pid);
-	if ((n = hs_procfs_read(path, buf, sizeof(buf))) > 0) {
+	if (hs_procfs_read(path, buf, sizeof(buf)) > 0) {
 		size_t len = strcspn(buf, "\n");
 
 		/* comm is at most 15 bytes: a longer one is no comm file */

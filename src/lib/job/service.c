@@ -362,6 +362,8 @@ static int descendants(pid_t **pids, size_t *cap, size_t *n)
 
 	if (nt < 0)
 		return (int)nt;
+	if (!*pids)
+		*n = 0;		/* no root listed */
 	/* keep the roots that run, once each */
 	for (size_t i = 0; i < *n; i++) {
 		bool runs = false, dup = false;
@@ -891,7 +893,7 @@ int hs_service_memcg(const struct hs_service *s, struct hs_memcg *m)
 	pid_t *pids = NULL;
 	size_t cap = 0;
 	ssize_t n = hs_service_pids(s, &pids, &cap);
-	int rc = n < 0 ? (int)n : n == 0 ? -ESRCH : hs_memcg_of(pids[0], m);
+	int rc = n < 0 ? (int)n : n == 0 || !pids ? -ESRCH : hs_memcg_of(pids[0], m);
 
 	free(pids);
 	return rc;

@@ -149,7 +149,7 @@ int hs_tcp_parse_line(const char *line, int family, struct hs_tcp_sock *s)
 	}
 	/* uid, timeout, inode: decimal */
 	if (!(p = field(p, end, 10, &uid, false)) || uid > UINT32_MAX ||
-	    !(p = field(p, end, 10, &v, false)) || !(p = field(p, end, 10, &inode, true)))
+	    !(p = field(p, end, 10, &v, false)) || !field(p, end, 10, &inode, true))
 		return -EINVAL;
 	s->uid = (uint32_t)uid;
 	s->inode = inode;
@@ -200,10 +200,10 @@ int hs_unix_parse_line(const char *line, size_t len, struct hs_unix_sock *u)
 	p = number(line, end, 16, &v);
 	if (!p || p >= end || *p++ != ':')
 		return -EINVAL;
-	/* RefCount Protocol Flags Type St, in hex */
-	if (!(p = field(p, end, 16, &v, false)) || !(p = field(p, end, 16, &v, false)) ||
-	    !(p = field(p, end, 16, &v, false)))
-		return -EINVAL;
+	/* RefCount, Protocol, Flags, in hex: the flags (the last) tell a listener */
+	for (int i = 0; i < 3; i++)
+		if (!(p = field(p, end, 16, &v, false)))
+			return -EINVAL;
 	u->listening = (v & UNIX_ACCEPTCON) != 0;
 	if (!(p = field(p, end, 16, &v, false)) || v > 0xffff)
 		return -EINVAL;

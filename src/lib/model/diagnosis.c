@@ -424,6 +424,7 @@ static void find_cgroup(facts *in, struct hs_diagnosis *d)
 		[HS_CG_PROFILE] = "the profile recorded it: the job was charged there",
 		[HS_CG_OPTION] = "as --cgroup asked",
 		[HS_CG_SERVICE] = "the service's: it did the job's reading, and was charged there",
+		/* NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one sentence, cut for its length */
 		[HS_CG_OWN] = "doctor's own: the profile does not say where the job ran (recorded "
 			      "before hotset wrote it, or a snapshot); give --cgroup to diagnose the job's",
 	};
