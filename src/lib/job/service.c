@@ -362,8 +362,8 @@ static int descendants(pid_t **pids, size_t *cap, size_t *n)
 
 	if (nt < 0)
 		return (int)nt;
-	if (!*pids)
-		*n = 0;		/* no root listed */
+	if (!t)
+		nt = 0;		/* an empty table */
 	/* keep the roots that run, once each */
 	for (size_t i = 0; i < *n; i++) {
 		bool runs = false, dup = false;
