@@ -15,6 +15,7 @@
 #include "doctor-report.h"
 #include "operands.h"
 #include "options.h"
+#include "service-options.h"
 #include "usage-report.h"
 #include "atomic-write.h"
 #include "cmd.h"

@@ -16,6 +16,7 @@
 #include "kernel/memory.h"
 #include "record/record.h"
 #include "options.h"
+#include "service-options.h"
 #include "record/record-run.h"
 #include "usage-report.h"
 #include "cmd.h"

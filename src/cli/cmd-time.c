@@ -12,6 +12,7 @@
 #include "job/job.h"
 #include "job/peer.h"
 #include "options.h"
+#include "service-options.h"
 #include "job/service.h"
 #include "job/timed.h"
 #include "usage-report.h"

@@ -12,7 +12,6 @@
 #include <stdint.h>
 
 #include "cmd.h"
-#include "job/service.h"
 
 /*
  * Every command's getopt string starts with OPTS_START (or "+" OPTS_START,
@@ -97,30 +96,6 @@ int option_bad_size(const struct cmd *cmd, const char *option, const char *arg);
  * saying why not.
  */
 int option_budget(const struct cmd *cmd, const char *arg, bool page, uint64_t *out);
-
-/*
- * The service a job's work is done by (--pid, --cgroup, --unit) and the
- * window without a command (--for), as time and record take them.
- */
-struct service_opts {
-	enum hs_service_kind kind;	/* 0: none */
-	const char *arg;
-	uint64_t for_ns;		/* --for; 0: none */
-};
-
-/*
- * Take opt (OPT_PID, OPT_CGROUP, OPT_UNIT or OPT_FOR) and its argument
- * into *so. Returns 0, or EXIT_USAGE after saying why not.
- */
-int option_service(const struct cmd *cmd, int opt, const char *arg, struct service_opts *so);
-
-/*
- * After the options: check that *so agrees with whether a command was
- * given, and resolve the service into *out (when one was named: *named).
- * Returns 0, or EXIT_USAGE after saying why not; the command is not run.
- */
-int option_service_resolve(const struct cmd *cmd, const struct service_opts *so,
-			   bool have_command, struct hs_service *out, bool *named);
 
 /*
  * The names among candidates[0..n) closest to a mistyped word, by edit

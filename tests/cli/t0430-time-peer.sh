@@ -7,6 +7,9 @@
 # a job with no socket, or one that talks only to its own child, says
 # nothing; as nobody, a server of root's is "a process of another user".
 . "$(dirname "$0")/../lib.sh"
+# The plain build's pass only: these cases wait on servers' answers (3 s
+# each); the sanitizers' pass runs the probe in every `hotset time` of the
+# other tests, and its parsers in test-netsock.
 
 DOC=$TESTS_DIR/../docs/json.md
 schema() { python3 "$TESTS_DIR/helpers/json-schema.py" "$DOC" time "$1"; }
@@ -29,7 +32,7 @@ serve() {
 # j EXPR: a Python expression over the report t.json
 j() { json t.json "$1"; }
 
-test_expect_success PYTHON 'a client of a unix socket server: the server named, its pid, the socket, the command to measure it' '
+test_expect_success PLAIN,PYTHON 'a client of a unix socket server: the server named, its pid, the socket, the command to measure it' '
 	serve unix "$PWD/s.sock" &&
 	hotset time -J -o t.json -- "$PYTHON" "$SLOW" client unix "$PWD/s.sock" > out &&
 	check_eq "$(cat out)" done && schema t.json && cat t.json &&
@@ -46,7 +49,7 @@ test_expect_success PYTHON 'a client of a unix socket server: the server named, 
 	grep -q "^Measure it with  hotset time --pid $SERVER -- $PYTHON $SLOW client unix $PWD/s.sock\$" rep
 '
 
-test_expect_success PYTHON 'a client of a TCP server over loopback: the server named, both addresses' '
+test_expect_success PLAIN,PYTHON 'a client of a TCP server over loopback: the server named, both addresses' '
 	serve tcp 127.0.0.1 &&
 	hotset time -J -o t.json -- "$PYTHON" "$SLOW" client tcp 127.0.0.1 "$READY" > out &&
 	schema t.json &&
@@ -54,7 +57,7 @@ test_expect_success PYTHON 'a client of a TCP server over loopback: the server n
 	check_eq "$(j "j[\"waited_on\"][\"peer\"][\"local_address\"].startswith(\"127.0.0.1:\")")" 1
 '
 
-test_expect_success PYTHON 'a client of a TCP server over IPv6 loopback' '
+test_expect_success PLAIN,PYTHON 'a client of a TCP server over IPv6 loopback' '
 	test -e /proc/net/tcp6 || exit 0
 	serve tcp ::1 &&
 	hotset time -J -o t.json -- "$PYTHON" "$SLOW" client tcp ::1 "$READY" > out &&
@@ -62,7 +65,7 @@ test_expect_success PYTHON 'a client of a TCP server over IPv6 loopback' '
 	check_eq "$(j "(j[\"waited_on\"][\"peer\"][\"pid\"], j[\"waited_on\"][\"peer\"][\"transport\"], j[\"waited_on\"][\"peer\"][\"address\"])")" "($SERVER, '"'"'tcp6'"'"', '"'"'[::1]:$READY'"'"')"
 '
 
-test_expect_success PYTHON 'a job with no socket, and one that waits on its own child through a socket pair, say nothing' '
+test_expect_success PLAIN,PYTHON 'a job with no socket, and one that waits on its own child through a socket pair, say nothing' '
 	hotset time -J -o t.json -- sleep 1.5 && schema t.json &&
 	check_eq "$(j "j[\"waited_on\"]")" None &&
 	hotset time -- sleep 1.5 2> rep && ! grep -q "Waited on" rep &&
@@ -70,7 +73,7 @@ test_expect_success PYTHON 'a job with no socket, and one that waits on its own 
 	check_eq "$(j "(j[\"wall_seconds\"] > 1.5, j[\"waited_on\"])")" "(True, None)"
 '
 
-test_expect_success PYTHON 'the streams hotset hands the job are not a peer: a socket on its standard output' '
+test_expect_success PLAIN,PYTHON 'the streams hotset hands the job are not a peer: a socket on its standard output' '
 	serve unix "$PWD/s.sock" &&
 	# sleep'"'"'s standard output: a connection to the server, inherited from hotset
 	"$PYTHON" - "$PWD/s.sock" <<-\PY &&
@@ -82,7 +85,7 @@ test_expect_success PYTHON 'the streams hotset hands the job are not a peer: a s
 	schema t.json && check_eq "$(j "j[\"waited_on\"]")" None
 '
 
-test_expect_success NOBODY,PYTHON 'as nobody: a server of root'"'"'s is a process of another user, its pid and name not told' '
+test_expect_success PLAIN,NOBODY,PYTHON 'as nobody: a server of root'"'"'s is a process of another user, its pid and name not told' '
 	serve unix "$PWD/s.sock" &&
 	as_nobody "$HOTSET" time -J -- "$PYTHON" "$SLOW" client unix "$PWD/s.sock" > out 2> t.json &&
 	check_eq "$(cat out)" done && schema t.json && cat t.json &&
@@ -94,7 +97,7 @@ test_expect_success NOBODY,PYTHON 'as nobody: a server of root'"'"'s is a proces
 	! grep -qw "$SERVER" rep && ! grep -q "Measure it with" rep
 '
 
-test_expect_success NOBODY,PYTHON 'as nobody over TCP: the same, from /proc/net/tcp'"'"'s owner alone' '
+test_expect_success PLAIN,NOBODY,PYTHON 'as nobody over TCP: the same, from /proc/net/tcp'"'"'s owner alone' '
 	serve tcp 127.0.0.1 &&
 	as_nobody "$HOTSET" time -J -- "$PYTHON" "$SLOW" client tcp 127.0.0.1 "$READY" > out 2> t.json &&
 	schema t.json &&
@@ -104,7 +107,7 @@ test_expect_success NOBODY,PYTHON 'as nobody over TCP: the same, from /proc/net/
 
 # ---- real servers ----------------------------------------------------------------
 
-test_expect_success PYTHON 'doctor of a client of a unix socket server: the finding, and the doctor of the server to run' '
+test_expect_success PLAIN,PYTHON 'doctor of a client of a unix socket server: the finding, and the doctor of the server to run' '
 	serve unix "$PWD/s.sock" &&
 	hotset doctor -J --profile-output p -- "$PYTHON" "$SLOW" client unix "$PWD/s.sock" > d.json &&
 	sed -i "1{/^done\$/d}" d.json &&

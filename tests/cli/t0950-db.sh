@@ -10,7 +10,9 @@
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/lib-db.sh"
 
-db_test_servers
+# once, in the plain build's pass: the sanitizers' pass runs doctor's code on
+# the other tests' jobs, and the servers cost a minute there
+if prereq_PLAIN; then db_test_servers; else echo "# no servers in the sanitizers' pass"; fi
 ROWS=$DB_TEST_ROWS LIMIT=$DB_TEST_LIMIT
 # what the script must leave behind: nothing of these
 started_dirs=() started_cgs=()

@@ -220,8 +220,9 @@ test_expect_success PYTHON 'record of a service: not there, or not recordable he
 	sleep 600 < /dev/null > /dev/null 2>&1 &
 	idle=$!
 	end $idle
+	for i in $(seq 200); do [ "$(cat /proc/$idle/comm)" = sleep ] && break; sleep 0.05; done &&
 	expect_code 2 hotset record -o p --backend ptrace --pid $idle -- touch ran 2> err &&
-	grep -q "the ptrace backend follows only a command hotset starts" err &&
+	{ grep -q "the ptrace backend follows only a command hotset starts" err || { cat err; false; }; } &&
 	expect_code 2 hotset record -o p --pid $idle --for 1s -- touch ran 2> err &&
 	test ! -e ran && test ! -e p
 '
