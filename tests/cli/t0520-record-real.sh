@@ -8,6 +8,8 @@
 # an sqlite3 query; then the same as an unprivileged user (nobody, with the
 # ptrace backend, the one such a user gets). See tests/helpers/strace-compare.py.
 . "$(dirname "$0")/../lib.sh"
+# The plain build's pass only: real programs recorded, minutes of
+# them under the sanitizers; those run the recorders in t0500 to t0540.
 
 prereq_STRACE() { command -v strace >/dev/null && command -v python3 >/dev/null; }
 prereq_CC() { command -v make >/dev/null && command -v cc >/dev/null; }
@@ -72,22 +74,22 @@ SQLITE_QUERY="select count(*), sum(length(b)) from t where a % 7 = 3"
 db_pages_read() { json j "[f[\"pages\"] for f in j[\"files\"] if f[\"path\"] == \"$PWD/db\"][0] > 100"; }
 
 for backend in ${RECORD_BACKENDS:-bpf ptrace}; do
-	test_expect_success BACKEND,STRACE "$backend: python3 -c \"import json\"" '
+	test_expect_success PLAIN,BACKEND,STRACE "$backend: python3 -c \"import json\"" '
 		compare python3 -c "import json"
 	'
 
-	test_expect_success BACKEND,STRACE,CC "$backend: make of a small C project" '
+	test_expect_success PLAIN,BACKEND,STRACE,CC "$backend: make of a small C project" '
 		c_project &&
 		reset() { make -s clean; } &&
 		compare make -s &&
 		./prog > out && check_eq "$(cat out)" "6 1.414214"
 	'
 
-	test_expect_success BACKEND,STRACE,BOOST "$backend: a C++ compile of Boost headers" '
+	test_expect_success PLAIN,BACKEND,STRACE,BOOST "$backend: a C++ compile of Boost headers" '
 		boost_source && compare c++ -fsyntax-only b.cpp && check_eq "$(boost_headers_read)" 1
 	'
 
-	test_expect_success BACKEND,STRACE,SQLITE "$backend: an sqlite3 query" '
+	test_expect_success PLAIN,BACKEND,STRACE,SQLITE "$backend: an sqlite3 query" '
 		sqlite_db && compare sqlite3 db "$SQLITE_QUERY" && check_eq "$(db_pages_read)" 1
 	'
 done
@@ -95,16 +97,16 @@ done
 # As nobody: the files the job may read, recorded without privileges.
 # (The system python3: nobody cannot enter root's own installs.)
 as=as_nobody backend=ptrace
-test_expect_success NOBODY,BACKEND,STRACE "nobody: python3 -c \"import json\"" '
+test_expect_success PLAIN,NOBODY,BACKEND,STRACE "nobody: python3 -c \"import json\"" '
 	chown nobody:nogroup . && compare /usr/bin/python3 -c "import json"
 '
 
-test_expect_success NOBODY,BACKEND,STRACE,BOOST "nobody: a C++ compile of Boost headers" '
+test_expect_success PLAIN,NOBODY,BACKEND,STRACE,BOOST "nobody: a C++ compile of Boost headers" '
 	chown nobody:nogroup . && boost_source &&
 	compare c++ -fsyntax-only b.cpp && check_eq "$(boost_headers_read)" 1
 '
 
-test_expect_success NOBODY,BACKEND,STRACE,SQLITE "nobody: an sqlite3 query" '
+test_expect_success PLAIN,NOBODY,BACKEND,STRACE,SQLITE "nobody: an sqlite3 query" '
 	chown nobody:nogroup . && sqlite_db && chown nobody:nogroup db &&
 	compare sqlite3 db "$SQLITE_QUERY" && check_eq "$(db_pages_read)" 1
 '

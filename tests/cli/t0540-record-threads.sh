@@ -12,9 +12,9 @@ check() { python3 "$TESTS_DIR/helpers/readjob-check.py" "$@"; }
 # The job readjob; built with ASan, its leak check cannot run under ptrace.
 RJ=("$HELPERS/readjob")
 ldd "$HELPERS/readjob" 2>/dev/null | grep -q libasan && RJ=(env ASAN_OPTIONS=detect_leaks=0 "${RJ[@]}")
-# each scenario 10 times to catch a race; 3 in the sanitizers' pass, where a
+# each scenario 6 times to catch a race; once in the sanitizers' pass, where a
 # memory error shows in one run and each costs twice as much
-if prereq_ASAN; then RUNS=${HOTSET_TEST_THREAD_RUNS:-3}; else RUNS=${HOTSET_TEST_THREAD_RUNS:-10}; fi
+if prereq_ASAN; then RUNS=${HOTSET_TEST_THREAD_RUNS:-1}; else RUNS=${HOTSET_TEST_THREAD_RUNS:-6}; fi
 
 as() {
 	local who=$1; shift
